@@ -1,0 +1,48 @@
+# Two commands do everything on a fresh machine with only python3:
+#   make demo   creates .venv, installs wflang and runs the main example
+#   make test   installs the dev extras, then runs ruff, mypy --strict and pytest
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+DEVSTAMP := $(VENV)/.installed-dev
+
+.PHONY: demo test lint typecheck unit docs bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(STAMP): $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(DEVSTAMP): $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install --quiet -e '.[dev,postgres]'
+	touch $@ $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/wf fmt --check examples/
+	$(BIN)/wf check examples/
+	$(BIN)/wf parse examples/order_saga.wf --summary
+
+lint: $(DEVSTAMP)
+	$(BIN)/ruff check wflang tests bench
+	$(BIN)/ruff format --check wflang tests bench
+
+typecheck: $(DEVSTAMP)
+	$(BIN)/mypy
+
+unit: $(DEVSTAMP)
+	$(BIN)/pytest
+
+test: lint typecheck unit
+
+docs: $(STAMP)
+	$(BIN)/python -m wflang.docgen > docs/rules.md
+
+bench: $(DEVSTAMP)
+	$(BIN)/python bench/parse.py
+
+clean:
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis

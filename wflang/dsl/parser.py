@@ -1,0 +1,372 @@
+"""Source text to typed spec: the one entry point of the language front end.
+
+``parse(text, file)`` never raises for bad input: it returns a ``ParseResult``
+holding the spec (None when the file has errors) and every diagnostic. Syntax
+errors are recovered from with Lark's LALR ``on_error`` hook, so one run reports
+every error in a file: a misspelt keyword is replaced, a missing token such as
+``->`` or ``}`` is inserted, and otherwise tokens are skipped until the parse
+can go on (errors while skipping are not reported, to avoid cascades).
+"""
+
+from __future__ import annotations
+
+import gc
+import re
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+
+from attrs import frozen
+from lark import Lark, Token
+from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedInput, UnexpectedToken
+
+from wflang.dsl import diagnostics as diag
+from wflang.dsl import spec as sp
+from wflang.dsl.build import BuildContext, SpecBuilder
+from wflang.dsl.span import Span
+from wflang.dsl.syntax import Vocabulary, hint_for
+from wflang.grammar import grammar_text
+
+MAX_SOURCE_BYTES = 16 * 1024 * 1024
+#: Past this many syntax errors in one file the parse stops; the rest is noise.
+MAX_SYNTAX_ERRORS = 50
+#: Tokens tried, in order, when repairing a syntax error by inserting one token.
+_INSERTABLE: tuple[tuple[str, str], ...] = (
+    ("ARROW", "->"),
+    ("RBRACE", "}"),
+    ("RPAR", ")"),
+    ("RSQB", "]"),
+    ("COLON", ":"),
+    ("COMMA", ","),
+    ("NEXT", "next"),
+    ("LBRACE", "{"),
+    ("NAME", "_"),
+)
+_SUPPRESSION = re.compile(r"//\s*wf:\s*ignore(-file)?(?:\[([^\]]*)\])?")
+
+
+@frozen
+class ParseResult:
+    """The outcome of parsing one source: spec (None on error), findings, text."""
+
+    file: str
+    text: str
+    spec: sp.WorkflowSpec | None
+    diagnostics: tuple[diag.Diagnostic, ...]
+
+    @property
+    def ok(self) -> bool:
+        return self.spec is not None
+
+
+_BUILDER = SpecBuilder()
+
+
+def _on_comment(tok: Token) -> Token:
+    ctx = _BUILDER.ctx
+    span = Span(ctx.file, tok.line or 0, tok.column or 0, tok.end_line or 0, tok.end_column or 0)
+    ctx.comments.append(sp.Comment(str(tok), span=span))
+    return tok
+
+
+def make_parser(transformer: SpecBuilder | None = None) -> Lark:
+    """The LALR parser for the wflang grammar (with ``transformer``, tree-less)."""
+    return Lark(
+        grammar_text(),
+        parser="lalr",
+        lexer="contextual",
+        propagate_positions=True,
+        maybe_placeholders=True,
+        transformer=transformer,
+        lexer_callbacks={"LINE_COMMENT": _on_comment, "BLOCK_COMMENT": _on_comment},
+    )
+
+
+@cache
+def _parser() -> tuple[Lark, Vocabulary]:
+    lark = make_parser(_BUILDER)
+    return lark, Vocabulary.of(lark)
+
+
+def parse(text: str, file: str = "<string>") -> ParseResult:
+    """Parse wflang source text into a spec and diagnostics; never raises on bad input."""
+    if len(text) > MAX_SOURCE_BYTES:
+        return _refuse(file, text, f"the file is {len(text):,} characters; the limit is "
+                       f"{MAX_SOURCE_BYTES:,}")  # fmt: skip
+    lark, vocab = _parser()
+    ctx = BuildContext(file=file, diagnostics=[], comments=[], depth={})
+    recovery = _Recovery(ctx, vocab, text)
+    _BUILDER.begin(ctx)
+    gc_was_enabled = gc.isenabled()
+    gc.disable()  # the parse makes many small objects and no cycles
+    spec: sp.WorkflowSpec | None = None
+    try:
+        result = lark.parse(text, on_error=recovery)
+        if isinstance(result, sp.WorkflowSpec):
+            spec = result
+    except UnexpectedInput as err:
+        recovery.report(err)
+    except (LarkError, RecursionError) as err:  # pragma: no cover - defensive
+        recovery.internal(err)
+    finally:
+        _BUILDER.end()
+        if gc_was_enabled:
+            gc.enable()
+    found = _dedupe(_trusted(ctx.diagnostics))
+    if any(d.severity is diag.Severity.ERROR for d in found) or spec is None:
+        return ParseResult(file, text, None, found)
+    comments = tuple(ctx.comments)
+    spec = sp.WorkflowSpec(
+        spec.file,
+        spec.header,
+        spec.items,
+        suppressions=_suppressions(comments),
+        comments=comments,
+        span=spec.span,
+    )
+    return ParseResult(file, text, spec, found)
+
+
+def parse_bytes(data: bytes, file: str) -> ParseResult:
+    """Decode UTF-8 (reporting the first bad byte by line and column), then parse."""
+    if len(data) > MAX_SOURCE_BYTES:
+        return _refuse(file, "", f"the file is {len(data):,} bytes; the limit is "
+                       f"{MAX_SOURCE_BYTES:,}")  # fmt: skip
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        good = data[: err.start].decode("utf-8")
+        line = good.count("\n") + 1
+        column = err.start - (good.rfind("\n") + 1 if "\n" in good else 0) + 1
+        bad = data[err.start : err.start + 1].hex()
+        return _refuse(
+            file,
+            good,
+            f"the file is not valid UTF-8: byte 0x{bad} at line {line}, column {column}",
+            Span(file, line, column, line, column + 1),
+        )
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return parse(text, file)
+
+
+def parse_file(path: str | Path) -> ParseResult:
+    """Read and parse a .wf file; I/O errors become a WF005 diagnostic."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as err:
+        return _refuse(str(path), "", f"cannot read the file: {err.strerror or err}")
+    return parse_bytes(data, str(path))
+
+
+def _refuse(file: str, text: str, message: str, span: Span | None = None) -> ParseResult:
+    where = span or Span(file, 1, 1, 1, 1)
+    d = diag.Diagnostic.of(diag.INVALID_SOURCE, message, where)
+    return ParseResult(file, text, None, (d,))
+
+
+#: Findings of the builder that stay true after a syntax-error repair upstream.
+_LOCAL_CODES = frozenset({diag.INVALID_LITERAL.id, diag.UNKNOWN_FUNCTION.id})
+
+
+def _trusted(found: list[diag.Diagnostic]) -> list[diag.Diagnostic]:
+    """Drop what the builder said about code after the first syntax error.
+
+    Recovery inserts and skips tokens, so structural findings past that point
+    (a clause 'given twice') may be artefacts of the repair, not of the source.
+    """
+    syntax = [d.span for d in found if d.code == diag.SYNTAX_ERROR.id]
+    if not syntax:
+        return found
+    first = min((s.line, s.column) for s in syntax)
+    return [
+        d
+        for d in found
+        if d.code == diag.SYNTAX_ERROR.id
+        or d.code in _LOCAL_CODES
+        or (d.span.end_line, d.span.end_column) < first
+    ]
+
+
+def _dedupe(found: list[diag.Diagnostic]) -> tuple[diag.Diagnostic, ...]:
+    seen: set[tuple[str, int, int, str]] = set()
+    unique = []
+    for d in found:
+        key = (d.code, d.span.line, d.span.column, d.message)
+        if key not in seen:
+            seen.add(key)
+            unique.append(d)
+    return diag.sorted_diagnostics(unique)
+
+
+def _suppressions(comments: tuple[sp.Comment, ...]) -> tuple[sp.Suppression, ...]:
+    found = []
+    for c in comments:
+        m = _SUPPRESSION.match(c.text)
+        if m:
+            codes = tuple(x.strip() for x in (m.group(2) or "").split(",") if x.strip())
+            found.append(sp.Suppression(codes, bool(m.group(1)), c.span.line, span=c.span))
+    return tuple(found)
+
+
+class _Recovery:
+    """Lark's ``on_error`` callback: report the error, repair or skip, go on."""
+
+    def __init__(self, ctx: BuildContext, vocab: Vocabulary, text: str) -> None:
+        self.ctx = ctx
+        self.vocab = vocab
+        self.text = text
+        self.errors = 0
+        self.skipping_after: int | None = None  # end offset of the last skipped token
+
+    def __call__(self, err: UnexpectedInput) -> bool:
+        if self.errors >= MAX_SYNTAX_ERRORS:
+            return False
+        if isinstance(err, UnexpectedCharacters):
+            self.report(err)
+            return True
+        if not isinstance(err, UnexpectedToken):
+            return False
+        token = err.token
+        if not self._continues_skip(token):
+            self.report(err)
+        ip = err.interactive_parser
+        if token.type == "$END":
+            return self._close_blocks(ip)
+        repair = self._replacement(err) or self._insertion(err)
+        if repair is not None:
+            self.skipping_after = None
+            repair(ip)
+            return True
+        self.skipping_after = token.end_pos
+        return True  # Lark drops the token and goes on
+
+    # -- repairs ---------------------------------------------------------------
+
+    def _replacement(self, err: UnexpectedToken) -> Callable[[object], None] | None:
+        """A misspelt keyword: feed the keyword it was probably meant to be."""
+        token = err.token
+        if token.type != "NAME":
+            return None
+        choices = err.interactive_parser.choices()
+        word = self.vocab.keyword_suggestion(str(token), choices)
+        if word is None:
+            return None
+        fixed = Token.new_borrow_pos(self.vocab.keywords[word], word, token)
+        return self._try((fixed,), err)
+
+    def _insertion(self, err: UnexpectedToken) -> Callable[[object], None] | None:
+        """A missing token: insert one after which the offending token fits."""
+        choices = err.interactive_parser.choices()
+        for kind, value in _INSERTABLE:
+            if kind in choices:
+                inserted = Token.new_borrow_pos(kind, value, err.token)
+                repair = self._try((inserted, err.token), err)
+                if repair is not None:
+                    return repair
+        return None
+
+    def _try(self, tokens: tuple[Token, ...], err: UnexpectedToken) -> Callable[[object], None] | None:
+        trial = err.interactive_parser.copy()
+        try:
+            for t in tokens:
+                trial.feed_token(t)
+        except (UnexpectedInput, LarkError, TypeError, ValueError, AttributeError):
+            return None
+
+        def apply(ip: object) -> None:
+            for t in tokens:
+                ip.feed_token(t)  # type: ignore[attr-defined]
+
+        return apply
+
+    def _close_blocks(self, ip: object) -> bool:
+        """At end of file, close open blocks so that the parse can finish."""
+        close = Token("RBRACE", "}")
+        for _ in range(256):
+            choices = ip.choices()  # type: ignore[attr-defined]
+            if "$END" in choices:
+                return True
+            if "RBRACE" not in choices:
+                return False
+            try:
+                ip.feed_token(close)  # type: ignore[attr-defined]
+            except LarkError:
+                return False
+        return False
+
+    def _continues_skip(self, token: Token) -> bool:
+        """True when nothing was parsed since the last skipped token (a cascade)."""
+        if self.skipping_after is None or token.start_pos is None:
+            return False
+        between = self.text[self.skipping_after : token.start_pos]
+        return _only_trivia(between)
+
+    # -- reporting -------------------------------------------------------------
+
+    def report(self, err: UnexpectedInput) -> None:
+        self.errors += 1
+        file = self.ctx.file
+        line, column = err.line if err.line > 0 else 1, err.column if err.column > 0 else 1
+        if isinstance(err, UnexpectedToken):
+            token = err.token
+            expected = _expected(err)
+            found = self.vocab.found(token)
+            if token.type == "$END":
+                line, column = _end_position(self.text)
+                span = Span(file, line, column, line, column)
+            else:
+                span = Span(file, line, column, token.end_line or line, token.end_column or column + 1)
+            message = f"unexpected {found}; expected {self.vocab.expected(expected)}"
+            hint = hint_for(self.vocab, token, expected)
+        elif isinstance(err, UnexpectedCharacters):
+            char = self.text[err.pos_in_stream] if err.pos_in_stream < len(self.text) else ""
+            shown = repr(char)[1:-1] if char.isprintable() else f"\\u{ord(char):04x}"
+            message = f"unexpected character '{shown}'; expected {self.vocab.expected(err.allowed)}"
+            span = Span(file, line, column, line, column + 1)
+            hint = _char_hint(char)
+        else:
+            message = str(err).splitlines()[0]
+            span = Span(file, line, column, line, column + 1)
+            hint = None
+        self.ctx.diagnostics.append(diag.Diagnostic.of(diag.SYNTAX_ERROR, message, span, hint=hint))
+
+    def internal(self, err: BaseException) -> None:  # pragma: no cover - defensive
+        message = f"the parser could not continue: {type(err).__name__}"
+        self.ctx.diagnostics.append(
+            diag.Diagnostic.of(diag.INVALID_SOURCE, message, Span(self.ctx.file, 1, 1, 1, 1))
+        )
+
+
+def _expected(err: UnexpectedToken) -> set[str]:
+    try:
+        accepts = err.accepts
+    except (LarkError, AttributeError, TypeError):
+        accepts = None
+    return set(accepts or err.expected)
+
+
+def _end_position(text: str) -> tuple[int, int]:
+    lines = text.split("\n")
+    return len(lines), len(lines[-1]) + 1
+
+
+_TRIVIA = re.compile(r"(\s+|//[^\n]*|/\*.*?\*/)*", re.S)
+
+
+def _only_trivia(text: str) -> bool:
+    return _TRIVIA.fullmatch(text) is not None
+
+
+def _char_hint(char: str) -> str | None:
+    if char == "'":
+        return 'strings are written in double quotes: "text"'
+    if char in "&|":
+        return "use 'and' / 'or'"
+    if char == "!":
+        return "use 'not' to negate, or '!=' to compare"
+    if char == "#":
+        return "comments start with '//'"
+    if char == ";":
+        return "statements need no ';'"
+    return None

@@ -1,0 +1,464 @@
+"""The typed spec: what a .wf file says, as frozen attrs values with a span on each.
+
+One class per declaration and per node kind; sequences are tuples. The spec is
+built by ``wflang.dsl.build`` and read by every later stage; nothing mutates it.
+"""
+
+from __future__ import annotations
+
+import enum
+from decimal import Decimal
+
+from attrs import field, frozen
+
+from wflang.dsl.expr import DurationLit, Expr, StringLit
+from wflang.dsl.span import Span, span_field
+from wflang.dsl.types import TypeSpec
+
+
+@frozen
+class Ident:
+    """A name as written, with its own span (for 'unknown target' and friends)."""
+
+    text: str
+    span: Span = span_field()
+
+
+@frozen
+class Comment:
+    """A ``//`` or ``/* */`` comment, kept verbatim for the formatter."""
+
+    text: str
+    span: Span = span_field()
+
+
+@frozen
+class Suppression:
+    """``// wf: ignore[WF201, unreachable-node]``; ``file`` for ``ignore-file``.
+
+    An empty ``codes`` tuple is a blanket suppression.
+    """
+
+    codes: tuple[str, ...]
+    file_level: bool
+    line: int
+    span: Span = span_field()
+
+
+# ----------------------------------------------------------------- declarations
+
+
+@frozen
+class Field:
+    """``name: type = default`` in a record, input, context, payload or form."""
+
+    name: Ident
+    type: TypeSpec
+    default: Expr | None = None
+    span: Span = span_field()
+
+
+@frozen
+class Header:
+    """``workflow NAME version N``."""
+
+    name: Ident
+    version: int
+    span: Span = span_field()
+
+
+@frozen
+class ImportDecl:
+    """``import "path.wf" [as alias]``: types, services and workflows of another file."""
+
+    path: str
+    alias: Ident | None = None
+    span: Span = span_field()
+
+
+@frozen
+class TypeDecl:
+    """``type Item { sku: string, qty: int }``: a record type."""
+
+    name: Ident
+    fields: tuple[Field, ...]
+    span: Span = span_field()
+
+
+@frozen
+class EnumDecl:
+    """``enum Priority { low, normal, high }``."""
+
+    name: Ident
+    members: tuple[Ident, ...]
+    span: Span = span_field()
+
+
+@frozen
+class InputDecl:
+    """The workflow's typed input; fields with a default are optional."""
+
+    fields: tuple[Field, ...]
+    span: Span = span_field()
+
+
+@frozen
+class ContextDecl:
+    """The workflow's typed state, written by ``output`` mappings."""
+
+    fields: tuple[Field, ...]
+    span: Span = span_field()
+
+
+@frozen
+class OutputDecl:
+    """The workflow's typed result, produced by the ``output`` of its ``end`` nodes."""
+
+    fields: tuple[Field, ...]
+    span: Span = span_field()
+
+
+@frozen
+class SignalDecl:
+    """``signal approval { approved: bool }``: a typed event sent to one instance."""
+
+    name: Ident
+    payload: tuple[Field, ...] | None = None
+    span: Span = span_field()
+
+
+@frozen
+class MessageDecl:
+    """``message paid { order_id: string }``: an event correlated to instances by value."""
+
+    name: Ident
+    payload: tuple[Field, ...] | None = None
+    span: Span = span_field()
+
+
+@frozen
+class ErrorDecl:
+    """``error OutOfStock, PaymentDeclined``: business errors tasks may raise."""
+
+    names: tuple[Ident, ...]
+    span: Span = span_field()
+
+
+@frozen
+class ServiceDecl:
+    """``service inventory.reserve(items: list[Item]) -> { id: string } raises OutOfStock``."""
+
+    name: Ident
+    params: tuple[Field, ...]
+    result: tuple[Field, ...] | None = None
+    raises: tuple[Ident, ...] = ()
+    span: Span = span_field()
+
+
+@frozen
+class StartDecl:
+    """``start NAME``: the node an instance begins at."""
+
+    target: Ident
+    span: Span = span_field()
+
+
+Declaration = (
+    ImportDecl
+    | TypeDecl
+    | EnumDecl
+    | InputDecl
+    | ContextDecl
+    | OutputDecl
+    | SignalDecl
+    | MessageDecl
+    | ErrorDecl
+    | ServiceDecl
+    | StartDecl
+)
+
+# ---------------------------------------------------------------------- clauses
+
+
+@frozen
+class Entry:
+    """``name: expr`` in an ``args`` or ``output`` mapping."""
+
+    name: Ident
+    value: Expr
+    span: Span = span_field()
+
+
+@frozen
+class Retry:
+    """Retry policy: attempts, exponential backoff between delays, jitter, exclusions."""
+
+    attempts: int | None = None
+    initial_delay: DurationLit | None = None
+    max_delay: DurationLit | None = None
+    factor: Decimal | None = None
+    jitter: Decimal | None = None
+    non_retryable: tuple[Ident, ...] | None = None
+    span: Span = span_field()
+
+
+@frozen
+class Timeout:
+    """A boundary timer: after ``after``, go to ``target``.
+
+    Interrupting timers cancel the node; non-interrupting ones start ``target``
+    beside it (a reminder, an escalation) and let the node go on.
+    """
+
+    after: Expr
+    target: Ident
+    interrupting: bool = True
+    span: Span = span_field()
+
+
+@frozen
+class OnError:
+    """A boundary error handler; ``errors`` is empty for the catch-all ``on any``."""
+
+    errors: tuple[Ident, ...]
+    target: Ident
+    span: Span = span_field()
+
+    @property
+    def catch_all(self) -> bool:
+        return not self.errors
+
+
+# ------------------------------------------------------------------------ nodes
+
+
+@frozen
+class ServiceWork:
+    """A task that calls a registered service handler."""
+
+    service: Ident
+    span: Span = span_field()
+
+
+@frozen
+class ScriptWork:
+    """A task that only computes its ``output`` mapping from expressions."""
+
+    span: Span = span_field()
+
+
+@frozen
+class UserWork:
+    """A human task with a typed ``form``, optionally assigned to a person or group."""
+
+    assignee: StringLit | None = None
+    span: Span = span_field()
+
+
+@frozen
+class ManualWork:
+    """Work done outside the system and only marked done, optionally with a form."""
+
+    assignee: StringLit | None = None
+    span: Span = span_field()
+
+
+TaskWork = ServiceWork | ScriptWork | UserWork | ManualWork
+
+
+@frozen
+class TaskNode:
+    name: Ident
+    work: TaskWork
+    args: tuple[Entry, ...] = ()
+    output: tuple[Entry, ...] = ()
+    form: tuple[Field, ...] | None = None
+    retry: Retry | None = None
+    timeouts: tuple[Timeout, ...] = ()
+    handlers: tuple[OnError, ...] = ()
+    compensate: Ident | None = None
+    next: Ident | None = None
+    span: Span = span_field()
+
+
+@frozen
+class ChoiceArm:
+    """``when guard -> target``, or ``else -> target`` when ``guard`` is None."""
+
+    guard: Expr | None
+    target: Ident
+    span: Span = span_field()
+
+
+@frozen
+class ChoiceNode:
+    name: Ident
+    arms: tuple[ChoiceArm, ...]
+    span: Span = span_field()
+
+
+@frozen
+class SignalTrigger:
+    signal: Ident
+    span: Span = span_field()
+
+
+@frozen
+class MessageTrigger:
+    message: Ident
+    correlation: Expr
+    span: Span = span_field()
+
+
+@frozen
+class UntilTrigger:
+    at: Expr
+    span: Span = span_field()
+
+
+WaitTrigger = SignalTrigger | MessageTrigger | UntilTrigger
+
+
+@frozen
+class WaitNode:
+    name: Ident
+    trigger: WaitTrigger
+    output: tuple[Entry, ...] = ()
+    timeouts: tuple[Timeout, ...] = ()
+    next: Ident | None = None
+    span: Span = span_field()
+
+
+@frozen
+class SleepNode:
+    name: Ident
+    duration: Expr
+    next: Ident | None = None
+    span: Span = span_field()
+
+
+class JoinKind(enum.Enum):
+    ALL = "all"
+    ANY = "any"
+    N_OF_M = "n"
+
+
+@frozen
+class Join:
+    """How a parallel node waits for its branches: all, any, or ``n [of m]``."""
+
+    kind: JoinKind
+    count: int | None = None
+    of: int | None = None
+    span: Span = span_field()
+
+
+@frozen
+class Branch:
+    """One branch of a ``parallel``: a sub-flow that starts at its first node."""
+
+    name: Ident
+    nodes: tuple[Node, ...]
+    span: Span = span_field()
+
+
+@frozen
+class ParallelNode:
+    name: Ident
+    branches: tuple[Branch, ...]
+    join: Join | None = None
+    timeouts: tuple[Timeout, ...] = ()
+    handlers: tuple[OnError, ...] = ()
+    next: Ident | None = None
+    span: Span = span_field()
+
+
+@frozen
+class Tolerance:
+    """How many items of a map may fail: a count, or a percentage."""
+
+    value: int
+    percent: bool = False
+    span: Span = span_field()
+
+
+@frozen
+class MapNode:
+    """Runs its body once per item of a list, in parallel (bounded) or in sequence."""
+
+    name: Ident
+    items: Expr
+    alias: Ident
+    nodes: tuple[Node, ...]
+    concurrency: int | None = None
+    sequential: bool = False
+    tolerate: Tolerance | None = None
+    output: tuple[Entry, ...] = ()
+    timeouts: tuple[Timeout, ...] = ()
+    handlers: tuple[OnError, ...] = ()
+    next: Ident | None = None
+    span: Span = span_field()
+
+
+@frozen
+class CallNode:
+    """Starts a sub-workflow pinned to a version and waits for its outcome."""
+
+    name: Ident
+    workflow: Ident
+    version: int | None = None
+    args: tuple[Entry, ...] = ()
+    output: tuple[Entry, ...] = ()
+    retry: Retry | None = None
+    timeouts: tuple[Timeout, ...] = ()
+    handlers: tuple[OnError, ...] = ()
+    compensate: Ident | None = None
+    next: Ident | None = None
+    span: Span = span_field()
+
+
+class Outcome(enum.Enum):
+    COMPLETED = "completed"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    COMPENSATED = "compensated"
+
+
+@frozen
+class EndNode:
+    """A terminal node; in a branch or map body it ends that sub-flow."""
+
+    name: Ident
+    outcome: Outcome
+    output: tuple[Entry, ...] = ()
+    error: Ident | None = None
+    next: Ident | None = None
+    span: Span = span_field()
+
+
+Node = TaskNode | ChoiceNode | WaitNode | SleepNode | ParallelNode | MapNode | CallNode | EndNode
+NODE_CLASSES: tuple[type, ...] = (
+    TaskNode, ChoiceNode, WaitNode, SleepNode, ParallelNode, MapNode, CallNode, EndNode,
+)  # fmt: skip
+Item = Declaration | Node
+
+
+@frozen
+class WorkflowSpec:
+    """A parsed .wf file: its header (absent in a library of shared declarations)
+    and its declarations and nodes in source order."""
+
+    file: str
+    header: Header | None
+    items: tuple[Item, ...]
+    suppressions: tuple[Suppression, ...] = ()
+    comments: tuple[Comment, ...] = field(default=(), eq=False)
+    span: Span = span_field()
+
+    @property
+    def nodes(self) -> tuple[Node, ...]:
+        return tuple(i for i in self.items if isinstance(i, NODE_CLASSES))  # type: ignore[misc]
+
+    @property
+    def declarations(self) -> tuple[Declaration, ...]:
+        return tuple(i for i in self.items if not isinstance(i, NODE_CLASSES))  # type: ignore[misc]

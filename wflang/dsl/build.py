@@ -69,9 +69,7 @@ NODE_CLAUSES: dict[str, frozenset[str]] = {
     "wait": frozenset({"output", "timeout", "next"}),
     "sleep": frozenset({"next"}),
     "parallel": frozenset({"timeout", "on", "next"}),
-    "map": frozenset(
-        {"output", "timeout", "on", "next", "concurrency", "sequential", "tolerate"}
-    ),
+    "map": frozenset({"output", "timeout", "on", "next", "concurrency", "sequential", "tolerate"}),
     "call": frozenset({"args", "output", "retry", "timeout", "on", "compensate", "next"}),
     "end": frozenset({"output", "error", "next"}),
 }
@@ -211,7 +209,9 @@ class SpecBuilder(Transformer[Token, Any]):
 
     @v_args(inline=True)
     def header(self, kw: Token, name: Token, version: Token) -> sp.Header:
-        return sp.Header(self._ident(name), int(version), span=self._tspan(kw).to(self._tspan(version)))
+        return sp.Header(
+            self._ident(name), int(version), span=self._tspan(kw).to(self._tspan(version))
+        )
 
     @v_args(inline=True)
     def import_decl(self, kw: Token, path: Token, alias: Token | None) -> sp.ImportDecl:
@@ -321,7 +321,9 @@ class SpecBuilder(Transformer[Token, Any]):
     def optional_type(self, inner: ty.NamedType | ty.GenericType) -> ty.OptionalType:
         # The '?' token is anonymous; it ends one column after the inner type.
         s = inner.span
-        return ty.OptionalType(inner, span=Span(s.file, s.line, s.column, s.end_line, s.end_column + 1))
+        return ty.OptionalType(
+            inner, span=Span(s.file, s.line, s.column, s.end_line, s.end_column + 1)
+        )
 
     # -- nodes ---------------------------------------------------------------
 
@@ -415,7 +417,9 @@ class SpecBuilder(Transformer[Token, Any]):
         return sp.ChoiceArm(None, self._ident(target), span=self._tspan(kw).to(self._tspan(target)))
 
     @v_args(inline=True)
-    def wait_node(self, kw: Token, name: Token, trigger: sp.WaitTrigger, block: _Block) -> sp.WaitNode:
+    def wait_node(
+        self, kw: Token, name: Token, trigger: sp.WaitTrigger, block: _Block
+    ) -> sp.WaitNode:
         return self._make_node(sp.WaitNode, "wait", kw, name, (block,), block.span, trigger=trigger)
 
     @v_args(inline=True)
@@ -432,8 +436,12 @@ class SpecBuilder(Transformer[Token, Any]):
         return sp.UntilTrigger(at, span=self._tspan(kw).to(at.span))
 
     @v_args(inline=True)
-    def sleep_node(self, kw: Token, name: Token, duration: ex.Expr, rest: _Block | _Clause) -> sp.SleepNode:
-        return self._make_node(sp.SleepNode, "sleep", kw, name, (rest,), rest.span, duration=duration)
+    def sleep_node(
+        self, kw: Token, name: Token, duration: ex.Expr, rest: _Block | _Clause
+    ) -> sp.SleepNode:
+        return self._make_node(
+            sp.SleepNode, "sleep", kw, name, (rest,), rest.span, duration=duration
+        )
 
     @v_args(inline=True)
     def short_next(self, kw: Token, target: Token) -> _Clause:
@@ -470,7 +478,9 @@ class SpecBuilder(Transformer[Token, Any]):
         return self._nest(sp.Branch(self._ident(name), tuple(nodes), span=span), *nodes)
 
     @v_args(inline=True)
-    def join_clause(self, kw: Token, policy: sp.Join, target: Token | None) -> tuple[sp.Join, sp.Ident | None]:
+    def join_clause(
+        self, kw: Token, policy: sp.Join, target: Token | None
+    ) -> tuple[sp.Join, sp.Ident | None]:
         end = self._tspan(target) if target is not None else policy.span
         join = sp.Join(policy.kind, policy.count, policy.of, span=self._tspan(kw).to(end))
         return (join, None if target is None else self._ident(target))
@@ -570,7 +580,9 @@ class SpecBuilder(Transformer[Token, Any]):
         return tuple(self._ident(t) for t in children)
 
     @v_args(inline=True)
-    def timeout_clause(self, kw: Token, after: ex.Expr, mode: Token | None, target: Token) -> _Clause:
+    def timeout_clause(
+        self, kw: Token, after: ex.Expr, mode: Token | None, target: Token
+    ) -> _Clause:
         span = self._tspan(kw).to(self._tspan(target))
         value = sp.Timeout(after, self._ident(target), mode is None, span=span)
         return _Clause("timeout", value, span)
@@ -635,11 +647,15 @@ class SpecBuilder(Transformer[Token, Any]):
 
     @v_args(inline=True)
     def binary(self, left: ex.Expr, op: Token, right: ex.Expr) -> ex.Binary:
-        return self._nest(ex.Binary(str(op), left, right, span=left.span.to(right.span)), left, right)
+        return self._nest(
+            ex.Binary(str(op), left, right, span=left.span.to(right.span)), left, right
+        )
 
     @v_args(inline=True)
     def not_in(self, left: ex.Expr, _not: Token, _in: Token, right: ex.Expr) -> ex.Binary:
-        return self._nest(ex.Binary("not in", left, right, span=left.span.to(right.span)), left, right)
+        return self._nest(
+            ex.Binary("not in", left, right, span=left.span.to(right.span)), left, right
+        )
 
     @v_args(inline=True)
     def unary(self, op: Token, operand: ex.Expr) -> ex.Unary:
@@ -663,7 +679,9 @@ class SpecBuilder(Transformer[Token, Any]):
         if fn not in ex.BUILTINS:
             close_matches = difflib.get_close_matches(fn, ex.BUILTINS, n=1)
             if fn in ("now", "today", "random", "uuid", "time"):
-                hint = "workflows are deterministic: use a 'wait ... until' node or pass the value in"
+                hint = (
+                    "workflows are deterministic: use a 'wait ... until' node or pass the value in"
+                )
             elif close_matches:
                 hint = f"did you mean '{close_matches[0]}'?"
             else:
@@ -730,9 +748,7 @@ class SpecBuilder(Transformer[Token, Any]):
         try:
             datetime.fromisoformat(text)
         except ValueError as err:
-            self._report(
-                diag.INVALID_LITERAL, f"invalid timestamp {text}: {err}", self._tspan(tok)
-            )
+            self._report(diag.INVALID_LITERAL, f"invalid timestamp {text}: {err}", self._tspan(tok))
         return ex.TimestampLit(text, span=self._tspan(tok))
 
     @v_args(inline=True)

@@ -82,7 +82,7 @@ INVALID_LITERAL = _code(
     "WF002",
     "invalid-literal",
     "Checks that durations, timestamps, numbers and string escapes are valid.",
-    'Bad:\n\n    wait w: until 2026-02-30T09:00:00Z { next done }\n\n'
+    "Bad:\n\n    wait w: until 2026-02-30T09:00:00Z { next done }\n\n"
     "Good:\n\n    wait w: until 2026-02-28T09:00:00Z { next done }",
 )
 MISPLACED_CLAUSE = _code(

@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from attrs import frozen
 from lark import Lark, Token
@@ -248,7 +249,7 @@ class _Recovery:
         token = err.token
         if token.type != "NAME":
             return None
-        choices = err.interactive_parser.choices()
+        choices = _choices(err.interactive_parser)
         word = self.vocab.keyword_suggestion(str(token), choices)
         if word is None:
             return None
@@ -257,7 +258,7 @@ class _Recovery:
 
     def _insertion(self, err: UnexpectedToken) -> Callable[[object], None] | None:
         """A missing token: insert one after which the offending token fits."""
-        choices = err.interactive_parser.choices()
+        choices = _choices(err.interactive_parser)
         for kind, value in _INSERTABLE:
             if kind in choices:
                 inserted = Token.new_borrow_pos(kind, value, err.token)
@@ -266,8 +267,10 @@ class _Recovery:
                     return repair
         return None
 
-    def _try(self, tokens: tuple[Token, ...], err: UnexpectedToken) -> Callable[[object], None] | None:
-        trial = err.interactive_parser.copy()
+    def _try(
+        self, tokens: tuple[Token, ...], err: UnexpectedToken
+    ) -> Callable[[object], None] | None:
+        trial: Any = err.interactive_parser.copy()  # type: ignore[no-untyped-call]
         try:
             for t in tokens:
                 trial.feed_token(t)
@@ -284,7 +287,7 @@ class _Recovery:
         """At end of file, close open blocks so that the parse can finish."""
         close = Token("RBRACE", "}")
         for _ in range(256):
-            choices = ip.choices()  # type: ignore[attr-defined]
+            choices = _choices(ip)
             if "$END" in choices:
                 return True
             if "RBRACE" not in choices:
@@ -316,11 +319,14 @@ class _Recovery:
                 line, column = _end_position(self.text)
                 span = Span(file, line, column, line, column)
             else:
-                span = Span(file, line, column, token.end_line or line, token.end_column or column + 1)
+                span = Span(
+                    file, line, column, token.end_line or line, token.end_column or column + 1
+                )
             message = f"unexpected {found}; expected {self.vocab.expected(expected)}"
             hint = hint_for(self.vocab, token, expected)
         elif isinstance(err, UnexpectedCharacters):
-            char = self.text[err.pos_in_stream] if err.pos_in_stream < len(self.text) else ""
+            pos: int = err.pos_in_stream
+            char = self.text[pos] if pos < len(self.text) else ""
             shown = repr(char)[1:-1] if char.isprintable() else f"\\u{ord(char):04x}"
             message = f"unexpected character '{shown}'; expected {self.vocab.expected(err.allowed)}"
             span = Span(file, line, column, line, column + 1)
@@ -336,6 +342,12 @@ class _Recovery:
         self.ctx.diagnostics.append(
             diag.Diagnostic.of(diag.INVALID_SOURCE, message, Span(self.ctx.file, 1, 1, 1, 1))
         )
+
+
+def _choices(ip: object) -> dict[str, object]:
+    """The terminals (and rules) the parser can take next, from its LALR table row."""
+    choices: dict[str, object] = ip.choices()  # type: ignore[attr-defined]
+    return choices
 
 
 def _expected(err: UnexpectedToken) -> set[str]:

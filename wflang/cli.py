@@ -1,0 +1,254 @@
+"""The ``wf`` command: a thin layer that reads files, calls the stages and prints.
+
+Exit codes: 0 clean, 1 findings at or above ``--fail-on`` (or files that ``fmt
+--check`` would change), 2 usage, I/O or internal error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+from wflang import __version__
+from wflang.dsl import diagnostics as diag
+from wflang.dsl.formatter import format_spec
+from wflang.dsl.parser import ParseResult, parse_bytes
+from wflang.dsl.report import format_concise, format_text, to_json
+from wflang.dsl.serialize import unstructure
+from wflang.dsl.spec import WorkflowSpec
+
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(Exception):
+    """A problem with the command line or the files it names (exit 2)."""
+
+
+# ----------------------------------------------------------------- utilities
+
+
+def _expand(paths: Sequence[str]) -> list[str]:
+    """Files named, and the .wf files under folders named, in a stable order; '-' is stdin."""
+    out: list[str] = []
+    for p in paths:
+        if p == "-":
+            out.append(p)
+            continue
+        path = Path(p)
+        if path.is_dir():
+            found = sorted(str(f) for f in path.rglob("*.wf") if f.is_file())
+            if not found:
+                raise UsageError(f"no .wf files under {p}")
+            out.extend(found)
+        elif path.is_file():
+            out.append(p)
+        else:
+            raise UsageError(f"cannot read {p}: no such file or folder")
+    return out
+
+
+def _load(path: str) -> ParseResult:
+    if path == "-":
+        return parse_bytes(sys.stdin.buffer.read(), "<stdin>")
+    try:
+        data = Path(path).read_bytes()
+    except OSError as err:
+        raise UsageError(f"cannot read {path}: {err.strerror or err}") from err
+    return parse_bytes(data, path)
+
+
+def _use_color(choice: str, stream: TextIO) -> bool:
+    if choice == "always":
+        return True
+    if choice == "never" or os.environ.get("NO_COLOR"):
+        return False
+    return stream.isatty()
+
+
+def _print_diagnostics(results: Sequence[ParseResult], fmt: str, color: str) -> None:
+    all_diags = [d for r in results for d in r.diagnostics]
+    if fmt == "json":
+        print(to_json(all_diags, [r.file for r in results]))
+        return
+    use_color = _use_color(color, sys.stdout)
+    for r in results:
+        for d in r.diagnostics:
+            if fmt == "concise":
+                print(format_concise(d))
+            else:
+                print(format_text(d, r.text, color=use_color))
+                print()
+    if fmt == "text" and all_diags:
+        counts = {s: sum(1 for d in all_diags if d.severity is s) for s in diag.Severity}
+        parts = [f"{n} {s.value}{'s' if n != 1 else ''}" for s, n in counts.items() if n]
+        print(f"Found {', '.join(parts)} in {len(results)} file{'s' if len(results) != 1 else ''}.")
+
+
+def _worst(results: Sequence[ParseResult]) -> int:
+    return max((d.severity.rank for r in results for d in r.diagnostics), default=0)
+
+
+# ------------------------------------------------------------------ commands
+
+
+def cmd_parse(args: argparse.Namespace) -> int:
+    result = _load(args.file)
+    if result.spec is None:
+        _print_diagnostics([result], args.format, args.color)
+        return EXIT_FINDINGS
+    if args.json:
+        print(json.dumps(unstructure(result.spec), indent=2))
+    else:
+        print(_summary(result.spec))
+    return EXIT_OK
+
+
+def _summary(spec: WorkflowSpec) -> str:
+    header = (
+        f"workflow {spec.header.name.text} version {spec.header.version}"
+        if spec.header
+        else "library (no workflow header)"
+    )
+    kinds: dict[str, int] = {}
+    for node in spec.nodes:
+        kind = type(node).__name__.removesuffix("Node").lower()
+        kinds[kind] = kinds.get(kind, 0) + 1
+    nodes = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) or "no nodes"
+    return (
+        f"{spec.file}: {header}\n"
+        f"  {len(spec.declarations)} declarations; top-level nodes: {nodes}\n"
+        f"  {len(spec.comments)} comments, {len(spec.suppressions)} suppressions"
+    )
+
+
+def cmd_fmt(args: argparse.Namespace) -> int:
+    files = _expand(args.files)
+    status = EXIT_OK
+    for path in files:
+        result = _load(path)
+        if result.spec is None:
+            _print_diagnostics([result], "text", args.color)
+            status = max(status, EXIT_FINDINGS)
+            continue
+        formatted = format_spec(result.spec, result.text)
+        if path == "-":
+            if args.check:
+                status = max(status, EXIT_FINDINGS if formatted != result.text else EXIT_OK)
+            else:
+                sys.stdout.write(formatted)
+            continue
+        if formatted == result.text:
+            continue
+        if args.check:
+            print(f"would reformat {path}")
+            status = max(status, EXIT_FINDINGS)
+        else:
+            Path(path).write_text(formatted, encoding="utf-8")
+            print(f"reformatted {path}", file=sys.stderr)
+    return status
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    results = [_load(p) for p in _expand(args.paths)]
+    _print_diagnostics(results, args.format, args.color)
+    if args.format == "text" and not any(r.diagnostics for r in results):
+        print(f"All clean: {len(results)} file{'s' if len(results) != 1 else ''} checked.")
+    threshold = diag.Severity(args.fail_on).rank
+    return EXIT_FINDINGS if _worst(results) >= threshold else EXIT_OK
+
+
+# -------------------------------------------------------------------- parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="wf",
+        description=(
+            "wflang: write a workflow in a typed .wf file, check it like code, "
+            "format it, and (in later stages) diff, render, compile and run it."
+        ),
+        epilog="Exit codes: 0 clean, 1 findings, 2 usage or I/O error. "
+        "Run 'wf COMMAND --help' for a command's options.",
+    )
+    parser.add_argument("--version", action="version", version=f"wf {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    def common(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--color",
+            choices=("auto", "always", "never"),
+            default="auto",
+            help="colour the text output: auto (only on a terminal, never with NO_COLOR)",
+        )
+
+    p = sub.add_parser(
+        "parse",
+        help="parse a .wf file and print its typed spec",
+        description="Parse a .wf file. Prints a summary, or the whole typed spec with --json; "
+        "on syntax errors prints every error and exits 1.",
+    )
+    p.add_argument("file", help="the .wf file, or - for standard input")
+    p.add_argument("--json", action="store_true", help="print the spec as JSON (through cattrs)")
+    p.add_argument("--summary", action="store_true", help="print a one-paragraph summary (default)")
+    p.add_argument(
+        "--format", choices=("text", "concise", "json"), default="text",
+        help="how to print diagnostics",
+    )  # fmt: skip
+    common(p)
+    p.set_defaults(func=cmd_parse)
+
+    p = sub.add_parser(
+        "fmt",
+        help="format .wf files in the canonical style",
+        description="Rewrite .wf files in the canonical style (comments kept). "
+        "Folders are searched for *.wf; '-' reads standard input and writes standard output.",
+    )
+    p.add_argument("files", nargs="+", metavar="FILE", help="files, folders, or -")
+    p.add_argument(
+        "--check", action="store_true",
+        help="write nothing; exit 1 if any file would change (for CI and pre-commit)",
+    )  # fmt: skip
+    common(p)
+    p.set_defaults(func=cmd_fmt)
+
+    p = sub.add_parser(
+        "check",
+        help="check .wf files and report problems for people or CI",
+        description="Check .wf files: every syntax error of every file in one run. "
+        "Folders are searched for *.wf; '-' reads standard input.",
+    )
+    p.add_argument("paths", nargs="+", metavar="PATH", help="files, folders, or -")
+    p.add_argument(
+        "--format", choices=("text", "concise", "json"), default="text",
+        help="text (source snippets, default), concise (one line each) or json",
+    )  # fmt: skip
+    p.add_argument(
+        "--fail-on", choices=("error", "warning", "info"), default="error",
+        help="exit 1 when a finding is at least this severe (default: error)",
+    )  # fmt: skip
+    common(p)
+    p.set_defaults(func=cmd_check)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        code: int = args.func(args)
+    except UsageError as err:
+        print(f"wf: error: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    except BrokenPipeError:  # pragma: no cover - e.g. `wf parse --json x | head`
+        return EXIT_OK
+    sys.stdout.flush()
+    return code
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

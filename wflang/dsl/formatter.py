@@ -1,0 +1,567 @@
+"""The canonical printer: spec (plus the source's comments and blank lines) to text.
+
+``format_spec`` is what ``wf fmt`` writes: four-space indentation, one clause
+per line, short mappings on one line, operators spaced, parentheses only where
+precedence needs them. Comments are kept where they were: a comment on its own
+line stays before the element that followed it, a comment at the end of a line
+stays at the end of that element's line. Single blank lines between elements
+are kept; runs of blank lines become one. Clauses keep their source order.
+Formatting is idempotent and ``parse(format(src))`` equals ``parse(src)``.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable, Sequence
+from decimal import Decimal
+
+from wflang.dsl import expr as ex
+from wflang.dsl import spec as sp
+from wflang.dsl import types as ty
+from wflang.dsl.span import Span
+
+INDENT = "    "
+WIDTH = 100
+_NONE = Span("", 0, 0, 0, 0)
+
+
+def format_spec(spec: sp.WorkflowSpec, text: str = "") -> str:
+    """Print ``spec`` canonically; ``text`` (its source) supplies blank lines."""
+    w = _Writer(text, spec.comments)
+    if spec.header is not None:
+        h = spec.header
+        w.line(f"workflow {h.name.text} version {h.version}", h.span)
+    for item in spec.items:
+        _ITEM_PRINTERS[type(item)](w, item)
+    w.finish()
+    return "\n".join(w.out).rstrip("\n") + "\n"
+
+
+# ----------------------------------------------------------------- expressions
+
+
+def format_expr(e: ex.Expr) -> str:
+    """An expression in canonical form, parenthesised only where precedence needs it."""
+    printer = _EXPR_PRINTERS[type(e)]
+    return printer(e)
+
+
+def _wrap(e: ex.Expr, needs: bool) -> str:
+    s = format_expr(e)
+    return f"({s})" if needs else s
+
+
+def _binary(e: ex.Binary) -> str:
+    p = ex.BINARY_PRECEDENCE[e.op]
+    lp, rp = ex.precedence(e.left), ex.precedence(e.right)
+    comparison = p == ex.BINARY_PRECEDENCE["=="]
+    left = _wrap(e.left, lp < p or (comparison and lp == p))
+    right = _wrap(e.right, rp <= p)
+    return f"{left} {e.op} {right}"
+
+
+def _unary(e: ex.Unary) -> str:
+    if e.op == "not":
+        return "not " + _wrap(e.operand, ex.precedence(e.operand) < ex.UNARY_PRECEDENCE["not"])
+    inner = _wrap(e.operand, ex.precedence(e.operand) < ex.UNARY_PRECEDENCE["-"])
+    return f"{e.op}{inner}"
+
+
+def _postfix_target(e: ex.Expr) -> str:
+    return _wrap(e, ex.precedence(e) < ex.ATOM_PRECEDENCE)
+
+
+def format_decimal(value: Decimal) -> str:
+    """A decimal as the grammar reads it: digits, a dot, digits."""
+    s = format(value, "f")
+    return s if "." in s else s + ".0"
+
+
+def format_number(value: Decimal) -> str:
+    """An int or decimal setting (factor, jitter) as written: ``2`` or ``0.5``."""
+    s = format(value, "f")
+    return s
+
+
+_STRING_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r", "\0": "\\0"}
+
+
+def format_string(value: str) -> str:
+    out = []
+    for ch in value:
+        if ch in _STRING_ESCAPES:
+            out.append(_STRING_ESCAPES[ch])
+        elif not ch.isprintable():
+            out.append(f"\\u{{{ord(ch):x}}}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+_EXPR_PRINTERS: dict[type, Callable[[ex.Expr], str]] = {
+    ex.IntLit: lambda e: str(e.value),  # type: ignore[union-attr]
+    ex.DecimalLit: lambda e: format_decimal(e.value),  # type: ignore[union-attr,arg-type]
+    ex.StringLit: lambda e: format_string(e.value),  # type: ignore[union-attr,arg-type]
+    ex.BoolLit: lambda e: "true" if e.value else "false",  # type: ignore[union-attr]
+    ex.NullLit: lambda e: "null",
+    ex.DurationLit: lambda e: e.text,  # type: ignore[union-attr]
+    ex.TimestampLit: lambda e: e.text,  # type: ignore[union-attr]
+    ex.Ref: lambda e: e.name,  # type: ignore[union-attr]
+    ex.Member: lambda e: f"{_postfix_target(e.target)}.{e.name}",  # type: ignore[union-attr]
+    ex.Index: lambda e: f"{_postfix_target(e.target)}[{format_expr(e.index)}]",  # type: ignore[union-attr]
+    ex.Call: lambda e: f"{e.function}({', '.join(format_expr(a) for a in e.args)})",  # type: ignore[union-attr]
+    ex.Unary: _unary,  # type: ignore[dict-item]
+    ex.Binary: _binary,  # type: ignore[dict-item]
+    ex.ListLit: lambda e: "[" + ", ".join(format_expr(i) for i in e.items) + "]",  # type: ignore[union-attr]
+}
+
+
+def format_type(t: ty.TypeSpec) -> str:
+    return str(t)
+
+
+# --------------------------------------------------------------------- writer
+
+
+class _Writer:
+    """Emits lines, and the source's comments and blank lines at the right places."""
+
+    def __init__(self, text: str, comments: Sequence[sp.Comment]) -> None:
+        self.out: list[str] = []
+        self.depth = 0
+        self.text = text
+        self.src = text.split("\n") if text else []
+        self.line_starts = [0]
+        for i, ch in enumerate(text):
+            if ch == "\n":
+                self.line_starts.append(i + 1)
+        self.comments = sorted(comments, key=lambda c: (c.span.line, c.span.column))
+        self.next_comment = 0
+        self.block_start = True
+
+    # -- comments and blank lines ------------------------------------------
+
+    def _blank_before(self, line: int) -> None:
+        if self.block_start or line < 2 or line - 2 >= len(self.src):
+            return
+        if not self.src[line - 2].strip() and self.out and self.out[-1] != "":
+            self.out.append("")
+
+    def _emit_comment(self, c: sp.Comment) -> None:
+        self._blank_before(c.span.line)
+        first, *rest = c.text.rstrip().split("\n")
+        self.out.append(INDENT * self.depth + first)
+        self.out.extend(r.rstrip() for r in rest)
+        self.block_start = False
+
+    def leading(self, line: int) -> None:
+        """Emit the comments that stand before source line ``line``."""
+        while self.next_comment < len(self.comments):
+            c = self.comments[self.next_comment]
+            if c.span.line >= line:
+                break
+            self._emit_comment(c)
+            self.next_comment += 1
+
+    def _trailing(self, line: int) -> str:
+        parts = []
+        while self.next_comment < len(self.comments):
+            c = self.comments[self.next_comment]
+            if c.span.line != line:
+                break
+            parts.append(c.text.rstrip())
+            self.next_comment += 1
+        return ("  " + " ".join(parts)) if parts else ""
+
+    def has_comment_inside(self, span: Span) -> bool:
+        """Whether a comment sits within ``span`` (then it cannot be joined on one line)."""
+        if span.line <= 0:
+            return False
+        for c in self.comments[self.next_comment :]:
+            start = (c.span.line, c.span.column)
+            if start >= (span.end_line, span.end_column):
+                return False
+            if start > (span.line, span.column):
+                return True
+        return False
+
+    # -- lines and blocks -----------------------------------------------------
+
+    def line(self, text: str, span: Span) -> None:
+        """One line for an element written at ``span``."""
+        if span.line > 0:
+            self.leading(span.line)
+            self._blank_before(span.line)
+        trailing = self._trailing(span.end_line) if span.line > 0 else ""
+        self.out.append(INDENT * self.depth + text + trailing)
+        self.block_start = False
+
+    def open(self, text: str, span: Span) -> None:
+        """The first line of a block, ``text {``; the block's content follows."""
+        if span.line > 0:
+            self.leading(span.line)
+            self._blank_before(span.line)
+        trailing = self._trailing(span.line) if span.line > 0 else ""
+        self.out.append(INDENT * self.depth + text + " {" + trailing)
+        self.depth += 1
+        self.block_start = True
+
+    def close(self, span: Span, suffix: str = "") -> None:
+        """The closing ``}`` of a block whose element is written at ``span``."""
+        if span.line > 0:
+            self.leading(span.end_line)
+        self.depth -= 1
+        trailing = self._trailing(span.end_line) if span.line > 0 else ""
+        self.out.append(INDENT * self.depth + "}" + suffix + trailing)
+        self.block_start = False
+
+    def enclosing(self, keyword: str, first: Span, last: Span) -> Span:
+        """The span of ``keyword { … }`` around items spanning ``first``..``last``.
+
+        The spec keeps the items of a clause, not the clause; its keyword and
+        braces are found in the source, so that comments stay on their lines.
+        """
+        if first.line <= 0 or not self.src:
+            return first.to(last)
+        text = self.text
+        start = self._offset(first.line, first.column)
+        brace = text.rfind("{", 0, start)
+        kw = text.rfind(keyword, 0, brace) if brace >= 0 else -1
+        close = text.find("}", self._offset(last.end_line, last.end_column))
+        if kw < 0 or close < 0:
+            return first.to(last)
+        (sl, sc), (el, ec) = self._position(kw), self._position(close + 1)
+        return Span(first.file, sl, sc, el, ec)
+
+    def _offset(self, line: int, column: int) -> int:
+        return self.line_starts[line - 1] + column - 1
+
+    def _position(self, offset: int) -> tuple[int, int]:
+        line = bisect.bisect_right(self.line_starts, offset)
+        return line, offset - self.line_starts[line - 1] + 1
+
+    def fits(self, text: str) -> bool:
+        return len(INDENT * self.depth) + len(text) <= WIDTH
+
+    def finish(self) -> None:
+        self.leading(1 << 30)
+
+
+# ------------------------------------------------------------- shared pieces
+
+
+def _field(f: sp.Field) -> str:
+    default = "" if f.default is None else f" = {format_expr(f.default)}"
+    return f"{f.name.text}: {format_type(f.type)}{default}"
+
+
+def _entry(e: sp.Entry) -> str:
+    return f"{e.name.text}: {format_expr(e.value)}"
+
+
+def _braced(w: _Writer, prefix: str, items: Sequence[tuple[str, Span]], span: Span,
+            suffix: str = "") -> None:  # fmt: skip
+    """``prefix { a, b }`` on one line when it fits and holds no comment, else one per line."""
+    if not items:
+        w.line(f"{prefix} {{}}{suffix}".lstrip(), span)
+        return
+    one = f"{prefix} {{ {', '.join(t for t, _ in items)} }}{suffix}".lstrip()
+    if w.fits(one) and not w.has_comment_inside(span):
+        w.line(one, span)
+        return
+    w.open(prefix, span)
+    for text, item_span in items:
+        w.line(text + ",", item_span)
+    w.close(span, suffix)
+
+
+def _fields(
+    w: _Writer, prefix: str, fields: Sequence[sp.Field], span: Span, suffix: str = ""
+) -> None:
+    _braced(w, prefix, [(_field(f), f.span) for f in fields], span, suffix)
+
+
+def _names(idents: Sequence[sp.Ident]) -> str:
+    return ", ".join(i.text for i in idents)
+
+
+# --------------------------------------------------------------- declarations
+
+
+def _import(w: _Writer, d: sp.ImportDecl) -> None:
+    alias = "" if d.alias is None else f" as {d.alias.text}"
+    w.line(f"import {format_string(d.path)}{alias}", d.span)
+
+
+def _type(w: _Writer, d: sp.TypeDecl) -> None:
+    _fields(w, f"type {d.name.text}", d.fields, d.span)
+
+
+def _enum(w: _Writer, d: sp.EnumDecl) -> None:
+    _braced(w, f"enum {d.name.text}", [(m.text, m.span) for m in d.members], d.span)
+
+
+def _block_decl(
+    keyword: str,
+) -> Callable[[_Writer, sp.InputDecl | sp.ContextDecl | sp.OutputDecl], None]:
+    def printer(w: _Writer, d: sp.InputDecl | sp.ContextDecl | sp.OutputDecl) -> None:
+        _fields(w, keyword, d.fields, d.span)
+
+    return printer
+
+
+def _event_decl(w: _Writer, d: sp.SignalDecl | sp.MessageDecl) -> None:
+    keyword = "signal" if isinstance(d, sp.SignalDecl) else "message"
+    if d.payload is None:
+        w.line(f"{keyword} {d.name.text}", d.span)
+    else:
+        _fields(w, f"{keyword} {d.name.text}", d.payload, d.span)
+
+
+def _error(w: _Writer, d: sp.ErrorDecl) -> None:
+    w.line(f"error {_names(d.names)}", d.span)
+
+
+def _service(w: _Writer, d: sp.ServiceDecl) -> None:
+    raises = f" raises {_names(d.raises)}" if d.raises else ""
+    params = ", ".join(_field(p) for p in d.params)
+    head = f"service {d.name.text}({params})"
+    if d.result is None:
+        if w.fits(head + raises) or not d.params:
+            w.line(head + raises, d.span)
+            return
+        w.open(f"service {d.name.text}(", d.span)
+        w.out[-1] = w.out[-1][: -len(" {")] if w.out[-1].endswith(" {") else w.out[-1]
+        for p in d.params:
+            w.line(_field(p) + ",", p.span)
+        w.depth -= 1
+        w.line(")" + raises, Span(d.span.file, 0, 0, 0, 0))
+        return
+    one = f"{head} -> {{ {', '.join(_field(f) for f in d.result)} }}{raises}"
+    if d.result and w.fits(one) and not w.has_comment_inside(d.span):
+        w.line(one, d.span)
+    else:
+        _fields(w, f"{head} ->", d.result, d.span, raises)
+
+
+def _start(w: _Writer, d: sp.StartDecl) -> None:
+    w.line(f"start {d.target.text}", d.span)
+
+
+# ---------------------------------------------------------------------- nodes
+
+#: A piece of a node body: where it was written (for ordering) and how to print it.
+_Part = tuple[Span, Callable[[_Writer], None]]
+
+
+def _at(span: Span) -> tuple[int, int]:
+    return (span.line, span.column)
+
+
+def _body(w: _Writer, head: str, span: Span, parts: list[_Part]) -> None:
+    """``head { parts }`` with the parts in source order (canonical order if generated)."""
+    if not parts:
+        w.line(head + " {}", span)
+        return
+    w.open(head, span)
+    for _, printer in sorted(parts, key=lambda p: _at(p[0])):
+        printer(w)
+    w.close(span)
+
+
+def _line_part(span: Span, text: str) -> _Part:
+    return (span, lambda w: w.line(text, span))
+
+
+def _items_part(w: _Writer, keyword: str, items: list[tuple[str, Span]]) -> _Part:
+    """A braced clause (``args {…}``, ``form {…}``) located by its items in the source."""
+    span = w.enclosing(keyword, items[0][1], items[-1][1]) if items else _NONE
+    return (span, lambda w: _braced(w, keyword, items, span))
+
+
+def _retry_text(r: sp.Retry) -> list[str]:
+    settings = []
+    if r.attempts is not None:
+        settings.append(f"attempts: {r.attempts}")
+    if r.initial_delay is not None:
+        high = "" if r.max_delay is None else f"..{r.max_delay.text}"
+        settings.append(f"backoff: {r.initial_delay.text}{high}")
+    if r.factor is not None:
+        settings.append(f"factor: {format_number(r.factor)}")
+    if r.jitter is not None:
+        settings.append(f"jitter: {format_number(r.jitter)}")
+    if r.non_retryable is not None:
+        settings.append(f"non_retryable: [{_names(r.non_retryable)}]")
+    return settings
+
+
+def _clause_parts(w: _Writer, node: object) -> list[_Part]:
+    """The clauses a node holds, each as a part; in the canonical order of the sketch."""
+    parts: list[_Part] = []
+    args: tuple[sp.Entry, ...] = getattr(node, "args", ())
+    if args:
+        parts.append(_items_part(w, "args", [(_entry(e), e.span) for e in args]))
+    form: tuple[sp.Field, ...] | None = getattr(node, "form", None)
+    if form is not None:
+        parts.append(_items_part(w, "form", [(_field(f), f.span) for f in form]))
+    output: tuple[sp.Entry, ...] = getattr(node, "output", ())
+    if output:
+        parts.append(_items_part(w, "output", [(_entry(e), e.span) for e in output]))
+    retry: sp.Retry | None = getattr(node, "retry", None)
+    if retry is not None:
+        settings = [(text, _NONE) for text in _retry_text(retry)]
+        parts.append((retry.span, lambda w: _braced(w, "retry", settings, retry.span)))
+    for t in getattr(node, "timeouts", ()):
+        mode = "" if t.interrupting else " non-interrupting"
+        parts.append(_line_part(t.span, f"timeout {format_expr(t.after)}{mode} -> {t.target.text}"))
+    for h in getattr(node, "handlers", ()):
+        errors = "any" if h.catch_all else _names(h.errors)
+        parts.append(_line_part(h.span, f"on {errors} -> {h.target.text}"))
+    compensate: sp.Ident | None = getattr(node, "compensate", None)
+    if compensate is not None:
+        parts.append(_line_part(compensate.span, f"compensate {compensate.text}"))
+    error: sp.Ident | None = getattr(node, "error", None)
+    if error is not None:
+        parts.append(_line_part(error.span, f"error {error.text}"))
+    nxt: sp.Ident | None = getattr(node, "next", None)
+    if nxt is not None and not (isinstance(node, sp.ParallelNode) and node.join is not None):
+        parts.append(_line_part(nxt.span, f"next {nxt.text}"))
+    return parts
+
+
+def _work(work: sp.TaskWork) -> str:
+    if isinstance(work, sp.ServiceWork):
+        return f"service {work.service.text}"
+    if isinstance(work, sp.ScriptWork):
+        return "script"
+    keyword = "user" if isinstance(work, sp.UserWork) else "manual"
+    return keyword if work.assignee is None else f"{keyword} {format_string(work.assignee.value)}"
+
+
+def _task(w: _Writer, n: sp.TaskNode) -> None:
+    _body(w, f"task {n.name.text}: {_work(n.work)}", n.span, _clause_parts(w, n))
+
+
+def _choice(w: _Writer, n: sp.ChoiceNode) -> None:
+    parts: list[_Part] = []
+    for arm in n.arms:
+        if arm.guard is None:
+            parts.append(_line_part(arm.span, f"else -> {arm.target.text}"))
+        else:
+            parts.append(
+                _line_part(arm.span, f"when {format_expr(arm.guard)} -> {arm.target.text}")
+            )
+    _body(w, f"choice {n.name.text}", n.span, parts)
+
+
+def _trigger(t: sp.WaitTrigger) -> str:
+    if isinstance(t, sp.SignalTrigger):
+        return f"signal {t.signal.text}"
+    if isinstance(t, sp.MessageTrigger):
+        return f"message {t.message.text} correlate {format_expr(t.correlation)}"
+    return f"until {format_expr(t.at)}"
+
+
+def _wait(w: _Writer, n: sp.WaitNode) -> None:
+    _body(w, f"wait {n.name.text}: {_trigger(n.trigger)}", n.span, _clause_parts(w, n))
+
+
+def _sleep(w: _Writer, n: sp.SleepNode) -> None:
+    head = f"sleep {n.name.text} {format_expr(n.duration)}"
+    if n.next is not None:
+        w.line(f"{head} next {n.next.text}", n.span)
+    else:
+        _body(w, head, n.span, [])
+
+
+def _join(n: sp.ParallelNode, j: sp.Join) -> str:
+    if j.kind is sp.JoinKind.ALL:
+        policy = "all"
+    elif j.kind is sp.JoinKind.ANY:
+        policy = "any"
+    else:
+        policy = f"{j.count}" + ("" if j.of is None else f" of {j.of}")
+    target = "" if n.next is None else f" -> {n.next.text}"
+    return f"join {policy}{target}"
+
+
+def _branch(w: _Writer, b: sp.Branch) -> None:
+    _nodes_body(w, f"branch {b.name.text}", b.span, b.nodes, [])
+
+
+def _nodes_body(w: _Writer, head: str, span: Span, nodes: Sequence[sp.Node],
+                before: list[_Part], after: list[_Part] | None = None) -> None:  # fmt: skip
+    """A body of nodes (a branch, a map) with the options before and clauses after."""
+    parts = list(before)
+    for node in nodes:
+        parts.append((node.span, _node_printer(node)))
+    _body(w, head, span, parts + (after or []))
+
+
+def _node_printer(node: sp.Node) -> Callable[[_Writer], None]:
+    return lambda w: _ITEM_PRINTERS[type(node)](w, node)
+
+
+def _branch_printer(b: sp.Branch) -> Callable[[_Writer], None]:
+    return lambda w: _branch(w, b)
+
+
+def _parallel(w: _Writer, n: sp.ParallelNode) -> None:
+    parts: list[_Part] = [(b.span, _branch_printer(b)) for b in n.branches]
+    if n.join is not None:
+        parts.append(_line_part(n.join.span, _join(n, n.join)))
+    parts += _clause_parts(w, n)
+    _body(w, f"parallel {n.name.text}", n.span, parts)
+
+
+def _map(w: _Writer, n: sp.MapNode) -> None:
+    options: list[_Part] = []
+    none = _NONE
+    if n.concurrency is not None:
+        options.append(_line_part(none, f"concurrency {n.concurrency}"))
+    if n.sequential:
+        options.append(_line_part(none, "sequential"))
+    if n.tolerate is not None:
+        pct = "%" if n.tolerate.percent else ""
+        options.append(_line_part(n.tolerate.span, f"tolerate {n.tolerate.value}{pct}"))
+    head = f"map {n.name.text} over {format_expr(n.items)} as {n.alias.text}"
+    _nodes_body(w, head, n.span, n.nodes, options, _clause_parts(w, n))
+
+
+def _call(w: _Writer, n: sp.CallNode) -> None:
+    version = "" if n.version is None else f" version {n.version}"
+    _body(
+        w, f"call {n.name.text}: workflow {n.workflow.text}{version}", n.span, _clause_parts(w, n)
+    )
+
+
+def _end(w: _Writer, n: sp.EndNode) -> None:
+    head = f"end {n.name.text}: {n.outcome.value}"
+    parts = _clause_parts(w, n)
+    if parts:
+        _body(w, head, n.span, parts)
+    else:
+        w.line(head, n.span)
+
+
+_ITEM_PRINTERS: dict[type, Callable[[_Writer, object], None]] = {
+    sp.ImportDecl: _import,  # type: ignore[dict-item]
+    sp.TypeDecl: _type,  # type: ignore[dict-item]
+    sp.EnumDecl: _enum,  # type: ignore[dict-item]
+    sp.InputDecl: _block_decl("input"),  # type: ignore[dict-item]
+    sp.ContextDecl: _block_decl("context"),  # type: ignore[dict-item]
+    sp.OutputDecl: _block_decl("output"),  # type: ignore[dict-item]
+    sp.SignalDecl: _event_decl,  # type: ignore[dict-item]
+    sp.MessageDecl: _event_decl,  # type: ignore[dict-item]
+    sp.ErrorDecl: _error,  # type: ignore[dict-item]
+    sp.ServiceDecl: _service,  # type: ignore[dict-item]
+    sp.StartDecl: _start,  # type: ignore[dict-item]
+    sp.TaskNode: _task,  # type: ignore[dict-item]
+    sp.ChoiceNode: _choice,  # type: ignore[dict-item]
+    sp.WaitNode: _wait,  # type: ignore[dict-item]
+    sp.SleepNode: _sleep,  # type: ignore[dict-item]
+    sp.ParallelNode: _parallel,  # type: ignore[dict-item]
+    sp.MapNode: _map,  # type: ignore[dict-item]
+    sp.CallNode: _call,  # type: ignore[dict-item]
+    sp.EndNode: _end,  # type: ignore[dict-item]
+}

@@ -196,12 +196,17 @@ class _Writer:
         self.out.append(INDENT * self.depth + text + trailing)
         self.block_start = False
 
-    def open(self, text: str, span: Span) -> None:
-        """The first line of a block, ``text {``; the block's content follows."""
+    def open(self, text: str, span: Span, first: Span | None = None) -> None:
+        """The first line of a block, ``text {``; the block's content follows.
+
+        A comment at the end of the opening line belongs to the block's first
+        element instead when that element was written on the same line.
+        """
         if span.line > 0:
             self.leading(span.line)
             self._blank_before(span.line)
-        trailing = self._trailing(span.line) if span.line > 0 else ""
+        same_line = first is not None and first.line == span.line
+        trailing = self._trailing(span.line) if span.line > 0 and not same_line else ""
         self.out.append(INDENT * self.depth + text + " {" + trailing)
         self.depth += 1
         self.block_start = True
@@ -269,7 +274,7 @@ def _braced(w: _Writer, prefix: str, items: Sequence[tuple[str, Span]], span: Sp
     if w.fits(one) and not w.has_comment_inside(span):
         w.line(one, span)
         return
-    w.open(prefix, span)
+    w.open(prefix, span, items[0][1])
     for text, item_span in items:
         w.line(text + ",", item_span)
     w.close(span, suffix)
@@ -363,8 +368,9 @@ def _body(w: _Writer, head: str, span: Span, parts: list[_Part]) -> None:
     if not parts:
         w.line(head + " {}", span)
         return
-    w.open(head, span)
-    for _, printer in sorted(parts, key=lambda p: _at(p[0])):
+    ordered = sorted(parts, key=lambda p: _at(p[0]))
+    w.open(head, span, ordered[0][0])
+    for _, printer in ordered:
         printer(w)
     w.close(span)
 

@@ -106,7 +106,7 @@ def parse(text: str, file: str = "<string>") -> ParseResult:
         if isinstance(result, sp.WorkflowSpec):
             spec = result
     except UnexpectedInput as err:
-        recovery.report(err)
+        recovery.last(err)
     except (LarkError, RecursionError) as err:  # pragma: no cover - defensive
         recovery.internal(err)
     finally:
@@ -219,17 +219,19 @@ class _Recovery:
         self.text = text
         self.errors = 0
         self.skipping_after: int | None = None  # end offset of the last skipped token
+        self.last_line = 0  # line of the last reported error
 
     def __call__(self, err: UnexpectedInput) -> bool:
         if self.errors >= MAX_SYNTAX_ERRORS:
             return False
         if isinstance(err, UnexpectedCharacters):
-            self.report(err)
+            if not self._same_line(err.line):
+                self.report(err)
             return True
         if not isinstance(err, UnexpectedToken):
             return False
         token = err.token
-        if not self._continues_skip(token):
+        if not self._continues_skip(token) and not self._same_line(err.line):
             self.report(err)
         ip = err.interactive_parser
         if token.type == "$END":
@@ -300,15 +302,32 @@ class _Recovery:
 
     def _continues_skip(self, token: Token) -> bool:
         """True when nothing was parsed since the last skipped token (a cascade)."""
-        if self.skipping_after is None or token.start_pos is None:
+        if self.skipping_after is None:
             return False
-        between = self.text[self.skipping_after : token.start_pos]
-        return _only_trivia(between)
+        if token.type == "$END":
+            return _only_trivia(self.text[self.skipping_after :])
+        if token.start_pos is None:
+            return False
+        return _only_trivia(self.text[self.skipping_after : token.start_pos])
+
+    def _same_line(self, line: int) -> bool:
+        """One error per line: a second one on the same line is most often a cascade."""
+        return line > 0 and line == self.last_line
 
     # -- reporting -------------------------------------------------------------
 
+    def last(self, err: UnexpectedInput) -> None:
+        """The error that ended the parse: reported unless it continues a cascade."""
+        token = getattr(err, "token", None)
+        if self.errors and isinstance(token, Token) and self._continues_skip(token):
+            return
+        if self.errors and token is not None and token.type == "$END":
+            return  # recovery already reported why the file ends unfinished
+        self.report(err)
+
     def report(self, err: UnexpectedInput) -> None:
         self.errors += 1
+        self.last_line = err.line
         file = self.ctx.file
         line, column = err.line if err.line > 0 else 1, err.column if err.column > 0 else 1
         if isinstance(err, UnexpectedToken):
@@ -324,8 +343,11 @@ class _Recovery:
                 )
             message = f"unexpected {found}; expected {self.vocab.expected(expected)}"
             hint = hint_for(self.vocab, token, expected)
+            start = token.start_pos
+            if token.type == "NAME" and start and self.text[start - 1].isdigit():
+                hint = "durations are written like 500ms, 90s, 15m, 2h, 3d, 1w or P1DT2H"
         elif isinstance(err, UnexpectedCharacters):
-            pos: int = err.pos_in_stream
+            pos = int(getattr(err, "pos_in_stream", 0) or 0)
             char = self.text[pos] if pos < len(self.text) else ""
             shown = repr(char)[1:-1] if char.isprintable() else f"\\u{ord(char):04x}"
             message = f"unexpected character '{shown}'; expected {self.vocab.expected(err.allowed)}"
@@ -379,6 +401,8 @@ def _char_hint(char: str) -> str | None:
         return "use 'not' to negate, or '!=' to compare"
     if char == "#":
         return "comments start with '//'"
+    if char == '"':
+        return 'a string must end with " on the same line'
     if char == ";":
         return "statements need no ';'"
     return None

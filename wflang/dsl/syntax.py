@@ -102,7 +102,7 @@ def hint_for(vocab: Vocabulary, token: Token, expected: Collection[str]) -> str 
         if "RBRACE" in expected:
             return "the file ended inside a block: is a '}' missing?"
         return None
-    if token.type == "NAME" or value in vocab.keywords:
+    if token.type == "NAME":
         suggestion = vocab.keyword_suggestion(value, expected)
         if suggestion is not None and suggestion != value:
             return f"did you mean '{suggestion}'?"

@@ -65,7 +65,9 @@ def test_import() -> None:
 
 
 def test_record_type_with_generic_and_optional_fields() -> None:
-    decl = one("type Order { id: string, items: list[Item], tags: map[string, int]?, n: int = 1 }\n")
+    decl = one(
+        "type Order { id: string, items: list[Item], tags: map[string, int]?, n: int = 1 }\n"
+    )
     assert decl == sp.TypeDecl(
         sp.Ident("Order"),
         (
@@ -114,7 +116,9 @@ def test_signal_message_error() -> None:
 
 
 def test_service_signature() -> None:
-    decl = one("service pay.charge(amount: decimal, card: string) -> { id: string } raises Declined\n")
+    decl = one(
+        "service pay.charge(amount: decimal, card: string) -> { id: string } raises Declined\n"
+    )
     assert decl == sp.ServiceDecl(
         sp.Ident("pay.charge"),
         (
@@ -226,8 +230,8 @@ def test_wait_triggers(trigger: str, expected: sp.WaitTrigger) -> None:
 def test_sleep_short_and_block_forms_are_the_same_spec() -> None:
     short = one("sleep s 10m next d\n")
     block = one("sleep s 10m {\n    next d\n}\n")
-    assert short == block == sp.SleepNode(
-        sp.Ident("s"), ex.DurationLit("10m", 600_000), sp.Ident("d")
+    assert (
+        short == block == sp.SleepNode(sp.Ident("s"), ex.DurationLit("10m", 600_000), sp.Ident("d"))
     )
 
 
@@ -271,7 +275,9 @@ def test_map_options_and_body() -> None:
     assert node.concurrency == 10 and not node.sequential
     assert node.tolerate == sp.Tolerance(5, percent=True)
     assert [n.name.text for n in node.nodes] == ["t", "e"]
-    seq = one("map m over input.xs as x {\n    sequential\n    tolerate 2\n    end e: completed\n}\n")
+    seq = one(
+        "map m over input.xs as x {\n    sequential\n    tolerate 2\n    end e: completed\n}\n"
+    )
     assert isinstance(seq, sp.MapNode)
     assert seq.sequential and seq.tolerate == sp.Tolerance(2)
 
@@ -293,7 +299,7 @@ def test_end_outcomes(outcome: sp.Outcome) -> None:
 
 
 def test_failed_end_with_error_and_output() -> None:
-    node = one("end e: failed {\n    output { reason: \"declined\" }\n    error Declined\n}\n")
+    node = one('end e: failed {\n    output { reason: "declined" }\n    error Declined\n}\n')
     assert node == sp.EndNode(
         sp.Ident("e"),
         sp.Outcome.FAILED,
@@ -342,7 +348,11 @@ def test_postfix_and_builtins() -> None:
             (
                 ex.Call(
                     "lower",
-                    (ex.Member(ex.Index(ex.Member(ex.Ref("input"), "items"), ex.IntLit(0)), "sku"),),
+                    (
+                        ex.Member(
+                            ex.Index(ex.Member(ex.Ref("input"), "items"), ex.IntLit(0)), "sku"
+                        ),
+                    ),
                 ),
             ),
         ),

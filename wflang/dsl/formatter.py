@@ -138,11 +138,14 @@ class _Writer:
         self.comments = sorted(comments, key=lambda c: (c.span.line, c.span.column))
         self.next_comment = 0
         self.block_start = True
+        self.last_line = 0  # the source line where the last printed element ended
 
     # -- comments and blank lines ------------------------------------------
 
     def _blank_before(self, line: int) -> None:
         if self.block_start or line < 2 or line - 2 >= len(self.src):
+            return
+        if line <= self.last_line + 1:  # nothing between this and what came before
             return
         if not self.src[line - 2].strip() and self.out and self.out[-1] != "":
             self.out.append("")
@@ -153,6 +156,7 @@ class _Writer:
         self.out.append(INDENT * self.depth + first)
         self.out.extend(r.rstrip() for r in rest)
         self.block_start = False
+        self.last_line = max(self.last_line, c.span.end_line)
 
     def leading(self, line: int) -> None:
         """Emit the comments that stand before source line ``line``."""
@@ -195,6 +199,7 @@ class _Writer:
         trailing = self._trailing(span.end_line) if span.line > 0 else ""
         self.out.append(INDENT * self.depth + text + trailing)
         self.block_start = False
+        self.last_line = max(self.last_line, span.end_line)
 
     def open(self, text: str, span: Span, first: Span | None = None) -> None:
         """The first line of a block, ``text {``; the block's content follows.
@@ -210,6 +215,7 @@ class _Writer:
         self.out.append(INDENT * self.depth + text + " {" + trailing)
         self.depth += 1
         self.block_start = True
+        self.last_line = max(self.last_line, span.line)
 
     def close(self, span: Span, suffix: str = "") -> None:
         """The closing ``}`` of a block whose element is written at ``span``."""
@@ -219,6 +225,7 @@ class _Writer:
         trailing = self._trailing(span.end_line) if span.line > 0 else ""
         self.out.append(INDENT * self.depth + "}" + suffix + trailing)
         self.block_start = False
+        self.last_line = max(self.last_line, span.end_line)
 
     def enclosing(self, keyword: str, first: Span, last: Span) -> Span:
         """The span of ``keyword { … }`` around items spanning ``first``..``last``.
@@ -368,7 +375,13 @@ def _body(w: _Writer, head: str, span: Span, parts: list[_Part]) -> None:
     if not parts:
         w.line(head + " {}", span)
         return
-    ordered = sorted(parts, key=lambda p: _at(p[0]))
+    # A part without a source position (generated, or an empty clause) keeps its
+    # canonical place: right after the part that precedes it in canonical order.
+    keys, last = [], (0, 0)
+    for part_span, _ in parts:
+        last = _at(part_span) if part_span.line > 0 else last
+        keys.append(last)
+    ordered = [p for _, p in sorted(zip(keys, parts, strict=True), key=lambda kp: kp[0])]
     w.open(head, span, ordered[0][0])
     for _, printer in ordered:
         printer(w)
@@ -474,10 +487,11 @@ def _wait(w: _Writer, n: sp.WaitNode) -> None:
 
 def _sleep(w: _Writer, n: sp.SleepNode) -> None:
     head = f"sleep {n.name.text} {format_expr(n.duration)}"
-    if n.next is not None:
+    written_as_block = n.span.end_line > n.span.line or w.has_comment_inside(n.span)
+    if n.next is not None and not written_as_block:
         w.line(f"{head} next {n.next.text}", n.span)
     else:
-        _body(w, head, n.span, [])
+        _body(w, head, n.span, _clause_parts(w, n))
 
 
 def _join(n: sp.ParallelNode, j: sp.Join) -> str:

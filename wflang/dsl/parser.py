@@ -43,7 +43,7 @@ _INSERTABLE: tuple[tuple[str, str], ...] = (
     ("LBRACE", "{"),
     ("NAME", "_"),
 )
-_SUPPRESSION = re.compile(r"//\s*wf:\s*ignore(-file)?(?:\[([^\]]*)\])?")
+_SUPPRESSION = re.compile(r"//\s*wf:\s*ignore(-file)?(?:\[([^\]]*)\]|\s*$)")
 
 
 @frozen

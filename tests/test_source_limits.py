@@ -1,0 +1,105 @@
+"""Bad input of every kind gets a clear diagnostic, never a traceback."""
+
+from __future__ import annotations
+
+from wflang.dsl import parse, parse_bytes, parse_file
+from wflang.dsl.parser import MAX_SOURCE_BYTES
+
+H = "workflow w version 1\n"
+
+
+def test_non_utf8_input_points_at_the_bad_byte() -> None:
+    result = parse_bytes(b"workflow w version 1\nstart \xff\n", "bin.wf")
+    (d,) = result.diagnostics
+    assert d.code == "WF005"
+    assert d.message == "the file is not valid UTF-8: byte 0xff at line 2, column 7"
+    assert (d.span.line, d.span.column) == (2, 7)
+
+
+def test_byte_order_mark_is_accepted() -> None:
+    assert parse_bytes(b"\xef\xbb\xbfworkflow w version 1\n", "bom.wf").ok
+
+
+def test_huge_input_is_refused_with_the_limit() -> None:
+    result = parse_bytes(b" " * (MAX_SOURCE_BYTES + 1), "big.wf")
+    (d,) = result.diagnostics
+    assert d.code == "WF005"
+    assert "the limit is 16,777,216" in d.message
+
+
+def test_deeply_nested_expression_is_refused() -> None:
+    depth = 5000
+    source = H + "choice c {\n    when " + "(" * depth + "1" + ")" * depth + " + 1 > 0 -> e\n}\n"
+    source += H.replace("workflow w version 1\n", "") + "end e: completed\n"
+    deep = H + "choice c {\n    when " + "not " * depth + "true -> e\n}\nend e: completed\n"
+    result = parse(deep, "deep.wf")
+    assert result.spec is None
+    (d,) = result.diagnostics
+    assert d.code == "WF005"
+    assert d.message == "this is nested more than 64 levels deep"
+    assert parse(source, "parens.wf").ok  # parentheses alone add no depth to the spec
+
+
+def test_deeply_nested_flows_are_refused() -> None:
+    depth = 200
+    source = H
+    for i in range(depth):
+        source += f"parallel p{i} {{\n branch b{i} {{\n"
+    source += "end e: completed\n" + "}\n}\n" * depth
+    result = parse(source, "nest.wf")
+    assert result.spec is None
+    assert [d.code for d in result.diagnostics] == ["WF005"]
+
+
+def test_missing_file_is_a_diagnostic() -> None:
+    result = parse_file("/nonexistent/x.wf")
+    (d,) = result.diagnostics
+    assert d.code == "WF005"
+    assert d.message.startswith("cannot read the file")
+
+
+def test_control_characters_are_syntax_errors() -> None:
+    result = parse(H + "start a\x00\n", "nul.wf")
+    (d,) = result.diagnostics
+    assert d.message.startswith("unexpected character '\\u0000'")
+
+
+def test_invalid_literals() -> None:
+    result = parse(
+        H + 'wait w: until 2026-02-30T09:00:00Z {\n    output { a: "\\q", b: P1M }\n}\n', "lit.wf"
+    )
+    assert [(d.code, d.span.line, d.span.column) for d in result.diagnostics] == [
+        ("WF002", 2, 15),
+        ("WF002", 3, 17),
+        ("WF002", 3, 26),
+    ]
+    assert "day is out of range for month" in result.diagnostics[0].message
+    assert result.diagnostics[1].message == 'invalid escape in string "\\q"'
+    assert "years or months" in result.diagnostics[2].message
+
+
+def test_misplaced_and_duplicate_clauses() -> None:
+    result = parse(
+        H + "sleep s 10s {\n    retry { attempts: 2 }\n    next a\n}\n"
+        "task t: service x.y {\n    form { a: int }\n    next a\n    next b\n}\n",
+        "c.wf",
+    )
+    messages = [(d.code, d.span.line, d.message) for d in result.diagnostics]
+    assert messages == [
+        ("WF003", 3, "a sleep node does not take 'retry'"),
+        ("WF003", 7, "a service task does not take 'form'"),
+        ("WF003", 9, "'next' is given twice in node 't'"),
+    ]
+    assert result.diagnostics[2].related[0].span.line == 8
+
+
+def test_unknown_function_and_no_clock() -> None:
+    result = parse(H + "choice c {\n    when now() > 1 and lenn(input.x) > 0 -> e\n}\n", "f.wf")
+    assert [(d.code, d.message, d.hint) for d in result.diagnostics] == [
+        (
+            "WF004",
+            "unknown function 'now'",
+            "workflows are deterministic: use a 'wait ... until' node or pass the value in",
+        ),
+        ("WF004", "unknown function 'lenn'", "did you mean 'len'?"),
+    ]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -12,7 +14,7 @@ from wflang.dsl.serialize import structure, unstructure
 
 from .strategies import soups, specs
 
-PROPS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROPS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @PROPS
@@ -29,9 +31,10 @@ def test_print_then_parse_round_trips(spec: sp.WorkflowSpec) -> None:
 @PROPS
 @given(specs)
 def test_unstructure_structure_round_trips(spec: sp.WorkflowSpec) -> None:
-    data = unstructure(spec)
-    assert structure(data) == spec
-    assert unstructure(structure(unstructure(spec))) == data
+    data = json.loads(json.dumps(unstructure(spec)))
+    back = structure(json.loads(json.dumps(data)))
+    assert back == spec
+    assert unstructure(back) == data
 
 
 @PROPS

@@ -35,7 +35,7 @@ def make_converter() -> cattrs.Converter:
     conv = cattrs.Converter(forbid_extra_keys=True)
     conv.register_unstructure_hook(Decimal, str)
     conv.register_structure_hook(Decimal, lambda v, _: Decimal(str(v)))
-    leaves: tuple[Any, ...] = (ex.Expr, ty.NamedType | ty.GenericType, ty.TypeSpec)
+    leaves: tuple[Any, ...] = (ex.Expr, ty.TypeSpec, ty.NamedType | ty.GenericType)
     for union in leaves:
         configure_tagged_union(union, conv, tag_generator=kind_tag, tag_name="kind")
     # Member hooks are made when a union is configured: optional expressions first.

@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 DEVSTAMP := $(VENV)/.installed-dev
 
-.PHONY: demo test lint typecheck unit docs bench clean
+.PHONY: demo test lint typecheck unit bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -37,9 +37,6 @@ unit: $(DEVSTAMP)
 	$(BIN)/pytest
 
 test: lint typecheck unit
-
-docs: $(STAMP)
-	$(BIN)/python -m wflang.docgen > docs/rules.md
 
 bench: $(DEVSTAMP)
 	$(BIN)/python bench/parse.py

@@ -178,6 +178,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"wf {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
+    def diagnostics_format(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--format",
+            choices=("text", "concise", "json"),
+            default="text",
+            help="text (source snippets, default), concise (one line each) or json",
+        )
+
     def common(p: argparse.ArgumentParser) -> None:
         p.add_argument(
             "--color",
@@ -195,10 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file", help="the .wf file, or - for standard input")
     p.add_argument("--json", action="store_true", help="print the spec as JSON (through cattrs)")
     p.add_argument("--summary", action="store_true", help="print a one-paragraph summary (default)")
-    p.add_argument(
-        "--format", choices=("text", "concise", "json"), default="text",
-        help="how to print diagnostics",
-    )  # fmt: skip
+    diagnostics_format(p)
     common(p)
     p.set_defaults(func=cmd_parse)
 
@@ -223,10 +228,7 @@ def build_parser() -> argparse.ArgumentParser:
         "Folders are searched for *.wf; '-' reads standard input.",
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="files, folders, or -")
-    p.add_argument(
-        "--format", choices=("text", "concise", "json"), default="text",
-        help="text (source snippets, default), concise (one line each) or json",
-    )  # fmt: skip
+    diagnostics_format(p)
     p.add_argument(
         "--fail-on", choices=("error", "warning", "info"), default="error",
         help="exit 1 when a finding is at least this severe (default: error)",

@@ -102,10 +102,6 @@ _ESCAPE = re.compile(r"\\(u\{[0-9A-Fa-f]{1,6}\}|.)")
 T = TypeVar("T")
 
 
-def token_span(file: str, tok: Token) -> Span:
-    return Span(file, tok.line or 0, tok.column or 0, tok.end_line or 0, tok.end_column or 0)
-
-
 def parse_duration(text: str) -> int | None:
     """Milliseconds of a duration literal, or None when it is not a fixed duration."""
     if not text.startswith("P"):

@@ -7,7 +7,7 @@ and never reused; messages are for people and may change wording.
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 
 from attrs import frozen
 
@@ -57,10 +57,8 @@ class CodeRegistry:
         """Find a code by id (``WF201``) or by name (``unreachable-node``)."""
         return self._by_id.get(key.upper()) or self._by_name.get(key.lower())
 
-    def __iter__(self) -> Iterator[Code]:
-        return iter(sorted(self._by_id.values(), key=lambda c: c.id))
-
     def all(self) -> tuple[Code, ...]:
+        """Every code, ordered by id."""
         return tuple(sorted(self._by_id.values(), key=lambda c: c.id))
 
 

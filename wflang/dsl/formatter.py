@@ -14,10 +14,10 @@ from __future__ import annotations
 import bisect
 from collections.abc import Callable, Sequence
 from decimal import Decimal
+from functools import singledispatch
 
 from wflang.dsl import expr as ex
 from wflang.dsl import spec as sp
-from wflang.dsl import types as ty
 from wflang.dsl.span import Span
 
 INDENT = "    "
@@ -32,7 +32,7 @@ def format_spec(spec: sp.WorkflowSpec, text: str = "") -> str:
         h = spec.header
         w.line(f"workflow {h.name.text} version {h.version}", h.span)
     for item in spec.items:
-        _ITEM_PRINTERS[type(item)](w, item)
+        _item(item, w)
     w.finish()
     return "\n".join(w.out).rstrip("\n") + "\n"
 
@@ -40,10 +40,10 @@ def format_spec(spec: sp.WorkflowSpec, text: str = "") -> str:
 # ----------------------------------------------------------------- expressions
 
 
+@singledispatch
 def format_expr(e: ex.Expr) -> str:
     """An expression in canonical form, parenthesised only where precedence needs it."""
-    printer = _EXPR_PRINTERS[type(e)]
-    return printer(e)
+    raise TypeError(f"not an expression: {e!r}")
 
 
 def _wrap(e: ex.Expr, needs: bool) -> str:
@@ -51,6 +51,7 @@ def _wrap(e: ex.Expr, needs: bool) -> str:
     return f"({s})" if needs else s
 
 
+@format_expr.register
 def _binary(e: ex.Binary) -> str:
     p = ex.BINARY_PRECEDENCE[e.op]
     lp, rp = ex.precedence(e.left), ex.precedence(e.right)
@@ -60,6 +61,7 @@ def _binary(e: ex.Binary) -> str:
     return f"{left} {e.op} {right}"
 
 
+@format_expr.register
 def _unary(e: ex.Unary) -> str:
     if e.op == "not":
         return "not " + _wrap(e.operand, ex.precedence(e.operand) < ex.UNARY_PRECEDENCE["not"])
@@ -77,12 +79,6 @@ def format_decimal(value: Decimal) -> str:
     return s if "." in s else s + ".0"
 
 
-def format_number(value: Decimal) -> str:
-    """An int or decimal setting (factor, jitter) as written: ``2`` or ``0.5``."""
-    s = format(value, "f")
-    return s
-
-
 _STRING_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r", "\0": "\\0"}
 
 
@@ -98,26 +94,57 @@ def format_string(value: str) -> str:
     return '"' + "".join(out) + '"'
 
 
-_EXPR_PRINTERS: dict[type, Callable[[ex.Expr], str]] = {
-    ex.IntLit: lambda e: str(e.value),  # type: ignore[union-attr]
-    ex.DecimalLit: lambda e: format_decimal(e.value),  # type: ignore[union-attr,arg-type]
-    ex.StringLit: lambda e: format_string(e.value),  # type: ignore[union-attr,arg-type]
-    ex.BoolLit: lambda e: "true" if e.value else "false",  # type: ignore[union-attr]
-    ex.NullLit: lambda e: "null",
-    ex.DurationLit: lambda e: e.text,  # type: ignore[union-attr]
-    ex.TimestampLit: lambda e: e.text,  # type: ignore[union-attr]
-    ex.Ref: lambda e: e.name,  # type: ignore[union-attr]
-    ex.Member: lambda e: f"{_postfix_target(e.target)}.{e.name}",  # type: ignore[union-attr]
-    ex.Index: lambda e: f"{_postfix_target(e.target)}[{format_expr(e.index)}]",  # type: ignore[union-attr]
-    ex.Call: lambda e: f"{e.function}({', '.join(format_expr(a) for a in e.args)})",  # type: ignore[union-attr]
-    ex.Unary: _unary,  # type: ignore[dict-item]
-    ex.Binary: _binary,  # type: ignore[dict-item]
-    ex.ListLit: lambda e: "[" + ", ".join(format_expr(i) for i in e.items) + "]",  # type: ignore[union-attr]
-}
+@format_expr.register
+def _literal(e: ex.IntLit | ex.BoolLit | ex.NullLit) -> str:
+    if isinstance(e, ex.NullLit):
+        return "null"
+    if isinstance(e, ex.BoolLit):
+        return "true" if e.value else "false"
+    return str(e.value)
 
 
-def format_type(t: ty.TypeSpec) -> str:
-    return str(t)
+@format_expr.register
+def _decimal(e: ex.DecimalLit) -> str:
+    return format_decimal(e.value)
+
+
+@format_expr.register
+def _string(e: ex.StringLit) -> str:
+    return format_string(e.value)
+
+
+@format_expr.register
+def _as_written(e: ex.DurationLit | ex.TimestampLit) -> str:
+    return e.text
+
+
+@format_expr.register
+def _ref(e: ex.Ref) -> str:
+    return e.name
+
+
+@format_expr.register
+def _member(e: ex.Member) -> str:
+    return f"{_postfix_target(e.target)}.{e.name}"
+
+
+@format_expr.register
+def _index(e: ex.Index) -> str:
+    return f"{_postfix_target(e.target)}[{format_expr(e.index)}]"
+
+
+@format_expr.register
+def _call_expr(e: ex.Call) -> str:
+    return f"{e.function}({_joined(e.args)})"
+
+
+@format_expr.register
+def _list(e: ex.ListLit) -> str:
+    return f"[{_joined(e.items)}]"
+
+
+def _joined(items: Sequence[ex.Expr]) -> str:
+    return ", ".join(format_expr(i) for i in items)
 
 
 # --------------------------------------------------------------------- writer
@@ -201,7 +228,7 @@ class _Writer:
         self.block_start = False
         self.last_line = max(self.last_line, span.end_line)
 
-    def open(self, text: str, span: Span, first: Span | None = None) -> None:
+    def open(self, text: str, span: Span, first: Span | None = None, opener: str = " {") -> None:
         """The first line of a block, ``text {``; the block's content follows.
 
         A comment at the end of the opening line belongs to the block's first
@@ -212,18 +239,23 @@ class _Writer:
             self._blank_before(span.line)
         same_line = first is not None and first.line == span.line
         trailing = self._trailing(span.line) if span.line > 0 and not same_line else ""
-        self.out.append(INDENT * self.depth + text + " {" + trailing)
+        self.out.append(INDENT * self.depth + text + opener + trailing)
         self.depth += 1
         self.block_start = True
         self.last_line = max(self.last_line, span.line)
 
-    def close(self, span: Span, suffix: str = "") -> None:
+    def turn(self, text: str) -> None:
+        """End one bracketed part and open the next on the same line, as ``) -> {``."""
+        self.out.append(INDENT * (self.depth - 1) + text)
+        self.block_start = True
+
+    def close(self, span: Span, suffix: str = "", closer: str = "}") -> None:
         """The closing ``}`` of a block whose element is written at ``span``."""
         if span.line > 0:
             self.leading(span.end_line)
         self.depth -= 1
         trailing = self._trailing(span.end_line) if span.line > 0 else ""
-        self.out.append(INDENT * self.depth + "}" + suffix + trailing)
+        self.out.append(INDENT * self.depth + closer + suffix + trailing)
         self.block_start = False
         self.last_line = max(self.last_line, span.end_line)
 
@@ -264,7 +296,7 @@ class _Writer:
 
 def _field(f: sp.Field) -> str:
     default = "" if f.default is None else f" = {format_expr(f.default)}"
-    return f"{f.name.text}: {format_type(f.type)}{default}"
+    return f"{f.name.text}: {f.type}{default}"
 
 
 def _entry(e: sp.Entry) -> str:
@@ -300,29 +332,38 @@ def _names(idents: Sequence[sp.Ident]) -> str:
 # --------------------------------------------------------------- declarations
 
 
-def _import(w: _Writer, d: sp.ImportDecl) -> None:
+@singledispatch
+def _item(item: object, w: _Writer) -> None:
+    """Print one declaration or node; each kind registers its printer below."""
+    raise TypeError(f"not a declaration or node: {item!r}")
+
+
+@_item.register
+def _import(d: sp.ImportDecl, w: _Writer) -> None:
     alias = "" if d.alias is None else f" as {d.alias.text}"
     w.line(f"import {format_string(d.path)}{alias}", d.span)
 
 
-def _type(w: _Writer, d: sp.TypeDecl) -> None:
+@_item.register
+def _type(d: sp.TypeDecl, w: _Writer) -> None:
     _fields(w, f"type {d.name.text}", d.fields, d.span)
 
 
-def _enum(w: _Writer, d: sp.EnumDecl) -> None:
+@_item.register
+def _enum(d: sp.EnumDecl, w: _Writer) -> None:
     _braced(w, f"enum {d.name.text}", [(m.text, m.span) for m in d.members], d.span)
 
 
-def _block_decl(
-    keyword: str,
-) -> Callable[[_Writer, sp.InputDecl | sp.ContextDecl | sp.OutputDecl], None]:
-    def printer(w: _Writer, d: sp.InputDecl | sp.ContextDecl | sp.OutputDecl) -> None:
-        _fields(w, keyword, d.fields, d.span)
-
-    return printer
+_BLOCK_KEYWORDS = {sp.InputDecl: "input", sp.ContextDecl: "context", sp.OutputDecl: "output"}
 
 
-def _event_decl(w: _Writer, d: sp.SignalDecl | sp.MessageDecl) -> None:
+@_item.register
+def _block_decl(d: sp.InputDecl | sp.ContextDecl | sp.OutputDecl, w: _Writer) -> None:
+    _fields(w, _BLOCK_KEYWORDS[type(d)], d.fields, d.span)
+
+
+@_item.register
+def _event_decl(d: sp.SignalDecl | sp.MessageDecl, w: _Writer) -> None:
     keyword = "signal" if isinstance(d, sp.SignalDecl) else "message"
     if d.payload is None:
         w.line(f"{keyword} {d.name.text}", d.span)
@@ -330,33 +371,43 @@ def _event_decl(w: _Writer, d: sp.SignalDecl | sp.MessageDecl) -> None:
         _fields(w, f"{keyword} {d.name.text}", d.payload, d.span)
 
 
-def _error(w: _Writer, d: sp.ErrorDecl) -> None:
+@_item.register
+def _error(d: sp.ErrorDecl, w: _Writer) -> None:
     w.line(f"error {_names(d.names)}", d.span)
 
 
-def _service(w: _Writer, d: sp.ServiceDecl) -> None:
+@_item.register
+def _service(d: sp.ServiceDecl, w: _Writer) -> None:
+    """One line when it fits; else the result, then the parameters, one per line."""
     raises = f" raises {_names(d.raises)}" if d.raises else ""
-    params = ", ".join(_field(p) for p in d.params)
-    head = f"service {d.name.text}({params})"
-    if d.result is None:
-        if w.fits(head + raises) or not d.params:
-            w.line(head + raises, d.span)
-            return
-        w.open(f"service {d.name.text}(", d.span)
-        w.out[-1] = w.out[-1][: -len(" {")] if w.out[-1].endswith(" {") else w.out[-1]
-        for p in d.params:
-            w.line(_field(p) + ",", p.span)
-        w.depth -= 1
-        w.line(")" + raises, Span(d.span.file, 0, 0, 0, 0))
+    params = [(_field(p), p.span) for p in d.params]
+    head = f"service {d.name.text}({', '.join(t for t, _ in params)})"
+    result = None if d.result is None else [(_field(f), f.span) for f in d.result]
+    inline = (
+        ""
+        if result is None
+        else f" -> {{ {', '.join(t for t, _ in result)} }}".replace("{  }", "{}")
+    )
+    if w.fits(head + inline + raises) and not w.has_comment_inside(d.span):
+        w.line(head + inline + raises, d.span)
         return
-    one = f"{head} -> {{ {', '.join(_field(f) for f in d.result)} }}{raises}"
-    if d.result and w.fits(one) and not w.has_comment_inside(d.span):
-        w.line(one, d.span)
-    else:
-        _fields(w, f"{head} ->", d.result, d.span, raises)
+    if result is not None and w.fits(head + " -> {"):
+        _braced(w, f"{head} ->", result, d.span, raises)
+        return
+    w.open(f"service {d.name.text}", d.span, params[0][1] if params else None, opener="(")
+    for text, item_span in params:
+        w.line(text + ",", item_span)
+    if result is None or w.fits(")" + inline + raises):
+        w.close(d.span, inline + raises, closer=")")
+        return
+    w.turn(") -> {")
+    for text, item_span in result:
+        w.line(text + ",", item_span)
+    w.close(d.span, raises)
 
 
-def _start(w: _Writer, d: sp.StartDecl) -> None:
+@_item.register
+def _start(d: sp.StartDecl, w: _Writer) -> None:
     w.line(f"start {d.target.text}", d.span)
 
 
@@ -406,9 +457,9 @@ def _retry_text(r: sp.Retry) -> list[str]:
         high = "" if r.max_delay is None else f"..{r.max_delay.text}"
         settings.append(f"backoff: {r.initial_delay.text}{high}")
     if r.factor is not None:
-        settings.append(f"factor: {format_number(r.factor)}")
+        settings.append(f"factor: {format(r.factor, 'f')}")
     if r.jitter is not None:
-        settings.append(f"jitter: {format_number(r.jitter)}")
+        settings.append(f"jitter: {format(r.jitter, 'f')}")
     if r.non_retryable is not None:
         settings.append(f"non_retryable: [{_names(r.non_retryable)}]")
     return settings
@@ -457,11 +508,13 @@ def _work(work: sp.TaskWork) -> str:
     return keyword if work.assignee is None else f"{keyword} {format_string(work.assignee.value)}"
 
 
-def _task(w: _Writer, n: sp.TaskNode) -> None:
+@_item.register
+def _task(n: sp.TaskNode, w: _Writer) -> None:
     _body(w, f"task {n.name.text}: {_work(n.work)}", n.span, _clause_parts(w, n))
 
 
-def _choice(w: _Writer, n: sp.ChoiceNode) -> None:
+@_item.register
+def _choice(n: sp.ChoiceNode, w: _Writer) -> None:
     parts: list[_Part] = []
     for arm in n.arms:
         if arm.guard is None:
@@ -481,11 +534,13 @@ def _trigger(t: sp.WaitTrigger) -> str:
     return f"until {format_expr(t.at)}"
 
 
-def _wait(w: _Writer, n: sp.WaitNode) -> None:
+@_item.register
+def _wait(n: sp.WaitNode, w: _Writer) -> None:
     _body(w, f"wait {n.name.text}: {_trigger(n.trigger)}", n.span, _clause_parts(w, n))
 
 
-def _sleep(w: _Writer, n: sp.SleepNode) -> None:
+@_item.register
+def _sleep(n: sp.SleepNode, w: _Writer) -> None:
     head = f"sleep {n.name.text} {format_expr(n.duration)}"
     written_as_block = n.span.end_line > n.span.line or w.has_comment_inside(n.span)
     if n.next is not None and not written_as_block:
@@ -519,14 +574,15 @@ def _nodes_body(w: _Writer, head: str, span: Span, nodes: Sequence[sp.Node],
 
 
 def _node_printer(node: sp.Node) -> Callable[[_Writer], None]:
-    return lambda w: _ITEM_PRINTERS[type(node)](w, node)
+    return lambda w: _item(node, w)
 
 
 def _branch_printer(b: sp.Branch) -> Callable[[_Writer], None]:
     return lambda w: _branch(w, b)
 
 
-def _parallel(w: _Writer, n: sp.ParallelNode) -> None:
+@_item.register
+def _parallel(n: sp.ParallelNode, w: _Writer) -> None:
     parts: list[_Part] = [(b.span, _branch_printer(b)) for b in n.branches]
     if n.join is not None:
         parts.append(_line_part(n.join.span, _join(n, n.join)))
@@ -534,7 +590,8 @@ def _parallel(w: _Writer, n: sp.ParallelNode) -> None:
     _body(w, f"parallel {n.name.text}", n.span, parts)
 
 
-def _map(w: _Writer, n: sp.MapNode) -> None:
+@_item.register
+def _map(n: sp.MapNode, w: _Writer) -> None:
     options: list[_Part] = []
     none = _NONE
     if n.concurrency is not None:
@@ -548,40 +605,19 @@ def _map(w: _Writer, n: sp.MapNode) -> None:
     _nodes_body(w, head, n.span, n.nodes, options, _clause_parts(w, n))
 
 
-def _call(w: _Writer, n: sp.CallNode) -> None:
+@_item.register
+def _call(n: sp.CallNode, w: _Writer) -> None:
     version = "" if n.version is None else f" version {n.version}"
     _body(
         w, f"call {n.name.text}: workflow {n.workflow.text}{version}", n.span, _clause_parts(w, n)
     )
 
 
-def _end(w: _Writer, n: sp.EndNode) -> None:
+@_item.register
+def _end(n: sp.EndNode, w: _Writer) -> None:
     head = f"end {n.name.text}: {n.outcome.value}"
     parts = _clause_parts(w, n)
     if parts:
         _body(w, head, n.span, parts)
     else:
         w.line(head, n.span)
-
-
-_ITEM_PRINTERS: dict[type, Callable[[_Writer, object], None]] = {
-    sp.ImportDecl: _import,  # type: ignore[dict-item]
-    sp.TypeDecl: _type,  # type: ignore[dict-item]
-    sp.EnumDecl: _enum,  # type: ignore[dict-item]
-    sp.InputDecl: _block_decl("input"),  # type: ignore[dict-item]
-    sp.ContextDecl: _block_decl("context"),  # type: ignore[dict-item]
-    sp.OutputDecl: _block_decl("output"),  # type: ignore[dict-item]
-    sp.SignalDecl: _event_decl,  # type: ignore[dict-item]
-    sp.MessageDecl: _event_decl,  # type: ignore[dict-item]
-    sp.ErrorDecl: _error,  # type: ignore[dict-item]
-    sp.ServiceDecl: _service,  # type: ignore[dict-item]
-    sp.StartDecl: _start,  # type: ignore[dict-item]
-    sp.TaskNode: _task,  # type: ignore[dict-item]
-    sp.ChoiceNode: _choice,  # type: ignore[dict-item]
-    sp.WaitNode: _wait,  # type: ignore[dict-item]
-    sp.SleepNode: _sleep,  # type: ignore[dict-item]
-    sp.ParallelNode: _parallel,  # type: ignore[dict-item]
-    sp.MapNode: _map,  # type: ignore[dict-item]
-    sp.CallNode: _call,  # type: ignore[dict-item]
-    sp.EndNode: _end,  # type: ignore[dict-item]
-}

@@ -71,7 +71,12 @@ def _on_comment(tok: Token) -> Token:
 
 
 def make_parser(transformer: SpecBuilder | None = None) -> Lark:
-    """The LALR parser for the wflang grammar (with ``transformer``, tree-less)."""
+    """The LALR parser for the wflang grammar.
+
+    With ``transformer`` it is tree-less and collects comments into the parse's
+    context; without, it is the plain tree-building parser (used as a reference).
+    """
+    callbacks = {"LINE_COMMENT": _on_comment, "BLOCK_COMMENT": _on_comment} if transformer else {}
     return Lark(
         grammar_text(),
         parser="lalr",
@@ -79,7 +84,7 @@ def make_parser(transformer: SpecBuilder | None = None) -> Lark:
         propagate_positions=True,
         maybe_placeholders=True,
         transformer=transformer,
-        lexer_callbacks={"LINE_COMMENT": _on_comment, "BLOCK_COMMENT": _on_comment},
+        lexer_callbacks=callbacks,
     )
 
 

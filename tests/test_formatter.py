@@ -102,3 +102,14 @@ def test_comment_text_survives_formatting() -> None:
         after = parse(fmt(source), "f.wf").spec
         assert before is not None and after is not None
         assert [c.text.rstrip() for c in before.comments] == [c.text for c in after.comments]
+
+
+def test_long_service_signature_wraps_parameters_then_result() -> None:
+    params = ", ".join(f"parameter_{i}: string" for i in range(5))
+    out = fmt(f"service billing.charge({params}) -> {{ charge_id: string }} raises Declined\n")
+    assert out == (
+        "service billing.charge(\n"
+        + "".join(f"    parameter_{i}: string,\n" for i in range(5))
+        + ") -> { charge_id: string } raises Declined\n"
+    )
+    assert fmt(out) == out

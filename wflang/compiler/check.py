@@ -1,0 +1,109 @@
+"""``wf check``: the passes over every file, the findings of all of them, sorted.
+
+Pass order follows mypy: parse -> resolve names -> graph -> types, then the
+suppressions judge the rest. A syntax error blocks the later passes of its file
+only; a broken name (a duplicate node, an unknown target, a missing start,
+an edge out of its scope) blocks the graph pass, whose results would be noise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from attrs import frozen
+
+from wflang.compiler import rules as _rules  # noqa: F401  (registers every rule)
+from wflang.compiler import suppress
+from wflang.compiler.config import Config
+from wflang.compiler.model import Model, build_model
+from wflang.compiler.program import Program, Reader, load_program, read_file
+from wflang.compiler.registry import Finding, Pass, Rule, rules_in_order
+from wflang.dsl.diagnostics import Diagnostic, Severity, sorted_diagnostics
+from wflang.dsl.parser import ParseResult
+
+#: Names whose errors make the graph of a workflow meaningless.
+GRAPH_BLOCKERS = frozenset({"WF101", "WF102", "WF103", "WF107", "WF115"})
+
+
+@frozen
+class CheckResult:
+    """Every finding of every file asked for, and what was needed to show them."""
+
+    diagnostics: tuple[Diagnostic, ...]
+    sources: dict[str, str]
+    files: tuple[str, ...]
+    suppressed: int
+
+
+def check(parsed: Iterable[ParseResult], config: Config | None = None,
+          reader: Reader = read_file) -> CheckResult:  # fmt: skip
+    """Check parsed files (and what they import) under ``config``."""
+    config = config or Config()
+    program = load_program(list(parsed), reader)
+    found: list[Diagnostic] = []
+    suppressed = 0
+    for path in program.roots:
+        module = program.modules[path]
+        own = [d for d in program.diagnostics if d.span.file == path]
+        if module.spec is None:
+            found.extend(module.parsed.diagnostics)
+            continue
+        file_findings = [
+            *module.parsed.diagnostics,
+            *own,
+            *run_rules(module_model(program, path), config),
+        ]
+        applied = suppress.apply(module.spec, module.parsed.text, file_findings)
+        found.extend(applied.kept)
+        found.extend(_configured(applied.findings, config))
+        suppressed += applied.suppressed
+    sources = {p: m.parsed.text for p, m in program.modules.items()}
+    return CheckResult(sorted_diagnostics(found), sources, program.roots, suppressed)
+
+
+def module_model(program: Program, path: str) -> Model:
+    return build_model(program.modules[path], program)
+
+
+def run_rules(model: Model, config: Config) -> list[Diagnostic]:
+    """Run every enabled rule on one workflow, pass by pass."""
+    found: list[Diagnostic] = []
+    blocked = False
+    for rule in rules_in_order():
+        severity = config.severity(rule)
+        if rule.pass_ is Pass.GRAPH and blocked:
+            continue
+        produced = list(_run(rule, model))
+        if rule.id in GRAPH_BLOCKERS and produced:
+            blocked = True
+        if severity is None:
+            continue
+        found.extend(
+            Diagnostic(rule.id, rule.code.name, severity, f.message, f.span, f.hint, f.related)
+            for f in produced
+        )
+    return found
+
+
+def _run(rule: Rule, model: Model) -> Iterable[Finding]:
+    return rule.check(model)
+
+
+def _configured(findings: Iterable[Diagnostic], config: Config) -> list[Diagnostic]:
+    """Apply the configuration to the suppression findings (not registered as rules)."""
+    out = []
+    for d in findings:
+        level = config.severities.get(d.code, _default_suppression_level(d.code, config))
+        if level is not None:
+            out.append(Diagnostic(d.code, d.name, level, d.message, d.span, d.hint, d.related))
+    return out
+
+
+def _default_suppression_level(code: str, config: Config) -> Severity | None:
+    from wflang.compiler.registry import Preset
+
+    if code == suppress.BLANKET_SUPPRESSION.id and config.preset is Preset.RECOMMENDED:
+        return None
+    if config.preset is Preset.STRICT:
+        return Severity.ERROR
+    return Severity.WARNING

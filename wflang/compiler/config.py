@@ -1,0 +1,92 @@
+"""Configuration of ``wf check``: a preset and per-rule severities.
+
+Read from ``[tool.wflang]`` in the nearest ``pyproject.toml``::
+
+    [tool.wflang]
+    preset = "recommended"          # or "strict", "all"
+    [tool.wflang.rules]
+    WF212 = "off"                   # or "info", "warning", "error"
+    unused-declaration = "error"    # rules may be named by code or by name
+
+``recommended`` turns on the rules marked so, at their default severity;
+``strict`` adds the strict rules and raises warnings to errors; ``all`` turns on
+every rule at its default severity.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+
+from attrs import field, frozen
+
+from wflang.compiler.registry import RULES, Preset, Rule
+from wflang.dsl.diagnostics import CODES, Severity
+
+_LEVELS = {"off": None, "info": Severity.INFO, "warning": Severity.WARNING, "error": Severity.ERROR}
+
+
+class ConfigError(Exception):
+    """The configuration names an unknown preset, rule or level."""
+
+
+@frozen
+class Config:
+    preset: Preset = Preset.RECOMMENDED
+    severities: Mapping[str, Severity | None] = field(factory=dict)  # code id -> level
+    source: str | None = None  # the file it came from
+
+    def severity(self, rule: Rule) -> Severity | None:
+        """The severity a rule reports at under this configuration, or None when off."""
+        if rule.id in self.severities:
+            return self.severities[rule.id]
+        if self.preset is Preset.ALL:
+            return rule.code.severity
+        if rule.preset is Preset.ALL or (
+            rule.preset is Preset.STRICT and self.preset is Preset.RECOMMENDED
+        ):
+            return None
+        if self.preset is Preset.STRICT and rule.code.severity is Severity.WARNING:
+            return Severity.ERROR
+        return rule.code.severity
+
+
+def parse_config(table: Mapping[str, object], source: str | None = None) -> Config:
+    """Validate a ``[tool.wflang]`` table."""
+    preset_name = table.get("preset", "recommended")
+    try:
+        preset = Preset(preset_name)
+    except ValueError as err:
+        names = ", ".join(p.value for p in Preset)
+        raise ConfigError(f"unknown preset {preset_name!r}; the presets are {names}") from err
+    rules = table.get("rules", {})
+    if not isinstance(rules, Mapping):
+        raise ConfigError("[tool.wflang.rules] must be a table of rule = level")
+    severities: dict[str, Severity | None] = {}
+    for key, level in rules.items():
+        code = CODES.lookup(str(key))
+        if code is None or code.id not in RULES:
+            raise ConfigError(f"unknown rule {key!r} in [tool.wflang.rules] (see 'wf rules')")
+        if level not in _LEVELS:
+            raise ConfigError(
+                f"rule {key}: level must be one of {', '.join(_LEVELS)}, not {level!r}"
+            )
+        severities[code.id] = _LEVELS[str(level)]
+    return Config(preset, severities, source)
+
+
+def load_config(start: Path | None = None) -> Config:
+    """The configuration of the nearest pyproject.toml with a [tool.wflang] table."""
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        candidate = folder / "pyproject.toml"
+        if candidate.is_file():
+            try:
+                data = tomllib.loads(candidate.read_text(encoding="utf-8"))
+            except (OSError, tomllib.TOMLDecodeError) as err:
+                raise ConfigError(f"cannot read {candidate}: {err}") from err
+            tool = data.get("tool", {}).get("wflang")
+            if tool is not None:
+                return parse_config(tool, str(candidate))
+    return Config()

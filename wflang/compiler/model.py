@@ -1,0 +1,252 @@
+"""The model of one workflow that every rule reads: symbols, node table and graph.
+
+Built once per file by ``build_model``: declarations of the file and of the
+files it imports are gathered into symbol tables, nodes into a table keyed by
+name with the scope each lives in (the workflow, a parallel branch, a map body),
+and the flow into one networkx ``DiGraph``. Rules never rebuild any of it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from functools import cached_property
+from typing import TypeVar
+
+import networkx as nx
+from attrs import define, field, frozen
+
+from wflang.compiler.program import Module, Program
+from wflang.dsl import spec as sp
+
+TOP = ""  # the workflow's own scope
+T = TypeVar("T")
+
+Decl = sp.Declaration
+
+
+@frozen
+class NodeInfo:
+    """Where a node lives: its scope (``""``, ``parallel/branch`` or ``map``) and owner."""
+
+    node: sp.Node
+    scope: str
+    owner: str | None  # the parallel or map node whose body holds it
+
+
+@frozen
+class Edge:
+    """A flow edge as written: its kind (next, when, else, timeout, error, join) and target."""
+
+    kind: str
+    target: sp.Ident
+    label: str = ""
+
+
+@frozen
+class CallableWorkflow:
+    """A workflow another file can ``call``: its spec and the module it lives in."""
+
+    spec: sp.WorkflowSpec
+    path: str
+
+
+def outgoing(node: sp.Node) -> Iterator[Edge]:
+    """Every flow edge written on a node, in source order of the clauses' kinds."""
+    if isinstance(node, sp.ChoiceNode):
+        for arm in node.arms:
+            yield Edge("else" if arm.guard is None else "when", arm.target, _guard_label(arm))
+    for t in getattr(node, "timeouts", ()):
+        kind = "timeout" if t.interrupting else "timeout-side"
+        yield Edge(kind, t.target, f"after {_text(t.after)}")
+    for h in getattr(node, "handlers", ()):
+        label = "any" if h.catch_all else ", ".join(e.text for e in h.errors)
+        yield Edge("error", h.target, label)
+    nxt = getattr(node, "next", None)
+    if nxt is not None:
+        yield Edge("join" if isinstance(node, sp.ParallelNode) else "next", nxt)
+
+
+def _guard_label(arm: sp.ChoiceArm) -> str:
+    return "else" if arm.guard is None else _text(arm.guard)
+
+
+def _text(e: object) -> str:
+    from wflang.dsl.formatter import format_expr  # printing only, for labels
+
+    return format_expr(e)  # type: ignore[arg-type]
+
+
+@define
+class Model:
+    """Everything the rules need to know about one workflow file."""
+
+    module: Module
+    program: Program
+    spec: sp.WorkflowSpec
+    text: str
+    nodes: dict[str, NodeInfo] = field(factory=dict)
+    duplicate_nodes: list[tuple[sp.Node, sp.Node]] = field(factory=list)
+    scopes: dict[str, list[str]] = field(factory=dict)
+    types: dict[str, sp.TypeDecl | sp.EnumDecl] = field(factory=dict)
+    signals: dict[str, sp.SignalDecl] = field(factory=dict)
+    messages: dict[str, sp.MessageDecl] = field(factory=dict)
+    errors: dict[str, sp.Ident] = field(factory=dict)
+    services: dict[str, sp.ServiceDecl] = field(factory=dict)
+    workflows: dict[str, CallableWorkflow] = field(factory=dict)
+    input: dict[str, sp.Field] = field(factory=dict)
+    context: dict[str, sp.Field] = field(factory=dict)
+    output: dict[str, sp.Field] = field(factory=dict)
+    own: set[int] = field(factory=set)  # ids of declarations written in this file
+    starts: list[sp.StartDecl] = field(factory=list)
+    _memo: dict[str, object] = field(factory=dict)
+
+    def memo(self, key: str, compute: Callable[[Model], T]) -> T:
+        """Compute a derived fact once per model (the typing of all expressions…)."""
+        if key not in self._memo:
+            self._memo[key] = compute(self)
+        return self._memo[key]  # type: ignore[return-value]
+
+    # -- scopes and flow ---------------------------------------------------------
+
+    @property
+    def start(self) -> sp.StartDecl | None:
+        return self.starts[0] if self.starts else None
+
+    def entry(self, scope: str) -> str | None:
+        """The node a scope begins at: ``start`` for the workflow, else its first node."""
+        if scope == TOP:
+            start = self.start
+            if start is None or start.target.text not in self.nodes:
+                return None
+            return start.target.text
+        names = self.scopes.get(scope, [])
+        return names[0] if names else None
+
+    def in_scope(self, name: str, scope: str) -> bool:
+        info = self.nodes.get(name)
+        return info is not None and info.scope == scope
+
+    @cached_property
+    def graph(self) -> nx.DiGraph:  # type: ignore[type-arg]
+        """The flow of every scope in one graph; edges stay inside their scope."""
+        g: nx.DiGraph = nx.DiGraph()  # type: ignore[type-arg]
+        for name, info in self.nodes.items():
+            g.add_node(name, scope=info.scope, kind=type(info.node).__name__)
+        for name, info in self.nodes.items():
+            for edge in outgoing(info.node):
+                if self.in_scope(edge.target.text, info.scope):
+                    g.add_edge(name, edge.target.text, kind=edge.kind, label=edge.label)
+        return g
+
+    @cached_property
+    def compensation_handlers(self) -> set[str]:
+        """Nodes named by a ``compensate`` clause, and the nodes their flow reaches."""
+        roots = {
+            c.text
+            for info in self.nodes.values()
+            if (c := getattr(info.node, "compensate", None)) is not None and c.text in self.nodes
+        }
+        reached = set(roots)
+        for r in roots:
+            reached |= nx.descendants(self.graph, r)
+        return reached
+
+    @cached_property
+    def main_flow(self) -> set[str]:
+        """Top-level nodes reached from the start without a non-interrupting timer's
+        side path: the ends among them finish the workflow itself."""
+        entry = self.entry(TOP)
+        if entry is None:
+            return set()
+        main = nx.subgraph_view(
+            self.graph, filter_edge=lambda a, b: self.graph.edges[a, b]["kind"] != "timeout-side"
+        )
+        return {entry} | nx.descendants(main, entry)
+
+    def reachable(self, scope: str) -> set[str]:
+        entry = self.entry(scope)
+        if entry is None:
+            return set()
+        return {entry} | nx.descendants(self.graph, entry)
+
+    def ends(self, scope: str) -> list[str]:
+        return [n for n in self.scopes.get(scope, []) if isinstance(self.nodes[n].node, sp.EndNode)]
+
+    def all_nodes(self) -> Iterator[sp.Node]:
+        for info in self.nodes.values():
+            yield info.node
+
+    def is_own(self, decl: object) -> bool:
+        return id(decl) in self.own
+
+
+def build_model(module: Module, program: Program) -> Model:
+    """Gather the symbols a file sees and the nodes it defines."""
+    spec = module.spec
+    assert spec is not None, "models are built for parsed files only"
+    model = Model(module, program, spec, module.parsed.text)
+    for imported in program.imported(module):
+        if imported.spec is not None:
+            _declare(model, imported.spec, own=False)
+    for decl, target in module.imports:
+        if target is None or target not in program.modules:
+            continue
+        callee = program.modules[target].spec
+        if callee is not None and callee.header is not None:
+            name = callee.header.name.text
+            key = f"{decl.alias.text}.{name}" if decl.alias is not None else name
+            model.workflows[key] = CallableWorkflow(callee, target)
+    if spec.header is not None:
+        model.workflows.setdefault(spec.header.name.text, CallableWorkflow(spec, module.path))
+    _declare(model, spec, own=True)
+    model.scopes[TOP] = []
+    _add_nodes(model, spec.nodes, TOP, None)
+    return model
+
+
+def _declare(model: Model, spec: sp.WorkflowSpec, *, own: bool) -> None:
+    """Put a file's declarations into the symbol tables (imported ones first, so own win)."""
+    for decl in spec.declarations:
+        if own:
+            model.own.add(id(decl))
+        if isinstance(decl, sp.TypeDecl | sp.EnumDecl):
+            model.types[decl.name.text] = decl
+        elif isinstance(decl, sp.SignalDecl):
+            model.signals[decl.name.text] = decl
+        elif isinstance(decl, sp.MessageDecl):
+            model.messages[decl.name.text] = decl
+        elif isinstance(decl, sp.ErrorDecl):
+            for name in decl.names:
+                model.errors[name.text] = name
+                if own:
+                    model.own.add(id(name))
+        elif isinstance(decl, sp.ServiceDecl):
+            model.services[decl.name.text] = decl
+        elif not own:
+            continue  # a workflow's input, context, output and start stay its own
+        elif isinstance(decl, sp.InputDecl):
+            model.input.update({f.name.text: f for f in decl.fields})
+        elif isinstance(decl, sp.ContextDecl):
+            model.context.update({f.name.text: f for f in decl.fields})
+        elif isinstance(decl, sp.OutputDecl):
+            model.output.update({f.name.text: f for f in decl.fields})
+        elif isinstance(decl, sp.StartDecl):
+            model.starts.append(decl)
+
+
+def _add_nodes(model: Model, nodes: tuple[sp.Node, ...], scope: str, owner: str | None) -> None:
+    for node in nodes:
+        name = node.name.text
+        if name in model.nodes:
+            model.duplicate_nodes.append((model.nodes[name].node, node))
+        else:
+            model.nodes[name] = NodeInfo(node, scope, owner)
+            model.scopes[scope].append(name)
+        if isinstance(node, sp.ParallelNode):
+            for branch in node.branches:
+                inner = f"{name}/{branch.name.text}"
+                model.scopes.setdefault(inner, [])
+                _add_nodes(model, branch.nodes, inner, name)
+        elif isinstance(node, sp.MapNode):
+            model.scopes.setdefault(name, [])
+            _add_nodes(model, node.nodes, name, name)

@@ -1,0 +1,92 @@
+"""The rule registry: every check is a small pure function registered with its code.
+
+A rule receives the ``Model`` of one workflow (spec, symbols, graph, types) and
+yields ``Finding``s; the registry attaches the rule's code and severity. Codes
+are stable and never reused; ``docs/rules.md`` is generated from this registry.
+"""
+
+from __future__ import annotations
+
+import enum
+import inspect
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING
+
+from attrs import frozen
+
+from wflang.dsl.diagnostics import CODES, Code, Related, Severity
+from wflang.dsl.span import Span
+
+if TYPE_CHECKING:
+    from wflang.compiler.model import Model
+
+
+class Pass(enum.IntEnum):
+    """The passes, in order (as mypy runs them): each may be blocked by an earlier one."""
+
+    NAMES = 1  # resolve names; unknown targets block the graph pass
+    GRAPH = 2  # one networkx graph per workflow
+    TYPES = 3  # expressions, mappings, bounds
+    SUPPRESSIONS = 4  # runs last: it judges the other findings
+
+
+class Preset(enum.Enum):
+    """The first preset that turns a rule on: ``recommended`` ⊂ ``strict`` ⊂ ``all``."""
+
+    RECOMMENDED = "recommended"
+    STRICT = "strict"
+    ALL = "all"
+
+
+@frozen
+class Finding:
+    """What a rule found; the registry turns it into a ``Diagnostic`` with the rule's code."""
+
+    message: str
+    span: Span
+    hint: str | None = None
+    related: tuple[Related, ...] = ()
+
+
+RuleFn = Callable[["Model"], Iterable[Finding]]
+
+
+@frozen
+class Rule:
+    code: Code
+    check: RuleFn
+    pass_: Pass
+    preset: Preset
+
+    @property
+    def id(self) -> str:
+        return self.code.id
+
+
+RULES: dict[str, Rule] = {}
+
+
+def rule(
+    id: str,
+    name: str,
+    *,
+    category: str,
+    severity: Severity,
+    summary: str,
+    pass_: Pass,
+    preset: Preset = Preset.RECOMMENDED,
+) -> Callable[[RuleFn], RuleFn]:
+    """Register a rule: its docstring (with a bad and a good example) becomes its documentation."""
+
+    def register(fn: RuleFn) -> RuleFn:
+        doc = inspect.cleandoc(fn.__doc__ or "")
+        code = CODES.register(Code(id, name, category, severity, summary, doc))
+        RULES[id] = Rule(code, fn, pass_, preset)
+        return fn
+
+    return register
+
+
+def rules_in_order() -> Iterator[Rule]:
+    """Rules by pass, then by code."""
+    yield from sorted(RULES.values(), key=lambda r: (r.pass_, r.id))

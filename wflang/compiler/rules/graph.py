@@ -1,0 +1,537 @@
+"""Graph rules (WF2xx): soundness of the flow, scope by scope.
+
+Each scope (the workflow, a parallel branch, a map body) is a sub-flow with one
+entry and its own ``end`` nodes. Without parallelism a workflow is a one-token
+net, so soundness is reachability: every node reachable from the entry
+(no dead transitions), an end reachable from every reachable node (option to
+complete). Parallel scopes are checked branch by branch, and their joins
+against what their branches can do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import networkx as nx
+
+from wflang.compiler.model import TOP, Model, outgoing
+from wflang.compiler.registry import Finding, Pass, Preset, rule
+from wflang.dsl import spec as sp
+from wflang.dsl.diagnostics import Related, Severity
+
+#: Node kinds that wait for the world: a loop through one of them cannot spin.
+WAITING = (sp.WaitNode, sp.SleepNode)
+
+
+def _scope_label(scope: str) -> str:
+    return "the workflow" if scope == TOP else f"'{scope}'"
+
+
+def _flow_nodes(m: Model, scope: str) -> list[str]:
+    """Nodes of a scope that belong to its normal flow (not compensation handlers)."""
+    return [n for n in m.scopes.get(scope, []) if n not in m.compensation_handlers]
+
+
+def _disconnected(m: Model, name: str) -> bool:
+    g = m.graph
+    info = m.nodes[name]
+    return (
+        g.in_degree(name) == 0
+        and g.out_degree(name) == 0
+        and not isinstance(info.node, sp.EndNode)
+        and m.entry(info.scope) != name
+    )
+
+
+@rule(
+    "WF201",
+    "unreachable-node",
+    severity=Severity.ERROR,
+    category="graph",
+    pass_=Pass.GRAPH,
+    summary="Checks that every node can be reached from the start.",
+)
+def unreachable_node(m: Model) -> Iterator[Finding]:
+    """A node no path reaches is dead code: usually a missing ``next`` or a typo.
+    (Compensation handlers are reached by ``compensate``, not by the flow.)
+
+    Bad:
+
+        start a
+        task a: service s.a { next done }
+        task b: service s.b { next done }
+        end done: completed
+
+    Good:
+
+        start a
+        task a: service s.a { next b }
+        task b: service s.b { next done }
+        end done: completed
+    """
+    for scope in m.scopes:
+        if m.entry(scope) is None:
+            continue
+        reached = m.reachable(scope)
+        for name in _flow_nodes(m, scope):
+            if name not in reached and not _disconnected(m, name):
+                yield Finding(
+                    f"node '{name}' cannot be reached from the start of {_scope_label(scope)}",
+                    m.nodes[name].node.name.span,
+                )
+
+
+@rule(
+    "WF206",
+    "disconnected-node",
+    severity=Severity.ERROR,
+    category="graph",
+    pass_=Pass.GRAPH,
+    summary="Checks that no node stands alone, with no edge in or out.",
+)
+def disconnected_node(m: Model) -> Iterator[Finding]:
+    """A node with no edge in and no edge out is reported once, as disconnected,
+    instead of as both unreachable and a dead end.
+
+    Bad:
+
+        task orphan: service s.x {}
+
+    Good:
+
+        task a: service s.a { next orphan }
+        task orphan: service s.x { next done }
+    """
+    for scope in m.scopes:
+        for name in _flow_nodes(m, scope):
+            if _disconnected(m, name):
+                yield Finding(
+                    f"node '{name}' is not connected to anything", m.nodes[name].node.name.span
+                )
+
+
+@rule(
+    "WF202",
+    "no-end",
+    severity=Severity.ERROR,
+    category="graph",
+    pass_=Pass.GRAPH,
+    summary="Checks that an end node can be reached from the start.",
+)
+def no_end(m: Model) -> Iterator[Finding]:
+    """A workflow (or a branch, or a map body) whose start reaches no ``end`` can
+    never finish.
+
+    Bad:
+
+        start a
+        task a: service s.a { next a }
+
+    Good:
+
+        start a
+        task a: service s.a { next done }
+        end done: completed
+    """
+    for scope in m.scopes:
+        entry = m.entry(scope)
+        if entry is None:
+            continue
+        if not any(n in m.reachable(scope) for n in m.ends(scope)):
+            yield Finding(
+                f"no end node can be reached from the start of {_scope_label(scope)}",
+                m.nodes[entry].node.name.span,
+            )
+
+
+@rule(
+    "WF203",
+    "dead-end",
+    severity=Severity.ERROR,
+    category="graph",
+    pass_=Pass.GRAPH,
+    summary="Checks that every node but an end says where to go next.",
+)
+def dead_end(m: Model) -> Iterator[Finding]:
+    """A node that is not an ``end`` needs a successor, or instances stop there
+    without an outcome. Compensation handlers may stop: their outcome is recorded.
+
+    Bad:
+
+        task charge: service pay.charge {}
+
+    Good:
+
+        task charge: service pay.charge { next done }
+    """
+    g = m.graph
+    for scope in m.scopes:
+        for name in _flow_nodes(m, scope):
+            node = m.nodes[name].node
+            if isinstance(node, sp.EndNode) or _disconnected(m, name):
+                continue
+            if g.out_degree(name) == 0 and not any(True for _ in outgoing(node)):
+                yield Finding(
+                    f"'{name}' has no successor",
+                    node.name.span,
+                    hint="add 'next …' (or make it an 'end' node)",
+                )
+
+
+@rule(
+    "WF204",
+    "cannot-complete",
+    severity=Severity.ERROR,
+    category="graph",
+    pass_=Pass.GRAPH,
+    summary="Checks that from every reachable node an end can still be reached.",
+)
+def cannot_complete(m: Model) -> Iterator[Finding]:
+    """A trap: a set of nodes that can be entered but never left towards an end,
+    such as a loop with no exit. Reported once per trap, with its nodes.
+
+    Bad:
+
+        task poll: service s.poll { next check }
+        choice check { when input.ready -> poll else -> poll }
+
+    Good:
+
+        task poll: service s.poll { next check }
+        choice check { when context.ready -> done else -> poll }
+    """
+    g = m.graph
+    for scope in m.scopes:
+        reached = m.reachable(scope)
+        ends = set(m.ends(scope))
+        if not reached or not ends & reached:
+            continue  # no-end says it
+        sub = g.subgraph(reached)
+        can_finish = set(ends & reached)
+        for end in list(can_finish):
+            can_finish |= nx.ancestors(sub, end)
+        stuck = reached - can_finish
+        if not stuck:
+            continue
+        traps = nx.condensation(sub.subgraph(stuck))
+        for comp in traps.nodes:
+            if traps.in_degree(comp) != 0:
+                continue  # report the first trap a path falls into
+            members = sorted(traps.nodes[comp]["members"], key=m.scopes[scope].index)
+            head = members[0]
+            node = m.nodes[head].node
+            if len(members) == 1 and g.out_degree(head) == 0:
+                continue  # a dead end, reported as such
+            shown = " → ".join(members[:6]) + (" …" if len(members) > 6 else "")
+            yield Finding(
+                f"no end can be reached once the flow enters '{head}' ({shown})",
+                node.name.span,
+                hint="give the loop an exit towards an end",
+            )
+
+
+@rule(
+    "WF205",
+    "end-has-successor",
+    severity=Severity.ERROR,
+    category="graph",
+    pass_=Pass.GRAPH,
+    summary="Checks that an end node has no successor.",
+)
+def end_has_successor(m: Model) -> Iterator[Finding]:
+    """An ``end`` finishes its flow: a ``next`` on it is never taken.
+
+    Bad:
+
+        end done: completed { next archive }
+
+    Good:
+
+        end done: completed
+    """
+    for node in m.all_nodes():
+        if isinstance(node, sp.EndNode) and node.next is not None:
+            yield Finding(f"end node '{node.name.text}' has a successor", node.next.span)
+
+
+def _can_complete(m: Model, scope: str) -> bool:
+    """Whether a sub-flow can reach an end that completes it."""
+    reached = m.reachable(scope)
+    return any(
+        n in reached and m.nodes[n].node.outcome is sp.Outcome.COMPLETED  # type: ignore[union-attr]
+        for n in m.ends(scope)
+    )
+
+
+@rule(
+    "WF207",
+    "branch-never-joins",
+    severity=Severity.ERROR,
+    category="graph",
+    pass_=Pass.GRAPH,
+    summary="Checks that every parallel branch and map body can complete.",
+)
+def branch_never_joins(m: Model) -> Iterator[Finding]:
+    """A branch whose flow reaches no ``completed`` end never arrives at its join.
+    An empty branch has nothing to do.
+
+    Bad:
+
+        parallel p { branch a { task t: service s.t { next f } end f: failed } join all -> done }
+
+    Good:
+
+        parallel p { branch a { task t: service s.t { next ok } end ok: completed } join all -> done }
+    """
+    for node in m.all_nodes():
+        if isinstance(node, sp.ParallelNode):
+            for b in node.branches:
+                scope = f"{node.name.text}/{b.name.text}"
+                if not b.nodes:
+                    yield Finding(f"branch '{b.name.text}' is empty", b.name.span)
+                elif m.entry(scope) and not _can_complete(m, scope):
+                    yield Finding(
+                        f"branch '{b.name.text}' of '{node.name.text}' can never complete",
+                        b.name.span,
+                        hint="give it a path to a 'completed' end",
+                    )
+        elif isinstance(node, sp.MapNode):
+            if not node.nodes:
+                yield Finding(f"map '{node.name.text}' has an empty body", node.name.span)
+            elif not _can_complete(m, node.name.text):
+                yield Finding(
+                    f"the body of map '{node.name.text}' can never complete", node.name.span
+                )
+
+
+@rule(
+    "WF208",
+    "join-deadlock",
+    severity=Severity.ERROR,
+    category="graph",
+    pass_=Pass.GRAPH,
+    summary="Checks that a join waits only for what its branches can deliver.",
+)
+def join_deadlock(m: Model) -> Iterator[Finding]:
+    """``join all`` waits for every branch; ``join n`` for n of them. A join that
+    waits for more branches than there are, or than can complete, never fires.
+    ``join n of m`` states the number of branches: it must match.
+
+    Bad:
+
+        parallel p { branch a { end a1: completed } join 2 -> done }
+
+    Good:
+
+        parallel p { branch a { end a1: completed } branch b { end b1: completed } join 2 -> done }
+    """
+    for node in m.all_nodes():
+        if not isinstance(node, sp.ParallelNode):
+            continue
+        total = len(node.branches)
+        able = sum(
+            1
+            for b in node.branches
+            if b.nodes and _can_complete(m, f"{node.name.text}/{b.name.text}")
+        )
+        join = node.join or sp.Join(sp.JoinKind.ALL, span=node.name.span)
+        span = join.span if node.join else node.name.span
+        if join.kind is sp.JoinKind.N_OF_M:
+            count = join.count or 0
+            if join.of is not None and join.of != total:
+                yield Finding(
+                    f"'join {count} of {join.of}' but '{node.name.text}' has {total} branches",
+                    span,
+                )
+            if count == 0:
+                yield Finding("'join 0' fires before any branch has run", span)
+            elif count > total:
+                yield Finding(
+                    f"the join waits for {count} branches; '{node.name.text}' has {total}", span
+                )
+            elif count > able:
+                yield Finding(
+                    f"the join waits for {count} branches; only {able} can complete", span
+                )
+        elif join.kind is sp.JoinKind.ALL and able < total and total:
+            yield Finding(
+                f"'join all' waits for {total} branches; only {able} can complete",
+                span,
+                hint="fix the branches, or use 'join any' / 'join n'",
+            )
+        if total == 0:
+            yield Finding(f"parallel '{node.name.text}' has no branches", node.name.span)
+
+
+@rule(
+    "WF209",
+    "duplicate-edge",
+    severity=Severity.ERROR,
+    category="graph",
+    pass_=Pass.GRAPH,
+    summary="Checks that no error or guard is handled twice on one node.",
+)
+def duplicate_edge(m: Model) -> Iterator[Finding]:
+    """The same error in two ``on`` handlers, or the same timeout twice: only the
+    first is ever taken.
+
+    Bad:
+
+        task t: service s.t { on Declined -> retry_later on Declined -> failed next done }
+
+    Good:
+
+        task t: service s.t { on Declined -> retry_later next done }
+    """
+    for node in m.all_nodes():
+        seen: dict[str, sp.Ident] = {}
+        for h in getattr(node, "handlers", ()):
+            for e in h.errors:
+                if e.text in seen:
+                    yield Finding(
+                        f"error '{e.text}' is handled twice on '{node.name.text}'",
+                        e.span,
+                        related=(Related(seen[e.text].span, "first handled here"),),
+                    )
+                seen.setdefault(e.text, e)
+        timers: dict[tuple[str, str, bool], sp.Timeout] = {}
+        for t in getattr(node, "timeouts", ()):
+            from wflang.dsl.formatter import format_expr
+
+            key = (format_expr(t.after), t.target.text, t.interrupting)
+            if key in timers:
+                yield Finding(
+                    "the same timeout is given twice",
+                    t.span,
+                    related=(Related(timers[key].span, "first given here"),),
+                )
+            timers.setdefault(key, t)
+
+
+@rule(
+    "WF210",
+    "shadowed-branch",
+    severity=Severity.WARNING,
+    category="graph",
+    pass_=Pass.GRAPH,
+    summary="Checks that every arm of a choice can be taken.",
+)
+def shadowed_branch(m: Model) -> Iterator[Finding]:
+    """Guards are tried in order: an arm after ``else`` or after ``when true``, a
+    second ``else``, a guard repeated, or ``when false`` is never taken.
+
+    Bad:
+
+        choice c { else -> a when input.vip -> b }
+
+    Good:
+
+        choice c { when input.vip -> b else -> a }
+    """
+    from wflang.dsl import expr as ex
+    from wflang.dsl.formatter import format_expr
+
+    for node in m.all_nodes():
+        if not isinstance(node, sp.ChoiceNode):
+            continue
+        catch_all: sp.ChoiceArm | None = None
+        guards: dict[str, sp.ChoiceArm] = {}
+        for arm in node.arms:
+            if catch_all is not None:
+                yield Finding(
+                    "this arm is never taken: an earlier arm always matches",
+                    arm.span,
+                    related=(Related(catch_all.span, "this arm always matches"),),
+                )
+                continue
+            if arm.guard is None or (isinstance(arm.guard, ex.BoolLit) and arm.guard.value):
+                catch_all = arm
+                continue
+            if isinstance(arm.guard, ex.BoolLit):
+                yield Finding("'when false' is never taken", arm.span)
+                continue
+            text = format_expr(arm.guard)
+            if text in guards:
+                yield Finding(
+                    "this guard repeats an earlier one, so it is never taken",
+                    arm.guard.span,
+                    related=(Related(guards[text].span, "first tested here"),),
+                )
+            guards.setdefault(text, arm)
+
+
+@rule(
+    "WF212",
+    "unbounded-loop",
+    severity=Severity.WARNING,
+    category="graph",
+    pass_=Pass.GRAPH,
+    summary="Checks that every loop waits (a wait or a sleep) on each turn.",
+)
+def unbounded_loop(m: Model) -> Iterator[Finding]:
+    """A loop with an exit but no ``wait`` or ``sleep`` spins as fast as its
+    tasks run: a polling loop without a pause hammers the service it polls.
+
+    Bad:
+
+        task poll: service s.status { output { ready: result.ready } next check }
+        choice check { when context.ready -> done else -> poll }
+
+    Good:
+
+        task poll: service s.status { output { ready: result.ready } next check }
+        choice check { when context.ready -> done else -> pause }
+        sleep pause 30s next poll
+    """
+    g = m.graph
+    for component in nx.strongly_connected_components(g):
+        members = sorted(component, key=lambda n: (m.nodes[n].scope, _order(m, n)))
+        head = members[0]
+        if len(members) == 1 and not g.has_edge(head, head):
+            continue
+        if any(isinstance(m.nodes[n].node, WAITING) for n in members):
+            continue
+        exits = any(s not in component for n in members for s in g.successors(n))
+        if not exits:
+            continue  # a trap: cannot-complete says it
+        shown = " → ".join(members[:6])
+        yield Finding(
+            f"the loop {shown} has no wait or sleep",
+            m.nodes[head].node.name.span,
+            hint="add a 'sleep' (a pause between turns) or a 'wait'",
+        )
+
+
+def _order(m: Model, name: str) -> int:
+    return m.scopes[m.nodes[name].scope].index(name)
+
+
+@rule(
+    "WF213",
+    "superfluous-node",
+    severity=Severity.INFO,
+    category="graph",
+    pass_=Pass.GRAPH,
+    preset=Preset.STRICT,
+    summary="Checks for nodes that do nothing: a choice with only 'else', one-branch parallels.",
+)
+def superfluous_node(m: Model) -> Iterator[Finding]:
+    """A choice whose only arm is ``else`` is a ``next``; a parallel with one
+    branch is a sequence.
+
+    Bad:
+
+        choice c { else -> done }
+
+    Good:
+
+        task t: service s.t { next done }
+    """
+    for node in m.all_nodes():
+        if isinstance(node, sp.ChoiceNode) and len(node.arms) == 1 and node.arms[0].guard is None:
+            yield Finding(
+                f"choice '{node.name.text}' always goes to '{node.arms[0].target.text}'",
+                node.name.span,
+            )
+        if isinstance(node, sp.ParallelNode) and len(node.branches) == 1:
+            yield Finding(f"parallel '{node.name.text}' has a single branch", node.name.span)

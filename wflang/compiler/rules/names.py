@@ -1,0 +1,566 @@
+"""Name rules (WF1xx): every name is defined once and every reference resolves."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Iterator
+from functools import partial
+
+import networkx as nx
+
+from wflang.compiler.model import TOP, Model, outgoing
+from wflang.compiler.registry import Finding, Pass, Preset, rule
+from wflang.dsl import spec as sp
+from wflang.dsl import types as ty
+from wflang.dsl.diagnostics import Related, Severity
+
+name_rule = partial(rule, category="reference", pass_=Pass.NAMES)
+
+
+def did_you_mean(name: str, candidates: Iterable[str]) -> str | None:
+    match = difflib.get_close_matches(name, sorted(candidates), n=1, cutoff=0.6)
+    return f"did you mean '{match[0]}'?" if match else None
+
+
+@name_rule(
+    "WF101",
+    "duplicate-node",
+    severity=Severity.ERROR,
+    summary="Checks that no two nodes share a name, in any branch or map body.",
+)
+def duplicate_node(m: Model) -> Iterator[Finding]:
+    """Node names are unique in the whole workflow: history, ops commands and
+    diagrams refer to a node by its name alone.
+
+    Bad:
+
+        task notify: service mail.send { next done }
+        parallel p { branch b { task notify: script { next e } end e: completed } }
+
+    Good:
+
+        task notify: service mail.send { next done }
+        parallel p { branch b { task notify_branch: script { next e } end e: completed } }
+    """
+    for first, again in m.duplicate_nodes:
+        yield Finding(
+            f"node '{again.name.text}' is defined twice",
+            again.name.span,
+            related=(Related(first.name.span, "first defined here"),),
+        )
+
+
+def _declared_names(spec: sp.WorkflowSpec) -> Iterator[tuple[str, str, sp.Ident]]:
+    """(namespace, name, ident) of every named declaration written in a file."""
+    for d in spec.declarations:
+        if isinstance(d, sp.TypeDecl | sp.EnumDecl):
+            yield "type", d.name.text, d.name
+        elif isinstance(d, sp.SignalDecl):
+            yield "signal", d.name.text, d.name
+        elif isinstance(d, sp.MessageDecl):
+            yield "message", d.name.text, d.name
+        elif isinstance(d, sp.ErrorDecl):
+            for n in d.names:
+                yield "error", n.text, n
+        elif isinstance(d, sp.ServiceDecl):
+            yield "service", d.name.text, d.name
+
+
+def _field_groups(m: Model) -> Iterator[tuple[str, tuple[sp.Field, ...]]]:
+    for d in m.spec.declarations:
+        if isinstance(d, sp.TypeDecl):
+            yield f"type {d.name.text}", d.fields
+        elif isinstance(d, sp.InputDecl | sp.ContextDecl | sp.OutputDecl):
+            yield type(d).__name__.removesuffix("Decl").lower(), d.fields
+        elif isinstance(d, sp.SignalDecl | sp.MessageDecl) and d.payload:
+            yield f"payload of {d.name.text}", d.payload
+        elif isinstance(d, sp.ServiceDecl):
+            yield f"parameters of {d.name.text}", d.params
+            yield f"result of {d.name.text}", d.result or ()
+    for node in m.all_nodes():
+        form = getattr(node, "form", None)
+        if form:
+            yield f"form of {node.name.text}", form
+
+
+@name_rule(
+    "WF105",
+    "duplicate-declaration",
+    severity=Severity.ERROR,
+    summary="Checks that declarations, fields and enum members are not given twice.",
+)
+def duplicate_declaration(m: Model) -> Iterator[Finding]:
+    """A type, enum, signal, message, error or service is declared once per file
+    (and once among the files a file imports); fields and enum members once each;
+    ``input``, ``context``, ``output`` and ``start`` at most once.
+
+    Bad:
+
+        error Declined
+        error Declined
+
+    Good:
+
+        error Declined
+    """
+    seen: dict[tuple[str, str], sp.Ident] = {}
+    for kind, name, ident in _declared_names(m.spec):
+        if (kind, name) in seen:
+            yield Finding(
+                f"{kind} '{name}' is declared twice",
+                ident.span,
+                related=(Related(seen[kind, name].span, "first declared here"),),
+            )
+        else:
+            seen[kind, name] = ident
+    for owner, fields in _field_groups(m):
+        first: dict[str, sp.Field] = {}
+        for f in fields:
+            if f.name.text in first:
+                yield Finding(
+                    f"field '{f.name.text}' is given twice in {owner}",
+                    f.name.span,
+                    related=(Related(first[f.name.text].name.span, "first given here"),),
+                )
+            first.setdefault(f.name.text, f)
+    for d in m.spec.declarations:
+        if isinstance(d, sp.EnumDecl):
+            members: set[str] = set()
+            for member in d.members:
+                if member.text in members:
+                    yield Finding(f"enum member '{member.text}' is given twice", member.span)
+                members.add(member.text)
+    singles: dict[type, sp.Declaration] = {}
+    for d in m.spec.declarations:
+        if isinstance(d, sp.InputDecl | sp.ContextDecl | sp.OutputDecl | sp.StartDecl):
+            if type(d) in singles:
+                keyword = type(d).__name__.removesuffix("Decl").lower()
+                yield Finding(
+                    f"'{keyword}' is given twice",
+                    d.span,
+                    related=(Related(singles[type(d)].span, "first given here"),),
+                )
+            singles.setdefault(type(d), d)
+
+
+def _flow_targets(m: Model) -> Iterator[tuple[str, str, sp.Ident]]:
+    """(scope, source node, target) of every flow edge written."""
+    for name, info in m.nodes.items():
+        for edge in outgoing(info.node):
+            yield info.scope, name, edge.target
+
+
+@name_rule(
+    "WF102",
+    "unknown-target",
+    severity=Severity.ERROR,
+    summary="Checks that every 'next', '->' and 'compensate' names an existing node.",
+)
+def unknown_target(m: Model) -> Iterator[Finding]:
+    """Every transition names a node of the workflow.
+
+    Bad:
+
+        task charge: service pay.charge { next shipp }
+        end ship: completed
+
+    Good:
+
+        task charge: service pay.charge { next ship }
+        end ship: completed
+    """
+    for scope, _, target in _flow_targets(m):
+        if target.text not in m.nodes:
+            same_scope = [n for n in m.nodes if m.nodes[n].scope == scope]
+            yield Finding(
+                f"unknown node '{target.text}'",
+                target.span,
+                hint=did_you_mean(target.text, same_scope),
+            )
+    for node in m.all_nodes():
+        c = getattr(node, "compensate", None)
+        if c is not None and c.text not in m.nodes:
+            yield Finding(
+                f"unknown compensation node '{c.text}'", c.span, hint=did_you_mean(c.text, m.nodes)
+            )
+
+
+@name_rule(
+    "WF107",
+    "scope-escape",
+    severity=Severity.ERROR,
+    summary="Checks that no edge leaves a parallel branch or a map body.",
+)
+def scope_escape(m: Model) -> Iterator[Finding]:
+    """A branch or a map body is a sub-flow: it ends at its own ``end`` nodes and
+    the parallel or map node goes on from there. An edge into another scope would
+    leave tokens behind.
+
+    Bad:
+
+        parallel p {
+            branch a { task t: script { next done } }
+            join all -> done
+        }
+
+    Good:
+
+        parallel p {
+            branch a { task t: script { next a_done } end a_done: completed }
+            join all -> done
+        }
+    """
+    for scope, source, target in _flow_targets(m):
+        info = m.nodes.get(target.text)
+        if info is not None and info.scope != scope:
+            where = "the workflow" if scope == TOP else f"'{scope}'"
+            yield Finding(
+                f"'{source}' jumps out of {where} to '{target.text}'",
+                target.span,
+                hint="end the sub-flow with an 'end' node; the parallel or map node goes on",
+            )
+
+
+@name_rule(
+    "WF103",
+    "missing-start",
+    severity=Severity.ERROR,
+    summary="Checks that a workflow says where it starts, at one of its top-level nodes.",
+)
+def missing_start(m: Model) -> Iterator[Finding]:
+    """A workflow with nodes needs ``start NAME`` naming a top-level node.
+
+    Bad:
+
+        workflow w version 1
+        end done: completed
+
+    Good:
+
+        workflow w version 1
+        start done
+        end done: completed
+    """
+    if not m.spec.nodes:
+        return
+    start = m.start
+    if start is None:
+        where = m.spec.header.span if m.spec.header else m.spec.nodes[0].span
+        first = m.spec.nodes[0].name.text
+        yield Finding("the workflow has no 'start'", where, hint=f"add 'start {first}'")
+        return
+    target = start.target.text
+    if target not in m.nodes:
+        top = m.scopes[TOP]
+        yield Finding(
+            f"start node '{target}' is not defined",
+            start.target.span,
+            hint=did_you_mean(target, top),
+        )
+    elif m.nodes[target].scope != TOP:
+        yield Finding(
+            f"start node '{target}' is inside '{m.nodes[target].scope}'",
+            start.target.span,
+            hint="a workflow starts at one of its top-level nodes",
+        )
+
+
+@name_rule(
+    "WF115",
+    "missing-header",
+    severity=Severity.ERROR,
+    summary="Checks that a file with nodes begins with 'workflow NAME version N'.",
+)
+def missing_header(m: Model) -> Iterator[Finding]:
+    """Only a workflow has nodes; a file without a header is a library of shared
+    declarations.
+
+    Bad:
+
+        start a
+        end a: completed
+
+    Good:
+
+        workflow w version 1
+        start a
+        end a: completed
+    """
+    if m.spec.header is None and m.spec.nodes:
+        yield Finding(
+            "nodes need a workflow: this file has no 'workflow NAME version N' header",
+            m.spec.nodes[0].span,
+        )
+
+
+def _type_names(t: ty.TypeSpec) -> Iterator[ty.NamedType | ty.GenericType]:
+    if isinstance(t, ty.OptionalType):
+        yield from _type_names(t.inner)
+    elif isinstance(t, ty.GenericType):
+        yield t
+        for a in t.args:
+            yield from _type_names(a)
+    else:
+        yield t
+
+
+def all_fields(m: Model) -> Iterator[sp.Field]:
+    """Every field written in this file: declarations, payloads, signatures, forms."""
+    for _, fields in _field_groups(m):
+        yield from fields
+
+
+@name_rule(
+    "WF104",
+    "unknown-reference",
+    severity=Severity.ERROR,
+    summary="Checks that every type, signal, message, error and service used is declared.",
+)
+def unknown_reference(m: Model) -> Iterator[Finding]:
+    """Types, signals, messages, errors and services are declared in the file or
+    in a file it imports.
+
+    Bad:
+
+        task charge: service payments.charge { on Declinde -> failed next done }
+
+    Good:
+
+        error Declined
+        service payments.charge(amount: decimal)
+        task charge: service payments.charge { on Declined -> failed next done }
+    """
+    from wflang.compiler.types import GENERICS, PRIMITIVES
+
+    for f in all_fields(m):
+        for t in _type_names(f.type):
+            if isinstance(t, ty.GenericType):
+                arity = GENERICS.get(t.name)
+                if arity is None:
+                    yield Finding(
+                        f"unknown generic type '{t.name}'",
+                        t.span,
+                        hint="use list[T] or map[string, T]",
+                    )
+                elif len(t.args) != arity:
+                    yield Finding(f"'{t.name}' takes {arity} type argument(s)", t.span)
+            elif t.name not in PRIMITIVES and t.name not in m.types:
+                yield Finding(
+                    f"unknown type '{t.name}'",
+                    t.span,
+                    hint=did_you_mean(t.name, [*PRIMITIVES, *m.types]),
+                )
+
+    def error(ident: sp.Ident) -> Iterator[Finding]:
+        if ident.text not in m.errors:
+            yield Finding(
+                f"unknown error '{ident.text}'", ident.span, hint=did_you_mean(ident.text, m.errors)
+            )
+
+    for d in m.spec.declarations:
+        if isinstance(d, sp.ServiceDecl):
+            for e in d.raises:
+                yield from error(e)
+    for node in m.all_nodes():
+        for h in getattr(node, "handlers", ()):
+            for e in h.errors:
+                yield from error(e)
+        retry = getattr(node, "retry", None)
+        for e in (retry.non_retryable or ()) if retry else ():
+            yield from error(e)
+        end_error = getattr(node, "error", None)
+        if end_error is not None:
+            yield from error(end_error)
+        work = getattr(node, "work", None)
+        if isinstance(work, sp.ServiceWork) and work.service.text not in m.services:
+            yield Finding(
+                f"unknown service '{work.service.text}'",
+                work.service.span,
+                hint=did_you_mean(work.service.text, m.services)
+                or f"declare it: service {work.service.text}(...) -> {{ ... }}",
+            )
+        if isinstance(node, sp.WaitNode):
+            trigger = node.trigger
+            if isinstance(trigger, sp.SignalTrigger) and trigger.signal.text not in m.signals:
+                yield Finding(
+                    f"unknown signal '{trigger.signal.text}'",
+                    trigger.signal.span,
+                    hint=did_you_mean(trigger.signal.text, m.signals),
+                )
+            if isinstance(trigger, sp.MessageTrigger) and trigger.message.text not in m.messages:
+                yield Finding(
+                    f"unknown message '{trigger.message.text}'",
+                    trigger.message.span,
+                    hint=did_you_mean(trigger.message.text, m.messages),
+                )
+
+
+@name_rule(
+    "WF106",
+    "name-collision",
+    severity=Severity.WARNING,
+    summary="Checks that a map item alias does not hide a root such as 'input'.",
+)
+def name_collision(m: Model) -> Iterator[Finding]:
+    """Names that mean two things confuse readers: a map alias that hides a root
+    (``input``, ``context``, ``result``, ``signal``, ``message``) or a type, or a
+    node named like a signal.
+
+    Bad:
+
+        map m over input.orders as input { ... }
+
+    Good:
+
+        map m over input.orders as order { ... }
+    """
+    roots = {"input", "context", "result", "signal", "message"}
+    for node in m.all_nodes():
+        if isinstance(node, sp.MapNode):
+            alias = node.alias.text
+            if alias in roots or alias in m.types:
+                yield Finding(f"map item '{alias}' hides the name '{alias}'", node.alias.span)
+        name = node.name.text
+        if name in m.signals or name in m.messages:
+            kind = "signal" if name in m.signals else "message"
+            yield Finding(f"node '{name}' has the name of a {kind}", node.name.span)
+
+
+@name_rule(
+    "WF108",
+    "unresolved-call",
+    severity=Severity.ERROR,
+    summary="Checks that a 'call' names an imported workflow at an existing version.",
+)
+def unresolved_call(m: Model) -> Iterator[Finding]:
+    """A sub-workflow comes from an imported file; the version pinned must be the
+    version that file declares.
+
+    Bad:
+
+        import "kyc_check.wf"          // workflow kyc_check version 2
+        call kyc: workflow kyc_check version 3 { next done }
+
+    Good:
+
+        import "kyc_check.wf"
+        call kyc: workflow kyc_check version 2 { next done }
+    """
+    for node in m.all_nodes():
+        if not isinstance(node, sp.CallNode):
+            continue
+        name = node.workflow.text
+        target = m.workflows.get(name)
+        if target is None:
+            yield Finding(
+                f"unknown workflow '{name}'",
+                node.workflow.span,
+                hint=did_you_mean(name, m.workflows) or "import the file that defines it",
+            )
+            continue
+        header = target.spec.header
+        assert header is not None
+        if node.version is not None and node.version != header.version:
+            yield Finding(
+                f"workflow '{name}' is at version {header.version}, not {node.version}",
+                node.span,
+                hint=f"pin 'version {header.version}' ({target.path})",
+            )
+
+
+@name_rule(
+    "WF111",
+    "recursive-call",
+    severity=Severity.ERROR,
+    summary="Checks that no workflow calls itself, directly or through others.",
+)
+def recursive_call(m: Model) -> Iterator[Finding]:
+    """Calls form a tree: a workflow that calls itself, or calls one that calls
+    it back, never finishes.
+
+    Bad:
+
+        workflow a version 1
+        call again: workflow a version 1 { next done }
+
+    Good:
+
+        workflow a version 1
+        task step: service work.step { next done }
+    """
+    calls: nx.DiGraph = nx.DiGraph()  # type: ignore[type-arg]
+    me = m.module.path
+    for module in m.program.modules.values():
+        if module.spec is None:
+            continue
+        known = _known_workflows(m, module)
+        for node in _all_nodes(module.spec.nodes):
+            if isinstance(node, sp.CallNode) and node.workflow.text in known:
+                calls.add_edge(module.path, known[node.workflow.text])
+    if me not in calls:
+        return
+    for node in m.all_nodes():
+        if isinstance(node, sp.CallNode):
+            target = m.workflows.get(node.workflow.text)
+            if target is not None and (target.path == me or nx.has_path(calls, target.path, me)):
+                yield Finding(
+                    f"calling '{node.workflow.text}' comes back to this workflow",
+                    node.workflow.span,
+                )
+
+
+def _known_workflows(m: Model, module: object) -> dict[str, str]:
+    from wflang.compiler.program import Module
+
+    assert isinstance(module, Module)
+    known: dict[str, str] = {}
+    for decl, target in module.imports:
+        callee = m.program.modules.get(target) if target else None
+        if callee is not None and callee.spec is not None and callee.spec.header is not None:
+            name = callee.spec.header.name.text
+            known[f"{decl.alias.text}.{name}" if decl.alias else name] = callee.path
+    if module.spec is not None and module.spec.header is not None:
+        known.setdefault(module.spec.header.name.text, module.path)
+    return known
+
+
+def _all_nodes(nodes: tuple[sp.Node, ...]) -> Iterator[sp.Node]:
+    for node in nodes:
+        yield node
+        if isinstance(node, sp.ParallelNode):
+            for b in node.branches:
+                yield from _all_nodes(b.nodes)
+        elif isinstance(node, sp.MapNode):
+            yield from _all_nodes(node.nodes)
+
+
+@rule(
+    "WF309",
+    "call-unpinned",
+    severity=Severity.WARNING,
+    summary="Checks that every 'call' pins the version of the sub-workflow.",
+    category="versioning",
+    pass_=Pass.NAMES,
+    preset=Preset.RECOMMENDED,
+)
+def call_unpinned(m: Model) -> Iterator[Finding]:
+    """An unpinned call takes whatever version is newest when it runs, so a
+    deployment of the callee changes the caller.
+
+    Bad:
+
+        call kyc: workflow kyc_check { next done }
+
+    Good:
+
+        call kyc: workflow kyc_check version 2 { next done }
+    """
+    for node in m.all_nodes():
+        if isinstance(node, sp.CallNode) and node.version is None:
+            target = m.workflows.get(node.workflow.text)
+            hint = None
+            if target is not None and target.spec.header is not None:
+                hint = f"pin 'version {target.spec.header.version}'"
+            yield Finding(
+                f"call of '{node.workflow.text}' is not pinned to a version", node.span, hint
+            )

@@ -1,0 +1,512 @@
+"""Policy rules: bounds of retries and timers (WF306, WF307), sagas (WF4xx),
+waits without timeouts (WF402), unused declarations (WF304) and context fields
+read before any path writes them (WF303)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from decimal import Decimal
+
+import networkx as nx
+
+from wflang.compiler.model import TOP, Model
+from wflang.compiler.registry import Finding, Pass, Preset, rule
+from wflang.dsl import expr as ex
+from wflang.dsl import spec as sp
+from wflang.dsl import types as ty
+from wflang.dsl.diagnostics import Related, Severity
+from wflang.dsl.formatter import format_expr
+
+
+def _retry_budget_ms(r: sp.Retry) -> int | None:
+    """Milliseconds spent waiting between all attempts, when the policy says enough."""
+    if r.attempts is None or r.initial_delay is None:
+        return None
+    factor = r.factor if r.factor is not None else Decimal(2)
+    delay, total = Decimal(r.initial_delay.millis), Decimal(0)
+    cap = Decimal(r.max_delay.millis) if r.max_delay is not None else None
+    for _ in range(max(0, min(r.attempts, 1000) - 1)):
+        step = min(delay, cap) if cap is not None else delay
+        total += step
+        delay *= factor
+    return int(total)
+
+
+@rule(
+    "WF306",
+    "invalid-bound",
+    severity=Severity.ERROR,
+    category="bounds",
+    pass_=Pass.TYPES,
+    summary="Checks that durations, retries, concurrency and tolerances make sense.",
+)
+def invalid_bound(m: Model) -> Iterator[Finding]:
+    """Durations are positive; a retry has at least one attempt, a factor of at
+    least 1, a jitter between 0 and 1 and a maximum delay not below its initial
+    delay, and its total backoff fits in the step's timeout; a map runs at least
+    one item at a time and tolerates at most 100%.
+
+    Bad:
+
+        task t: service s.t { retry { attempts: 5, backoff: 1m..10s } timeout 30s -> late next done }
+
+    Good:
+
+        task t: service s.t { retry { attempts: 3, backoff: 1s..10s } timeout 1m -> late next done }
+    """
+    for node in m.all_nodes():
+        for e in _duration_literals(node):
+            if e.millis <= 0:
+                yield Finding(f"the duration {e.text} is not positive", e.span)
+        retry: sp.Retry | None = getattr(node, "retry", None)
+        if retry is not None:
+            yield from _retry_bounds(retry, node)
+        if isinstance(node, sp.MapNode):
+            if node.concurrency is not None and node.concurrency < 1:
+                yield Finding("concurrency must be at least 1", node.name.span)
+            if node.tolerate is not None and node.tolerate.percent and node.tolerate.value > 100:
+                yield Finding("a map cannot tolerate more than 100% failures", node.tolerate.span)
+
+
+def _duration_literals(node: sp.Node) -> Iterator[ex.DurationLit]:
+    for t in getattr(node, "timeouts", ()):
+        if isinstance(t.after, ex.DurationLit):
+            yield t.after
+    if isinstance(node, sp.SleepNode) and isinstance(node.duration, ex.DurationLit):
+        yield node.duration
+    retry = getattr(node, "retry", None)
+    if retry is not None:
+        yield from (d for d in (retry.initial_delay, retry.max_delay) if d is not None)
+
+
+def _retry_bounds(r: sp.Retry, node: sp.Node) -> Iterator[Finding]:
+    if r.attempts is not None and r.attempts < 1:
+        yield Finding("a retry needs at least 1 attempt", r.span)
+    if r.factor is not None and r.factor < 1:
+        yield Finding(f"a backoff factor of {r.factor} shrinks the delay; use 1 or more", r.span)
+    if r.jitter is not None and not 0 <= r.jitter <= 1:
+        yield Finding(f"jitter is a fraction of the delay; {r.jitter} is not in 0..1", r.span)
+    if r.initial_delay and r.max_delay and r.max_delay.millis < r.initial_delay.millis:
+        yield Finding(
+            f"the maximum delay {r.max_delay.text} is below the initial delay {r.initial_delay.text}",
+            r.max_delay.span,
+        )
+    budget = _retry_budget_ms(r)
+    limits = [
+        t.after.millis
+        for t in getattr(node, "timeouts", ())
+        if t.interrupting and isinstance(t.after, ex.DurationLit)
+    ]
+    if budget is not None and limits and budget > min(limits):
+        yield Finding(
+            f"the retries wait {budget / 1000:g}s in all, longer than the step's timeout "
+            f"({min(limits) / 1000:g}s)",
+            r.span,
+            hint="the timeout fires before the last attempts: lower the attempts or raise it",
+        )
+
+
+@rule(
+    "WF307",
+    "catch-all-order",
+    severity=Severity.ERROR,
+    category="graph",
+    pass_=Pass.NAMES,
+    summary="Checks that 'on any' is the last error handler of a node.",
+)
+def catch_all_order(m: Model) -> Iterator[Finding]:
+    """Handlers are tried in order; ``on any`` catches everything, so a handler
+    after it is never used.
+
+    Bad:
+
+        task t: service s.t { on any -> failed on Declined -> retry_later next done }
+
+    Good:
+
+        task t: service s.t { on Declined -> retry_later on any -> failed next done }
+    """
+    for node in m.all_nodes():
+        handlers = getattr(node, "handlers", ())
+        for i, h in enumerate(handlers[:-1]):
+            if h.catch_all:
+                yield Finding(
+                    "'on any' must be the last handler",
+                    h.span,
+                    related=(Related(handlers[i + 1].span, "never used: 'on any' caught it"),),
+                )
+
+
+_EFFECTS = (sp.ServiceWork,)
+
+
+@rule(
+    "WF401",
+    "compensation-misuse",
+    severity=Severity.ERROR,
+    category="saga",
+    pass_=Pass.GRAPH,
+    summary="Checks that compensation handlers run only as compensation.",
+)
+def compensation_misuse(m: Model) -> Iterator[Finding]:
+    """A node named by ``compensate`` undoes a step after a failure; reaching it
+    through the normal flow would undo work that was never meant to be undone.
+
+    Bad:
+
+        task reserve: service inv.reserve { compensate release next release }
+        task release: service inv.release {}
+
+    Good:
+
+        task reserve: service inv.reserve { compensate release next done }
+        task release: service inv.release {}
+    """
+    handlers = {
+        c.text: node
+        for node in m.all_nodes()
+        if (c := getattr(node, "compensate", None)) is not None and c.text in m.nodes
+    }
+    for scope in m.scopes:
+        reached = m.reachable(scope)
+        for name, owner in handlers.items():
+            if name in reached and m.nodes[name].scope == scope:
+                yield Finding(
+                    f"compensation handler '{name}' is also reached by the normal flow",
+                    m.nodes[name].node.name.span,
+                    related=(Related(owner.span, "registered as compensation here"),),
+                )
+    for name in handlers:
+        node = m.nodes[name].node
+        if not isinstance(node, sp.TaskNode | sp.CallNode):
+            yield Finding(f"'{name}' is not a task or a call, so it cannot compensate", node.span)
+
+
+@rule(
+    "WF403",
+    "compensation-without-effect",
+    severity=Severity.ERROR,
+    category="saga",
+    pass_=Pass.NAMES,
+    summary="Checks that only steps with an external effect register compensation.",
+)
+def compensation_without_effect(m: Model) -> Iterator[Finding]:
+    """Compensation undoes an external effect: a service call or a sub-workflow.
+    A script, a human task, a wait or a sleep has nothing to undo.
+
+    Bad:
+
+        task total: script { output { total: input.amount } compensate refund next done }
+
+    Good:
+
+        task charge: service pay.charge { compensate refund next done }
+    """
+    for node in m.all_nodes():
+        c = getattr(node, "compensate", None)
+        if c is None:
+            continue
+        effect = isinstance(node, sp.CallNode) or isinstance(getattr(node, "work", None), _EFFECTS)
+        if not effect:
+            yield Finding(f"'{node.name.text}' has no external effect to compensate", c.span)
+
+
+@rule(
+    "WF404",
+    "nested-compensation",
+    severity=Severity.ERROR,
+    category="saga",
+    pass_=Pass.NAMES,
+    summary="Checks that a compensating step does not register compensation itself.",
+)
+def nested_compensation(m: Model) -> Iterator[Finding]:
+    """Compensation is not recursive: a compensating step that registers its own
+    compensation would need undoing while undoing.
+
+    Bad:
+
+        task charge: service pay.charge { compensate refund next done }
+        task refund: service pay.refund { compensate charge }
+
+    Good:
+
+        task charge: service pay.charge { compensate refund next done }
+        task refund: service pay.refund {}
+    """
+    names = {c.text for node in m.all_nodes() if (c := getattr(node, "compensate", None))}
+    for name in sorted(names):
+        info = m.nodes.get(name)
+        c = getattr(info.node, "compensate", None) if info else None
+        if c is not None:
+            yield Finding(f"compensating step '{name}' registers compensation itself", c.span)
+
+
+@rule(
+    "WF402",
+    "wait-without-timeout",
+    severity=Severity.WARNING,
+    category="graph",
+    pass_=Pass.NAMES,
+    preset=Preset.ALL,
+    summary="Checks that every wait for a signal or message has a timeout.",
+)
+def wait_without_timeout(m: Model) -> Iterator[Finding]:
+    """A wait without a timeout can hold an instance forever if the signal never
+    comes. Off by default: some waits are meant to be open-ended.
+
+    Bad:
+
+        wait approval: signal approved { next ship }
+
+    Good:
+
+        wait approval: signal approved { timeout 48h -> escalate next ship }
+    """
+    for node in m.all_nodes():
+        if (
+            isinstance(node, sp.WaitNode)
+            and not isinstance(node.trigger, sp.UntilTrigger)
+            and not any(t.interrupting for t in node.timeouts)
+        ):
+            yield Finding(f"wait '{node.name.text}' has no timeout", node.name.span)
+
+
+# ---------------------------------------------------------------- usage and data flow
+
+
+def _expressions(node: sp.Node) -> Iterator[ex.Expr]:
+    """Every expression a node evaluates, outputs included."""
+    if isinstance(node, sp.ChoiceNode):
+        yield from (a.guard for a in node.arms if a.guard is not None)
+    for entry in (*getattr(node, "args", ()), *getattr(node, "output", ())):
+        yield entry.value
+    for t in getattr(node, "timeouts", ()):
+        yield t.after
+    if isinstance(node, sp.SleepNode):
+        yield node.duration
+    if isinstance(node, sp.MapNode):
+        yield node.items
+    if isinstance(node, sp.WaitNode):
+        trigger = node.trigger
+        if isinstance(trigger, sp.MessageTrigger):
+            yield trigger.correlation
+        elif isinstance(trigger, sp.UntilTrigger):
+            yield trigger.at
+
+
+def _walk(e: ex.Expr) -> Iterator[ex.Expr]:
+    stack = [e]
+    while stack:
+        cur = stack.pop()
+        yield cur
+        for child in (
+            getattr(cur, "target", None),
+            getattr(cur, "index", None),
+            getattr(cur, "operand", None),
+            getattr(cur, "left", None),
+            getattr(cur, "right", None),
+        ):
+            if child is not None:
+                stack.append(child)
+        stack.extend(getattr(cur, "args", ()))
+        stack.extend(getattr(cur, "items", ()))
+
+
+def _context_reads(node: sp.Node) -> Iterator[tuple[str, ex.Member]]:
+    for e in _expressions(node):
+        for sub in _walk(e):
+            if not isinstance(sub, ex.Member):
+                continue
+            if isinstance(sub.target, ex.Ref) and sub.target.name == "context":
+                yield sub.name, sub
+
+
+def _writes(m: Model, node: sp.Node) -> set[str]:
+    """Context fields a node writes; a parallel or map writes what its body writes."""
+    if isinstance(node, sp.EndNode):
+        return set()
+    written = {e.name.text for e in getattr(node, "output", ())}
+    inner: tuple[sp.Node, ...] = ()
+    if isinstance(node, sp.ParallelNode):
+        inner = tuple(n for b in node.branches for n in b.nodes)
+    elif isinstance(node, sp.MapNode):
+        inner = node.nodes
+    for n in inner:
+        written |= _writes(m, n)
+    return written
+
+
+@rule(
+    "WF303",
+    "read-before-write",
+    severity=Severity.WARNING,
+    category="dataflow",
+    pass_=Pass.GRAPH,
+    summary="Checks that a context field is written on every path before it is read.",
+)
+def read_before_write(m: Model) -> Iterator[Finding]:
+    """Context fields that are neither optional nor defaulted start out unset.
+    Reading one on a path where no earlier node wrote it fails at run time.
+    (Optional fields start as null, which the type rules make you handle.)
+
+    Bad:
+
+        context { charge_id: string }
+        start refund
+        task refund: service pay.refund { args { id: context.charge_id } next done }
+
+    Good:
+
+        start charge
+        task charge: service pay.charge { output { charge_id: result.id } next refund }
+        task refund: service pay.refund { args { id: context.charge_id } next done }
+    """
+    initial = {
+        name
+        for name, f in m.context.items()
+        if f.default is not None or isinstance(f.type, ty.OptionalType)  # null is a value
+    }
+    state_in: dict[str, set[str]] = {}
+    for scope in m.scopes:
+        entry = m.entry(scope)
+        if entry is None:
+            continue
+        owner = m.nodes[entry].owner
+        start = set(initial) if scope == TOP else set(state_in.get(owner or "", initial))
+        yield from _flow(m, scope, entry, start, state_in)
+
+
+def _flow(
+    m: Model, scope: str, entry: str, start: set[str], state_in: dict[str, set[str]]
+) -> Iterator[Finding]:
+    g = m.graph.subgraph(m.reachable(scope))
+    everything = set(m.context)
+    ins: dict[str, set[str]] = {n: set(everything) for n in g.nodes}
+    ins[entry] = set(start)
+    order = list(nx.dfs_preorder_nodes(g, entry))
+    changed = True
+    while changed:  # must-analysis: a field is set if every path into a node sets it
+        changed = False
+        for n in order:
+            preds = list(g.predecessors(n))
+            new = set(start) if n == entry else set(everything)
+            for p in preds:
+                new &= ins[p] | _writes(m, m.nodes[p].node)
+            if n == entry:
+                new = set(start) & new if preds else set(start)
+            if new != ins[n]:
+                ins[n], changed = new, True
+    for n in order:
+        state_in[n] = ins[n]
+        node = m.nodes[n].node
+        for name, where in _context_reads(node):
+            if name in m.context and name not in ins[n]:
+                yield Finding(
+                    f"'context.{name}' may be read before any step writes it",
+                    where.span,
+                    hint=f"write it on every path to '{n}', or give it a default",
+                )
+
+
+@rule(
+    "WF304",
+    "unused-declaration",
+    severity=Severity.WARNING,
+    category="reference",
+    pass_=Pass.NAMES,
+    summary="Checks that declared signals, messages, errors, types, services and fields are used.",
+)
+def unused_declaration(m: Model) -> Iterator[Finding]:
+    """A declaration nothing uses is noise, or a sign of a forgotten step. Files
+    without a workflow header are libraries: their declarations are for importers.
+
+    Bad:
+
+        signal cancel
+        start a
+        end a: completed
+
+    Good:
+
+        signal cancel
+        start a
+        wait a: signal cancel { next done }
+        end done: completed
+    """
+    if m.spec.header is None:
+        return
+    used = _used_names(m)
+    for d in m.spec.declarations:
+        if isinstance(
+            d, sp.SignalDecl | sp.MessageDecl | sp.TypeDecl | sp.EnumDecl | sp.ServiceDecl
+        ):
+            if d.name.text not in used:
+                kind = type(d).__name__.removesuffix("Decl").lower()
+                yield Finding(f"{kind} '{d.name.text}' is never used", d.name.span)
+        elif isinstance(d, sp.ErrorDecl):
+            for n in d.names:
+                if n.text not in used:
+                    yield Finding(f"error '{n.text}' is never used", n.span)
+        elif isinstance(d, sp.ContextDecl):
+            read = {name for node in m.all_nodes() for name, _ in _context_reads(node)}
+            written = {name for node in m.all_nodes() for name in _writes(m, node)}
+            for f in d.fields:
+                if f.name.text not in read | written:
+                    yield Finding(f"context field '{f.name.text}' is never used", f.name.span)
+
+
+def _used_names(m: Model) -> set[str]:
+    """Every name a workflow file mentions outside its own declarations' names."""
+    used: set[str] = set()
+    for node in m.all_nodes():
+        for e in _expressions(node):
+            for sub in _walk(e):
+                if isinstance(sub, ex.Ref):
+                    used.add(sub.name)
+        work = getattr(node, "work", None)
+        if isinstance(work, sp.ServiceWork):
+            used.add(work.service.text)
+        if isinstance(node, sp.WaitNode):
+            trig = node.trigger
+            if isinstance(trig, sp.SignalTrigger):
+                used.add(trig.signal.text)
+            elif isinstance(trig, sp.MessageTrigger):
+                used.add(trig.message.text)
+        for h in getattr(node, "handlers", ()):
+            used.update(e.text for e in h.errors)
+        retry = getattr(node, "retry", None)
+        if retry is not None:
+            used.update(e.text for e in retry.non_retryable or ())
+        err = getattr(node, "error", None)
+        if err is not None:
+            used.add(err.text)
+        used.update(_type_names(getattr(node, "form", None) or ()))
+    for d in m.spec.declarations:
+        if isinstance(d, sp.ServiceDecl):
+            used.update(e.text for e in d.raises)
+            used.update(_type_names((*d.params, *(d.result or ()))))
+        elif isinstance(d, sp.TypeDecl | sp.InputDecl | sp.ContextDecl | sp.OutputDecl):
+            used.update(_type_names(d.fields))
+        elif isinstance(d, sp.SignalDecl | sp.MessageDecl):
+            used.update(_type_names(d.payload or ()))
+    return used
+
+
+def _type_names(fields: tuple[sp.Field, ...]) -> set[str]:
+    names: set[str] = set()
+    for f in fields:
+        stack: list[ty.TypeSpec] = [f.type]
+        while stack:
+            t = stack.pop()
+            if isinstance(t, ty.OptionalType):
+                stack.append(t.inner)
+            elif isinstance(t, ty.GenericType):
+                stack.extend(t.args)
+            else:
+                names.add(t.name)
+        if f.default is not None:
+            names.update(s.name for s in _walk(f.default) if isinstance(s, ex.Ref))
+    return names
+
+
+_ = format_expr

@@ -1,0 +1,99 @@
+"""Suppression comments: ``// wf: ignore[WF201, dead-end]`` and ``// wf: ignore-file[…]``.
+
+A suppression on a line silences findings that start on that line; a
+suppression alone on its line also silences the next line. Suppressions that
+silence nothing (WF901), that name no rule (WF902) or that name none at all
+(WF903, strict) are findings themselves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from attrs import frozen
+
+from wflang.dsl import spec as sp
+from wflang.dsl.diagnostics import CODES, Code, Diagnostic, Severity
+
+
+def _code(id: str, name: str, summary: str, doc: str, severity: Severity) -> Code:
+    return CODES.register(Code(id, name, "suppression", severity, summary, doc))
+
+
+UNUSED_SUPPRESSION = _code(
+    "WF901", "unused-suppression", "Checks that every suppression silences a finding.",
+    "A suppression that silences nothing hides nothing today and may hide a real "
+    "problem tomorrow.\n\nBad:\n\n    start a  // wf: ignore[WF201]\n\nGood:\n\n    start a",
+    Severity.WARNING,
+)  # fmt: skip
+UNKNOWN_RULE = _code(
+    "WF902", "unknown-rule", "Checks that suppressions name existing rules.",
+    "Bad:\n\n    // wf: ignore[WF999]\n\nGood:\n\n    // wf: ignore[WF201]",
+    Severity.WARNING,
+)  # fmt: skip
+BLANKET_SUPPRESSION = _code(
+    "WF903", "blanket-suppression", "Checks that suppressions name the rules they silence.",
+    "A suppression without codes silences everything on its line, including the "
+    "mistakes nobody meant to allow. On in the strict preset.\n\n"
+    "Bad:\n\n    task t: service s.t {}  // wf: ignore\n\n"
+    "Good:\n\n    task t: service s.t {}  // wf: ignore[dead-end]",
+    Severity.WARNING,
+)  # fmt: skip
+SUPPRESSION_CODES = (UNUSED_SUPPRESSION, UNKNOWN_RULE, BLANKET_SUPPRESSION)
+
+
+@frozen
+class Applied:
+    kept: tuple[Diagnostic, ...]
+    suppressed: int
+    findings: tuple[Diagnostic, ...]  # WF901..WF903 about the suppressions themselves
+
+
+def apply(spec: sp.WorkflowSpec, text: str, diagnostics: Iterable[Diagnostic]) -> Applied:
+    """Drop the diagnostics a file's suppressions silence; report the suppressions."""
+    lines = text.split("\n")
+    used: set[int] = set()
+    kept: list[Diagnostic] = []
+    suppressed = 0
+    found: list[Diagnostic] = []
+    resolved: list[tuple[sp.Suppression, set[str]]] = []
+    for s in spec.suppressions:
+        ids: set[str] = set()
+        for key in s.codes:
+            code = CODES.lookup(key)
+            if code is None:
+                found.append(Diagnostic.of(UNKNOWN_RULE, f"no rule is called '{key}'", s.span))
+            else:
+                ids.add(code.id)
+        if not s.codes:
+            found.append(
+                Diagnostic.of(BLANKET_SUPPRESSION, "this suppression names no rule", s.span)
+            )
+        resolved.append((s, ids))
+    for d in diagnostics:
+        hit = next((i for i, (s, ids) in enumerate(resolved) if _covers(s, ids, d, lines)), None)
+        if hit is None:
+            kept.append(d)
+        else:
+            used.add(hit)
+            suppressed += 1
+    for i, (s, ids) in enumerate(resolved):
+        if i not in used and (ids or not s.codes):
+            what = ", ".join(s.codes) or "anything"
+            found.append(
+                Diagnostic.of(
+                    UNUSED_SUPPRESSION, f"this suppression of {what} silences nothing", s.span
+                )
+            )
+    return Applied(tuple(kept), suppressed, tuple(found))
+
+
+def _covers(s: sp.Suppression, ids: set[str], d: Diagnostic, lines: list[str]) -> bool:
+    if s.codes and d.code not in ids:
+        return False
+    if s.file_level:
+        return True
+    if d.span.line == s.line:
+        return True
+    alone = 0 < s.line <= len(lines) and lines[s.line - 1].strip().startswith("//")
+    return alone and d.span.line == s.line + 1

@@ -1,0 +1,479 @@
+"""The type system of expressions: types, assignability and inference.
+
+Types are small frozen values. Records are named and their fields resolved on
+demand, so recursive records need no special care. ``Unknown`` stands for a type
+that could not be found (already reported elsewhere) and is assignable to and
+from everything, so one mistake is reported once, not at every use.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Mapping
+from decimal import Decimal
+
+from attrs import define, field, frozen
+
+from wflang.dsl import expr as ex
+from wflang.dsl import spec as sp
+from wflang.dsl import types as ty
+from wflang.dsl.span import Span
+
+PRIMITIVES = ("string", "int", "decimal", "bool", "duration", "timestamp")
+GENERICS = {"list": 1, "map": 2}
+
+
+@frozen
+class Prim:
+    name: str
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@frozen
+class ListT:
+    elem: Type
+
+    def __str__(self) -> str:
+        return f"list[{self.elem}]"
+
+
+@frozen
+class MapT:
+    key: Type
+    value: Type
+
+    def __str__(self) -> str:
+        return f"map[{self.key}, {self.value}]"
+
+
+@frozen
+class Opt:
+    inner: Type
+
+    def __str__(self) -> str:
+        return f"{self.inner}?"
+
+
+@frozen
+class Record:
+    """A record type by name: a declared ``type``, or ``input``, a service result…"""
+
+    name: str
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@frozen
+class Enum:
+    name: str
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@frozen
+class EnumNamespace:
+    """The type of a bare enum name, whose members are reached with a dot."""
+
+    name: str
+
+    def __str__(self) -> str:
+        return f"enum {self.name}"
+
+
+@frozen
+class Unknown:
+    def __str__(self) -> str:
+        return "unknown"
+
+
+Type = Prim | ListT | MapT | Opt | Record | Enum | EnumNamespace | Unknown
+
+INT, DECIMAL, STRING, BOOL = Prim("int"), Prim("decimal"), Prim("string"), Prim("bool")
+DURATION, TIMESTAMP, NULL = Prim("duration"), Prim("timestamp"), Prim("null")
+UNKNOWN = Unknown()
+NUMERIC = (INT, DECIMAL)
+
+
+class Fit(enum.Enum):
+    """How a value fits where it goes: fine, only if it is not null, or not at all."""
+
+    OK = "ok"
+    OPTIONAL = "optional"
+    MISMATCH = "mismatch"
+
+
+def fits(src: Type, dst: Type) -> Fit:
+    """Whether a value of type ``src`` may be used where ``dst`` is expected."""
+    if isinstance(src, Unknown) or isinstance(dst, Unknown) or src == dst:
+        return Fit.OK
+    if isinstance(dst, Opt):
+        if src == NULL:
+            return Fit.OK
+        return fits(src.inner if isinstance(src, Opt) else src, dst.inner)
+    if isinstance(src, Opt):
+        return Fit.OPTIONAL if fits(src.inner, dst) is Fit.OK else Fit.MISMATCH
+    if src == INT and dst == DECIMAL:
+        return Fit.OK
+    if isinstance(src, ListT) and isinstance(dst, ListT):
+        return fits(src.elem, dst.elem)
+    if isinstance(src, MapT) and isinstance(dst, MapT):
+        worst = max((fits(src.key, dst.key), fits(src.value, dst.value)), key=_badness)
+        return worst
+    return Fit.MISMATCH
+
+
+def _badness(f: Fit) -> int:
+    return {Fit.OK: 0, Fit.OPTIONAL: 1, Fit.MISMATCH: 2}[f]
+
+
+def strip(t: Type) -> Type:
+    return t.inner if isinstance(t, Opt) else t
+
+
+@frozen
+class TypeProblem:
+    """A problem found while typing an expression: which kind, where, what."""
+
+    kind: str  # "mismatch", "unknown-field", "optional"
+    message: str
+    span: Span
+    hint: str | None = None
+
+
+@define
+class TypeEnv:
+    """Resolves type names and record fields for one workflow."""
+
+    types: Mapping[str, sp.TypeDecl | sp.EnumDecl]
+    records: dict[str, Mapping[str, sp.Field]] = field(factory=dict)  # synthetic records
+
+    def resolve(self, spec: ty.TypeSpec) -> Type:
+        if isinstance(spec, ty.OptionalType):
+            return Opt(self.resolve(spec.inner))
+        if isinstance(spec, ty.GenericType):
+            args = [self.resolve(a) for a in spec.args]
+            if spec.name == "list" and len(args) == 1:
+                return ListT(args[0])
+            if spec.name == "map" and len(args) == 2:
+                return MapT(args[0], args[1])
+            return UNKNOWN
+        if spec.name in PRIMITIVES:
+            return Prim(spec.name)
+        decl = self.types.get(spec.name)
+        if isinstance(decl, sp.EnumDecl):
+            return Enum(decl.name.text)
+        if isinstance(decl, sp.TypeDecl):
+            return Record(decl.name.text)
+        return UNKNOWN
+
+    def record(self, name: str, fields: tuple[sp.Field, ...] | Mapping[str, sp.Field]) -> Record:
+        """Register a synthetic record (``input``, a service result) and return its type."""
+        if not isinstance(fields, Mapping):
+            fields = {f.name.text: f for f in fields}
+        self.records[name] = fields
+        return Record(name)
+
+    def fields(self, record: Record) -> Mapping[str, sp.Field] | None:
+        if record.name in self.records:
+            return self.records[record.name]
+        decl = self.types.get(record.name)
+        if isinstance(decl, sp.TypeDecl):
+            return {f.name.text: f for f in decl.fields}
+        return None
+
+    def enum_members(self, name: str) -> tuple[str, ...]:
+        decl = self.types.get(name)
+        return tuple(m.text for m in decl.members) if isinstance(decl, sp.EnumDecl) else ()
+
+
+@define
+class Inference:
+    """Infers the type of expressions under a set of roots, collecting problems."""
+
+    env: TypeEnv
+    roots: Mapping[str, Type]
+    problems: list[TypeProblem] = field(factory=list)
+    checked: frozenset[str] = frozenset()  # paths known not to be null here
+
+    def infer(self, e: ex.Expr) -> Type:
+        return _INFER[type(e)](self, e)
+
+    def expect(self, e: ex.Expr, want: Type, what: str) -> Type:
+        """Infer ``e`` and report when it does not fit ``want``."""
+        got = self.infer(e)
+        fit = fits(got, want)
+        if fit is Fit.MISMATCH:
+            self.problem("mismatch", f"{what} must be {want}, not {got}", e.span)
+        elif fit is Fit.OPTIONAL and _path(e) not in self.checked:
+            self.problem(
+                "optional",
+                f"{what} may be null ({got}) where {want} is expected",
+                e.span,
+                hint=f"check it first ('{_path(e)} != null and …') or use coalesce()",
+            )
+        return got
+
+    def problem(self, kind: str, message: str, span: Span, hint: str | None = None) -> None:
+        self.problems.append(TypeProblem(kind, message, span, hint))
+
+    def guarded(self, paths: frozenset[str]) -> Inference:
+        return Inference(self.env, self.roots, self.problems, self.checked | paths)
+
+
+def _path(e: ex.Expr) -> str:
+    from wflang.dsl.formatter import format_expr
+
+    return format_expr(e)
+
+
+def _literal(t: Type) -> Callable[[Inference, ex.Expr], Type]:
+    return lambda _inf, _e: t
+
+
+def _ref(inf: Inference, e: ex.Ref) -> Type:
+    if e.name in inf.roots:
+        return inf.roots[e.name]
+    if e.name in inf.env.types and isinstance(inf.env.types[e.name], sp.EnumDecl):
+        return EnumNamespace(e.name)
+    from wflang.compiler.rules.names import did_you_mean
+
+    inf.problem(
+        "unknown-field",
+        f"unknown name '{e.name}'",
+        e.span,
+        hint=did_you_mean(e.name, inf.roots) or f"names here: {', '.join(sorted(inf.roots))}",
+    )
+    return UNKNOWN
+
+
+def _member(inf: Inference, e: ex.Member) -> Type:
+    target = inf.infer(e.target)
+    if isinstance(target, Unknown):
+        return UNKNOWN
+    if isinstance(target, EnumNamespace):
+        if e.name in inf.env.enum_members(target.name):
+            return Enum(target.name)
+        inf.problem("unknown-field", f"enum {target.name} has no member '{e.name}'", e.span)
+        return UNKNOWN
+    optional = isinstance(target, Opt)
+    if optional and _path(e.target) not in inf.checked:
+        inf.problem(
+            "optional",
+            f"'{_path(e.target)}' may be null ({target}) when '.{e.name}' is read",
+            e.target.span,
+            hint=f"check '{_path(e.target)} != null and …' first",
+        )
+    base = strip(target)
+    fields = inf.env.fields(base) if isinstance(base, Record) else None
+    if fields is None:
+        inf.problem("unknown-field", f"{target} has no fields; '.{e.name}' is not defined", e.span)
+        return UNKNOWN
+    f = fields.get(e.name)
+    if f is None:
+        from wflang.compiler.rules.names import did_you_mean
+
+        inf.problem(
+            "unknown-field",
+            f"{base} has no field '{e.name}'",
+            e.span,
+            hint=did_you_mean(e.name, fields) or f"fields: {', '.join(fields) or 'none'}",
+        )
+        return UNKNOWN
+    t = inf.env.resolve(f.type)
+    if optional and not isinstance(t, Opt) and _path(e.target) not in inf.checked:
+        return Opt(t)
+    return t
+
+
+def _index(inf: Inference, e: ex.Index) -> Type:
+    target = strip(inf.infer(e.target))
+    if isinstance(target, ListT):
+        inf.expect(e.index, INT, "a list index")
+        return target.elem
+    if isinstance(target, MapT):
+        inf.expect(e.index, target.key, "a map key")
+        return Opt(target.value)
+    if target == STRING:
+        inf.expect(e.index, INT, "a string index")
+        return STRING
+    if not isinstance(target, Unknown):
+        inf.problem("mismatch", f"{target} cannot be indexed", e.span)
+    return UNKNOWN
+
+
+def _unary(inf: Inference, e: ex.Unary) -> Type:
+    if e.op == "not":
+        inf.expect(e.operand, BOOL, "the operand of 'not'")
+        return BOOL
+    t = strip(inf.infer(e.operand))
+    if t in NUMERIC or t == DURATION or isinstance(t, Unknown):
+        return t
+    inf.problem("mismatch", f"'{e.op}' needs a number or a duration, not {t}", e.span)
+    return UNKNOWN
+
+
+#: (op, left, right) -> result for the arithmetic that is allowed.
+_ARITHMETIC: dict[tuple[str, Type, Type], Type] = {}
+for _op in "+-*/":
+    for _l in NUMERIC:
+        for _r in NUMERIC:
+            _ARITHMETIC[_op, _l, _r] = INT if _l == _r == INT and _op != "/" else DECIMAL
+_ARITHMETIC.update({
+    ("%", INT, INT): INT,
+    ("+", STRING, STRING): STRING,
+    ("+", DURATION, DURATION): DURATION,
+    ("-", DURATION, DURATION): DURATION,
+    ("+", TIMESTAMP, DURATION): TIMESTAMP,
+    ("-", TIMESTAMP, DURATION): TIMESTAMP,
+    ("-", TIMESTAMP, TIMESTAMP): DURATION,
+    ("*", DURATION, INT): DURATION,
+    ("/", DURATION, INT): DURATION,
+})  # fmt: skip
+_ORDERED = (INT, DECIMAL, STRING, DURATION, TIMESTAMP)
+
+
+def _binary(inf: Inference, e: ex.Binary) -> Type:
+    op = e.op
+    if op in ("and", "or"):
+        inf.expect(e.left, BOOL, f"the left side of '{op}'")
+        rhs = inf.guarded(non_null_paths(e.left)) if op == "and" else inf
+        rhs.expect(e.right, BOOL, f"the right side of '{op}'")
+        return BOOL
+    left, right = inf.infer(e.left), inf.infer(e.right)
+    if isinstance(left, Unknown) or isinstance(right, Unknown):
+        return BOOL if op in ex.BINARY_PRECEDENCE and ex.BINARY_PRECEDENCE[op] == 4 else UNKNOWN
+    if op in ("==", "!="):
+        if fits(left, right) is Fit.MISMATCH and fits(right, left) is Fit.MISMATCH:
+            inf.problem("mismatch", f"{left} and {right} cannot be compared with '{op}'", e.span)
+        return BOOL
+    if op in ("<", "<=", ">", ">="):
+        lt, rt = strip(left), strip(right)
+        if not ((lt in NUMERIC and rt in NUMERIC) or (lt == rt and lt in _ORDERED)):
+            inf.problem("mismatch", f"{left} and {right} cannot be ordered with '{op}'", e.span)
+        return BOOL
+    if op in ("in", "not in"):
+        container = strip(right)
+        if isinstance(container, ListT):
+            ok = fits(left, container.elem) is not Fit.MISMATCH
+        elif isinstance(container, MapT):
+            ok = fits(left, container.key) is not Fit.MISMATCH
+        else:
+            ok = container == STRING and strip(left) == STRING
+        if not ok:
+            inf.problem("mismatch", f"'{op}' cannot look for {left} in {right}", e.span)
+        return BOOL
+    result = _ARITHMETIC.get((op, strip(left), strip(right)))
+    if result is None:
+        inf.problem("mismatch", f"'{op}' does not apply to {left} and {right}", e.span)
+        return UNKNOWN
+    return result
+
+
+def non_null_paths(guard: ex.Expr) -> frozenset[str]:
+    """Paths a guard proves are not null when it is true: ``x != null``, ``a and b``."""
+    if isinstance(guard, ex.Binary):
+        if guard.op == "and":
+            return non_null_paths(guard.left) | non_null_paths(guard.right)
+        if guard.op == "!=" and isinstance(guard.right, ex.NullLit):
+            return frozenset({_path(guard.left)})
+        if guard.op == "!=" and isinstance(guard.left, ex.NullLit):
+            return frozenset({_path(guard.right)})
+    return frozenset()
+
+
+def _list(inf: Inference, e: ex.ListLit) -> Type:
+    if not e.items:
+        return ListT(UNKNOWN)
+    first = inf.infer(e.items[0])
+    for item in e.items[1:]:
+        inf.expect(item, first, "every item of a list")
+    return ListT(first)
+
+
+def _call(inf: Inference, e: ex.Call) -> Type:
+    low, high = ex.BUILTINS.get(e.function, (0, 99))
+    if not low <= len(e.args) <= high:
+        want = str(low) if low == high else f"{low} to {high}"
+        inf.problem("mismatch", f"{e.function}() takes {want} arguments, not {len(e.args)}", e.span)
+        return UNKNOWN
+    args = [inf.infer(a) for a in e.args]
+    builtin = _BUILTIN_TYPES.get(e.function)
+    if builtin is None:
+        return UNKNOWN
+    result = builtin(args)
+    if result is None:
+        shown = ", ".join(str(a) for a in args)
+        inf.problem("mismatch", f"{e.function}() does not take ({shown})", e.span)
+        return UNKNOWN
+    return result
+
+
+def _one(args: list[Type], ok: Callable[[Type], bool], result: Type) -> Type | None:
+    return result if all(ok(strip(a)) or isinstance(a, Unknown) for a in args) else None
+
+
+def _numeric(args: list[Type]) -> Type | None:
+    flat = [a.elem if isinstance(a, ListT) and len(args) == 1 else a for a in args]
+    flat = [strip(a) for a in flat]
+    if all(a in NUMERIC or a == DURATION or isinstance(a, Unknown) for a in flat):
+        return DECIMAL if DECIMAL in flat else flat[0]
+    return None
+
+
+def _coalesce(args: list[Type]) -> Type | None:
+    last = args[-1]
+    for a in args[:-1]:
+        if fits(strip(a), strip(last)) is Fit.MISMATCH:
+            return None
+    return last
+
+
+_BUILTIN_TYPES: dict[str, Callable[[list[Type]], Type | None]] = {
+    "len": lambda a: _one(a, lambda t: isinstance(t, ListT | MapT) or t == STRING, INT),
+    "lower": lambda a: _one(a, lambda t: t == STRING, STRING),
+    "upper": lambda a: _one(a, lambda t: t == STRING, STRING),
+    "trim": lambda a: _one(a, lambda t: t == STRING, STRING),
+    "starts_with": lambda a: _one(a, lambda t: t == STRING, BOOL),
+    "ends_with": lambda a: _one(a, lambda t: t == STRING, BOOL),
+    "contains": lambda a: (
+        BOOL
+        if (strip(a[0]) == STRING and strip(a[1]) == STRING)
+        or (isinstance(strip(a[0]), ListT | Unknown))
+        else None
+    ),
+    "coalesce": _coalesce,
+    "min": _numeric,
+    "max": _numeric,
+    "sum": _numeric,
+    "abs": _numeric,
+    "round": lambda a: DECIMAL if strip(a[0]) in NUMERIC or isinstance(a[0], Unknown) else None,
+    "keys": lambda a: (
+        ListT(strip(a[0]).key)  # type: ignore[union-attr]
+        if isinstance(strip(a[0]), MapT)
+        else None
+    ),
+    "string": lambda a: STRING,
+}
+
+_INFER: dict[type, Callable[[Inference, ex.Expr], Type]] = {
+    ex.IntLit: _literal(INT),
+    ex.DecimalLit: _literal(DECIMAL),
+    ex.StringLit: _literal(STRING),
+    ex.BoolLit: _literal(BOOL),
+    ex.NullLit: _literal(NULL),
+    ex.DurationLit: _literal(DURATION),
+    ex.TimestampLit: _literal(TIMESTAMP),
+    ex.Ref: _ref,  # type: ignore[dict-item]
+    ex.Member: _member,  # type: ignore[dict-item]
+    ex.Index: _index,  # type: ignore[dict-item]
+    ex.Call: _call,  # type: ignore[dict-item]
+    ex.Unary: _unary,  # type: ignore[dict-item]
+    ex.Binary: _binary,  # type: ignore[dict-item]
+    ex.ListLit: _list,  # type: ignore[dict-item]
+}
+
+_ = Decimal

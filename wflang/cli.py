@@ -15,10 +15,14 @@ from pathlib import Path
 from typing import TextIO
 
 from wflang import __version__
+from wflang.compiler.check import check
+from wflang.compiler.config import Config, ConfigError, load_config, parse_config
+from wflang.compiler.docs import rules_json, rules_markdown, rules_text
+from wflang.compiler.registry import Preset
+from wflang.compiler.report import FORMATS, Report, github_step_summary, render
 from wflang.dsl import diagnostics as diag
 from wflang.dsl.formatter import format_spec
 from wflang.dsl.parser import ParseResult, parse_bytes
-from wflang.dsl.report import format_concise, format_text, to_json
 from wflang.dsl.serialize import unstructure
 from wflang.dsl.spec import WorkflowSpec
 
@@ -70,27 +74,18 @@ def _use_color(choice: str, stream: TextIO) -> bool:
     return stream.isatty()
 
 
+def _print_report(report: Report, fmt: str, color: str) -> None:
+    sys.stdout.write(render(fmt, report, color=_use_color(color, sys.stdout)))
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if fmt == "github" and summary:
+        with open(summary, "a", encoding="utf-8") as out:
+            out.write(github_step_summary(report) + "\n")
+
+
 def _print_diagnostics(results: Sequence[ParseResult], fmt: str, color: str) -> None:
-    all_diags = [d for r in results for d in r.diagnostics]
-    if fmt == "json":
-        print(to_json(all_diags, [r.file for r in results]))
-        return
-    use_color = _use_color(color, sys.stdout)
-    for r in results:
-        for d in r.diagnostics:
-            if fmt == "concise":
-                print(format_concise(d))
-            else:
-                print(format_text(d, r.text, color=use_color))
-                print()
-    if fmt == "text" and all_diags:
-        counts = {s: sum(1 for d in all_diags if d.severity is s) for s in diag.Severity}
-        parts = [f"{n} {s.value}{'s' if n != 1 else ''}" for s, n in counts.items() if n]
-        print(f"Found {', '.join(parts)} in {len(results)} file{'s' if len(results) != 1 else ''}.")
-
-
-def _worst(results: Sequence[ParseResult]) -> int:
-    return max((d.severity.rank for r in results for d in r.diagnostics), default=0)
+    diagnostics = tuple(d for r in results for d in r.diagnostics)
+    sources = {r.file: r.text for r in results}
+    _print_report(Report(diagnostics, sources, tuple(r.file for r in results)), fmt, color)
 
 
 # ------------------------------------------------------------------ commands
@@ -153,13 +148,36 @@ def cmd_fmt(args: argparse.Namespace) -> int:
     return status
 
 
+def _config(args: argparse.Namespace) -> Config:
+    try:
+        if args.config:
+            import tomllib
+
+            data = tomllib.loads(Path(args.config).read_text(encoding="utf-8"))
+            config = parse_config(data.get("tool", {}).get("wflang", {}), args.config)
+        else:
+            config = load_config()
+    except (OSError, ValueError, ConfigError) as err:
+        raise UsageError(f"configuration: {err}") from err
+    if args.preset:
+        config = Config(Preset(args.preset), config.severities, config.source)
+    return config
+
+
 def cmd_check(args: argparse.Namespace) -> int:
-    results = [_load(p) for p in _expand(args.paths)]
-    _print_diagnostics(results, args.format, args.color)
-    if args.format == "text" and not any(r.diagnostics for r in results):
-        print(f"All clean: {len(results)} file{'s' if len(results) != 1 else ''} checked.")
+    config = _config(args)
+    result = check([_load(p) for p in _expand(args.paths)], config)
+    report = Report(result.diagnostics, result.sources, result.files)
+    _print_report(report, args.format, args.color)
     threshold = diag.Severity(args.fail_on).rank
-    return EXIT_FINDINGS if _worst(results) >= threshold else EXIT_OK
+    worst = max((d.severity.rank for d in result.diagnostics), default=0)
+    return EXIT_FINDINGS if worst >= threshold else EXIT_OK
+
+
+def cmd_rules(args: argparse.Namespace) -> int:
+    render_rules = {"text": rules_text, "json": rules_json, "markdown": rules_markdown}
+    sys.stdout.write(render_rules[args.format]())
+    return EXIT_OK
 
 
 # -------------------------------------------------------------------- parser
@@ -181,9 +199,10 @@ def build_parser() -> argparse.ArgumentParser:
     def diagnostics_format(p: argparse.ArgumentParser) -> None:
         p.add_argument(
             "--format",
-            choices=("text", "concise", "json"),
+            choices=tuple(FORMATS),
             default="text",
-            help="text (source snippets, default), concise (one line each) or json",
+            help="text (source snippets, default), concise (one line each), json, "
+            "sarif (GitHub code scanning) or github (Actions annotations)",
         )
 
     def common(p: argparse.ArgumentParser) -> None:
@@ -224,8 +243,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "check",
         help="check .wf files and report problems for people or CI",
-        description="Check .wf files: every syntax error of every file in one run. "
-        "Folders are searched for *.wf; '-' reads standard input.",
+        description="Check .wf files and the files they import: syntax, names, graph "
+        "soundness, types and policies (see 'wf rules'). Every finding of every file is "
+        "reported in one run. Folders are searched for *.wf; '-' reads standard input. "
+        "Rules are configured in [tool.wflang] of pyproject.toml.",
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="files, folders, or -")
     diagnostics_format(p)
@@ -233,8 +254,27 @@ def build_parser() -> argparse.ArgumentParser:
         "--fail-on", choices=("error", "warning", "info"), default="error",
         help="exit 1 when a finding is at least this severe (default: error)",
     )  # fmt: skip
+    p.add_argument(
+        "--preset",
+        choices=[x.value for x in Preset],
+        help="rule preset; overrides [tool.wflang] preset (default: recommended)",
+    )
+    p.add_argument(
+        "--config",
+        metavar="PYPROJECT",
+        help="read [tool.wflang] from this file instead of the nearest pyproject.toml",
+    )
     common(p)
     p.set_defaults(func=cmd_check)
+
+    p = sub.add_parser(
+        "rules",
+        help="list the rules of wf check",
+        description="List every diagnostic code: its name, default severity, the preset "
+        "that turns it on, and what it checks. docs/rules.md is '--format markdown'.",
+    )
+    p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
+    p.set_defaults(func=cmd_rules)
     return parser
 
 

@@ -1,0 +1,106 @@
+"""The rule catalogue for people: ``wf rules`` and ``docs/rules.md``, from the registry.
+
+Every diagnostic code is listed, whether it comes from the parser (WF0xx), the
+loader (WF113), a rule, or the suppression pass (WF9xx). ``docs/rules.md`` is
+``rules_markdown()``; a test fails when the committed file is stale.
+"""
+
+from __future__ import annotations
+
+import json
+
+from wflang.compiler import rules as _rules  # noqa: F401  (registers every rule)
+from wflang.compiler import suppress
+from wflang.compiler.registry import RULES
+from wflang.dsl.diagnostics import CODES, Code
+
+
+def _preset(code: Code) -> str:
+    rule = RULES.get(code.id)
+    if rule is not None:
+        return rule.preset.value
+    if code.id == suppress.BLANKET_SUPPRESSION.id:
+        return "strict"
+    return "always"
+
+
+def rules_text() -> str:
+    lines = [f"{'code':<6} {'name':<28} {'severity':<8} {'preset':<11} summary"]
+    for code in CODES.all():
+        lines.append(
+            f"{code.id:<6} {code.name:<28} {code.severity.value:<8} {_preset(code):<11} "
+            f"{code.summary}"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def rules_json() -> str:
+    doc = [
+        {
+            "code": c.id,
+            "name": c.name,
+            "category": c.category,
+            "severity": c.severity.value,
+            "preset": _preset(c),
+            "summary": c.summary,
+            "doc": c.doc,
+        }
+        for c in CODES.all()
+    ]
+    return json.dumps(doc, indent=2) + "\n"
+
+
+def rules_markdown() -> str:
+    out = [
+        "# Rules of `wf check`",
+        "",
+        "Generated from the rule registry by `wf rules --format markdown`; do not edit.",
+        "",
+        "Every finding has a stable code (never reused) and a name; either may be used in",
+        "suppressions (`// wf: ignore[WF201]`, `// wf: ignore[unreachable-node]`) and in",
+        "`[tool.wflang.rules]`. The *preset* column says which preset turns a rule on:",
+        "`recommended` (the default) ⊂ `strict` (warnings become errors) ⊂ `all`;",
+        "`always` codes cannot be turned off.",
+        "",
+        "| code | name | severity | preset | checks |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for c in CODES.all():
+        out.append(
+            f"| [{c.id}](#{c.id.lower()}) | `{c.name}` | {c.severity.value} | {_preset(c)} "
+            f"| {c.summary} |"
+        )
+    for c in CODES.all():
+        out += [
+            "",
+            f"## {c.id}",
+            "",
+            f"**`{c.name}`** · {c.category} · {c.severity.value} · preset: {_preset(c)}",
+            "",
+            c.summary,
+            "",
+            _examples(c.doc),
+        ]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _examples(doc: str) -> str:
+    """Indented code in a rule's docstring becomes a fenced ``wf`` block."""
+    out: list[str] = []
+    block: list[str] = []
+
+    def flush() -> None:
+        if block:
+            while block and not block[-1].strip():
+                block.pop()
+            out.extend(["```wf", *block, "```"])
+            block.clear()
+
+    for line in doc.splitlines():
+        if line.startswith("    ") or (block and not line.strip()):
+            block.append(line[4:])
+        else:
+            flush()
+            out.append(line)
+    flush()
+    return "\n".join(out)

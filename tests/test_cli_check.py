@@ -125,3 +125,15 @@ def test_rules_lists_every_code(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "rules", "--format", "json")
     codes = {r["code"] for r in json.loads(out)}
     assert {"WF001", "WF201", "WF301", "WF901"} <= codes
+
+
+def test_json_output_follows_the_published_schema(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import jsonschema
+
+    code, out, _ = run(capsys, "schema")
+    schema = json.loads(out)
+    code, out, _ = run(capsys, "check", "--format", "json", ".")
+    assert code == 1
+    jsonschema.Draft202012Validator(schema).validate(json.loads(out))

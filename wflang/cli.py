@@ -19,7 +19,7 @@ from wflang.compiler.check import check
 from wflang.compiler.config import Config, ConfigError, load_config, parse_config
 from wflang.compiler.docs import rules_json, rules_markdown, rules_text
 from wflang.compiler.registry import Preset
-from wflang.compiler.report import FORMATS, Report, github_step_summary, render
+from wflang.compiler.report import FORMATS, Report, github_step_summary, json_schema, render
 from wflang.dsl import diagnostics as diag
 from wflang.dsl.formatter import format_spec
 from wflang.dsl.parser import ParseResult, parse_bytes
@@ -174,6 +174,11 @@ def cmd_check(args: argparse.Namespace) -> int:
     return EXIT_FINDINGS if worst >= threshold else EXIT_OK
 
 
+def cmd_schema(args: argparse.Namespace) -> int:
+    print(json.dumps(json_schema(), indent=2))
+    return EXIT_OK
+
+
 def cmd_rules(args: argparse.Namespace) -> int:
     render_rules = {"text": rules_text, "json": rules_json, "markdown": rules_markdown}
     sys.stdout.write(render_rules[args.format]())
@@ -275,6 +280,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
     p.set_defaults(func=cmd_rules)
+
+    p = sub.add_parser(
+        "schema",
+        help="print the JSON Schema of 'wf check --format json'",
+        description="Print the JSON Schema (draft 2020-12) that the output of "
+        "'wf check --format json' follows; the document carries its own version.",
+    )
+    p.set_defaults(func=cmd_schema)
     return parser
 
 

@@ -16,6 +16,7 @@ from typing import TextIO
 
 from wflang import __version__
 from wflang.compiler.check import check
+from wflang.compiler.compile import compile_workflow
 from wflang.compiler.config import Config, ConfigError, load_config, parse_config
 from wflang.compiler.docs import rules_json, rules_markdown, rules_text
 from wflang.compiler.registry import Preset
@@ -25,6 +26,8 @@ from wflang.dsl.formatter import format_spec
 from wflang.dsl.parser import ParseResult, parse_bytes
 from wflang.dsl.serialize import unstructure
 from wflang.dsl.spec import WorkflowSpec
+from wflang.runtime.describe import describe
+from wflang.runtime.table import Table, dumps, table_hash
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -174,6 +177,49 @@ def cmd_check(args: argparse.Namespace) -> int:
     return EXIT_FINDINGS if worst >= threshold else EXIT_OK
 
 
+def _compiled(args: argparse.Namespace) -> Table:
+    parsed = _load(args.file)
+    compiled = compile_workflow(parsed, _config(args))
+    if compiled.table is None:
+        result = compiled.check
+        report = Report(result.diagnostics, result.sources, result.files)
+        if parsed.spec is not None and parsed.spec.header is None:
+            raise UsageError(
+                f"{args.file} has no 'workflow NAME version N' header: nothing to compile"
+            )
+        _print_report(report, "text", args.color)
+        raise _Refused
+    return compiled.table
+
+
+class _Refused(Exception):
+    """The workflow has check errors; they were printed."""
+
+
+def cmd_compile(args: argparse.Namespace) -> int:
+    try:
+        table = _compiled(args)
+    except _Refused:
+        return EXIT_FINDINGS
+    text = dumps(table)
+    if args.output in (None, "-"):
+        sys.stdout.write(text)
+    else:
+        Path(args.output).write_text(text, encoding="utf-8")
+        print(f"wrote {args.output} ({table.workflow} version {table.version}, "
+              f"sha256 {table_hash(table)[:12]})", file=sys.stderr)  # fmt: skip
+    return EXIT_OK
+
+
+def cmd_table(args: argparse.Namespace) -> int:
+    try:
+        table = _compiled(args)
+    except _Refused:
+        return EXIT_FINDINGS
+    sys.stdout.write(describe(table))
+    return EXIT_OK
+
+
 def cmd_schema(args: argparse.Namespace) -> int:
     print(json.dumps(json_schema(), indent=2))
     return EXIT_OK
@@ -280,6 +326,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
     p.set_defaults(func=cmd_rules)
+
+    for name, func, summary in (
+        ("compile", cmd_compile, "compile a checked workflow to its transition table (JSON)"),
+        ("table", cmd_table, "print the transition table of a workflow for people"),
+    ):
+        p = sub.add_parser(
+            name,
+            help=summary,
+            description=summary[0].upper() + summary[1:] + ". A workflow with check "
+            "errors is refused (exit 1). The same source always gives the same bytes.",
+        )
+        p.add_argument("file", help="the .wf file, or - for standard input")
+        if name == "compile":
+            p.add_argument("-o", "--output", help="write the table here (default: stdout)")
+        p.add_argument("--preset", choices=[x.value for x in Preset], help=argparse.SUPPRESS)
+        p.add_argument("--config", help=argparse.SUPPRESS)
+        common(p)
+        p.set_defaults(func=func)
 
     p = sub.add_parser(
         "schema",

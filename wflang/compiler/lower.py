@@ -1,0 +1,293 @@
+"""Lowering: a checked workflow to its transition table (``wflang.runtime.table``).
+
+States are numbered in source order (nested nodes right after the node that
+holds them), events in order of first use, expressions in order of first use:
+the same source always lowers to the same table. Expressions are lowered to the
+runtime IR with the types the checker inferred where an operator depends on
+them (a duration divided by an int stays a duration).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import datetime
+
+from attrs import define, field
+
+from wflang.compiler.model import Model
+from wflang.compiler.types import DURATION, Inference, Record, TypeEnv, Unknown
+from wflang.dsl import expr as ex
+from wflang.dsl import spec as sp
+from wflang.runtime import ir
+from wflang.runtime import table as tb
+
+_BINARY = {
+    "+": "add", "-": "sub", "*": "mul", "/": "div", "%": "mod",
+    "==": "eq", "!=": "ne", "<": "lt", "<=": "le", ">": "gt", ">=": "ge",
+    "in": "in", "not in": "not_in", "and": "and", "or": "or",
+}  # fmt: skip
+_UNARY = {"not": "not", "-": "neg", "+": "pos"}
+
+
+def timestamp_ms(text: str) -> int:
+    """Milliseconds since the epoch of an RFC 3339 timestamp literal."""
+    return int(datetime.fromisoformat(text).timestamp() * 1000)
+
+
+@define
+class _Lowering:
+    model: Model
+    states: list[tb.State] = field(factory=list)
+    ids: dict[str, int] = field(factory=dict)
+    events: list[str] = field(factory=lambda: ["enter", "done", "error"])
+    expressions: list[ir.IR] = field(factory=list)
+    expression_ids: dict[ir.IR, int] = field(factory=dict)
+    rows: list[tb.Row] = field(factory=list)
+    aliases: set[str] = field(factory=set)
+
+    # -- numbering -------------------------------------------------------------
+
+    def event(self, name: str) -> int:
+        if name not in self.events:
+            self.events.append(name)
+        return self.events.index(name)
+
+    def expression(self, e: ex.Expr) -> int:
+        node = self.lower_expr(e)
+        if node not in self.expression_ids:
+            self.expression_ids[node] = len(self.expressions)
+            self.expressions.append(node)
+        return self.expression_ids[node]
+
+    def target(self, ident: sp.Ident | None) -> int:
+        return tb.NO_STATE if ident is None else self.ids[ident.text]
+
+    # -- expressions -----------------------------------------------------------
+
+    def lower_expr(self, e: ex.Expr) -> ir.IR:
+        if isinstance(e, ex.IntLit):
+            return ir.Const(e.value)
+        if isinstance(e, ex.DecimalLit):
+            return ir.Dec(str(e.value))
+        if isinstance(e, ex.StringLit):
+            return ir.Const(e.value)
+        if isinstance(e, ex.BoolLit):
+            return ir.Const(e.value)
+        if isinstance(e, ex.NullLit):
+            return ir.Const(None)
+        if isinstance(e, ex.DurationLit):
+            return ir.Const(e.millis)
+        if isinstance(e, ex.TimestampLit):
+            return ir.Const(timestamp_ms(e.text))
+        if isinstance(e, ex.Ref):
+            return ir.Load(e.name)
+        if isinstance(e, ex.Member):
+            target = e.target
+            if (
+                isinstance(target, ex.Ref)
+                and target.name in self.model.types
+                and target.name not in self.aliases
+                and isinstance(self.model.types[target.name], sp.EnumDecl)
+            ):
+                return ir.Const(e.name)  # an enum member is its name
+            return ir.Get(self.lower_expr(target), e.name)
+        if isinstance(e, ex.Index):
+            return ir.At(self.lower_expr(e.target), self.lower_expr(e.index))
+        if isinstance(e, ex.Call):
+            return ir.Apply(e.function, tuple(self.lower_expr(a) for a in e.args))
+        if isinstance(e, ex.Unary):
+            return ir.Apply(_UNARY[e.op], (self.lower_expr(e.operand),))
+        if isinstance(e, ex.Binary):
+            op = _BINARY[e.op]
+            if op == "div" and self._is_duration(e.left):
+                op = "div_int"
+            return ir.Apply(op, (self.lower_expr(e.left), self.lower_expr(e.right)))
+        return ir.MakeList(tuple(self.lower_expr(i) for i in e.items))
+
+    def _is_duration(self, e: ex.Expr) -> bool:
+        roots = {"input": Record("input"), "context": Record("context")}
+        env = TypeEnv(self.model.types)
+        env.record("input", self.model.input)
+        env.record("context", self.model.context)
+        inferred = Inference(env, {**roots, **{a: Unknown() for a in self.aliases}}).infer(e)
+        return inferred == DURATION
+
+    # -- pieces of entries -----------------------------------------------------
+
+    def mapping(self, entries: tuple[sp.Entry, ...]) -> tb.Mapping:
+        return tb.Mapping(tuple((en.name.text, self.expression(en.value)) for en in entries))
+
+    def timers(self, node: sp.Node) -> tuple[tb.Timer, ...]:
+        return tuple(
+            tb.Timer(self.expression(t.after), self.event(f"timeout:{k}"), t.interrupting)
+            for k, t in enumerate(getattr(node, "timeouts", ()))
+        )
+
+    def retry(self, r: sp.Retry | None) -> tb.Retry | None:
+        if r is None:
+            return None
+        return tb.Retry(
+            attempts=r.attempts if r.attempts is not None else 3,
+            initial_delay_ms=r.initial_delay.millis if r.initial_delay else 1000,
+            max_delay_ms=r.max_delay.millis if r.max_delay else None,
+            factor=str(r.factor) if r.factor is not None else "2",
+            jitter=str(r.jitter) if r.jitter is not None else "0",
+            non_retryable=tuple(e.text for e in r.non_retryable or ()),
+        )
+
+    # -- states and rows --------------------------------------------------------
+
+    def number(self, nodes: tuple[sp.Node, ...], owner: int) -> None:
+        """Give every node a state id, in source order, nested nodes after their owner."""
+        for node in nodes:
+            self.ids[node.name.text] = len(self.states)
+            self.states.append(tb.State(node.name.text, _kind(node), owner, tb.ChoiceEntry()))
+            me = self.ids[node.name.text]
+            if isinstance(node, sp.ParallelNode):
+                for b in node.branches:
+                    self.number(b.nodes, me)
+            elif isinstance(node, sp.MapNode):
+                self.number(node.nodes, me)
+
+    def lower_nodes(self, nodes: tuple[sp.Node, ...]) -> None:
+        for node in nodes:
+            me = self.ids[node.name.text]
+            entry = self.entry(node)
+            old = self.states[me]
+            self.states[me] = tb.State(old.name, old.kind, old.owner, entry)
+            self.add_rows(me, node)
+            if isinstance(node, sp.ParallelNode):
+                for b in node.branches:
+                    self.lower_nodes(b.nodes)
+            elif isinstance(node, sp.MapNode):
+                self.aliases.add(node.alias.text)
+                self.lower_nodes(node.nodes)
+
+    def entry(self, node: sp.Node) -> tb.Entry:
+        if isinstance(node, sp.TaskNode):
+            work = node.work
+            return tb.TaskEntry(
+                work=_kind_of_work(work),
+                service=work.service.text if isinstance(work, sp.ServiceWork) else None,
+                assignee=getattr(getattr(work, "assignee", None), "value", None),
+                args=self.mapping(node.args),
+                form=tuple(f.name.text for f in node.form or ()),
+                retry=self.retry(node.retry),
+                timers=self.timers(node),
+            )
+        if isinstance(node, sp.ChoiceNode):
+            return tb.ChoiceEntry()
+        if isinstance(node, sp.WaitNode):
+            trig = node.trigger
+            if isinstance(trig, sp.SignalTrigger):
+                return tb.WaitEntry("signal", trig.signal.text, None, self.timers(node))
+            if isinstance(trig, sp.MessageTrigger):
+                correlation = self.expression(trig.correlation)
+                return tb.WaitEntry("message", trig.message.text, correlation, self.timers(node))
+            return tb.WaitEntry("until", None, self.expression(trig.at), self.timers(node))
+        if isinstance(node, sp.SleepNode):
+            return tb.SleepEntry(self.expression(node.duration))
+        if isinstance(node, sp.ParallelNode):
+            join = node.join or sp.Join(sp.JoinKind.ALL)
+            return tb.ParallelEntry(
+                branches=tuple(self.ids[b.nodes[0].name.text] for b in node.branches if b.nodes),
+                join=join.kind.value,
+                count=join.count,
+                timers=self.timers(node),
+            )
+        if isinstance(node, sp.MapNode):
+            return tb.MapEntry(
+                items=self.expression(node.items),
+                alias=node.alias.text,
+                body=self.ids[node.nodes[0].name.text] if node.nodes else tb.NO_STATE,
+                concurrency=1 if node.sequential else node.concurrency,
+                sequential=node.sequential,
+                tolerate=node.tolerate.value if node.tolerate else 0,
+                tolerate_percent=bool(node.tolerate and node.tolerate.percent),
+                timers=self.timers(node),
+            )
+        if isinstance(node, sp.CallNode):
+            return tb.CallEntry(
+                workflow=node.workflow.text,
+                version=node.version,
+                args=self.mapping(node.args),
+                retry=self.retry(node.retry),
+                timers=self.timers(node),
+            )
+        assert isinstance(node, sp.EndNode)
+        return tb.EndEntry(
+            outcome=node.outcome.value,
+            output=self.mapping(node.output),
+            error=node.error.text if node.error else None,
+        )
+
+    def add_rows(self, me: int, node: sp.Node) -> None:
+        def row(event: str, *transitions: tb.Transition) -> None:
+            self.rows.append(tb.Row(me, self.event(event), transitions))
+
+        if isinstance(node, sp.ChoiceNode):
+            row(
+                "enter",
+                *(
+                    tb.Transition(
+                        None if arm.guard is None else self.expression(arm.guard),
+                        self.target(arm.target),
+                    )
+                    for arm in node.arms
+                ),
+            )
+            return
+        if isinstance(node, sp.EndNode):
+            return
+        actions: list[tb.Action] = []
+        output: tuple[sp.Entry, ...] = getattr(node, "output", ())
+        if output:
+            actions.append(tb.Action("write", self.mapping(output)))
+        compensate = getattr(node, "compensate", None)
+        if compensate is not None:
+            actions.append(tb.Action("compensate", state=self.target(compensate)))
+        row("done", tb.Transition(None, self.target(getattr(node, "next", None)), tuple(actions)))
+        for h in getattr(node, "handlers", ()):
+            for error in h.errors or ():
+                row(f"error:{error.text}", tb.Transition(None, self.target(h.target)))
+            if h.catch_all:
+                row("error", tb.Transition(None, self.target(h.target)))
+        for k, t in enumerate(getattr(node, "timeouts", ())):
+            row(f"timeout:{k}", tb.Transition(None, self.target(t.target)))
+
+
+def _kind(node: sp.Node) -> str:
+    return type(node).__name__.removesuffix("Node").lower()
+
+
+def _kind_of_work(work: sp.TaskWork) -> str:
+    return type(work).__name__.removesuffix("Work").lower()
+
+
+def lower(model: Model) -> tb.Table:
+    """The table of a workflow the checker found free of errors."""
+    spec = model.spec
+    assert spec.header is not None, "only workflows compile"
+    low = _Lowering(model)
+    low.number(spec.nodes, tb.NO_STATE)
+    low.lower_nodes(spec.nodes)
+    start = model.start
+    assert start is not None
+    context = tuple(
+        (name, None if f.default is None else low.expression(f.default))
+        for name, f in model.context.items()
+    )
+    return tb.Table(
+        schema=tb.SCHEMA_VERSION,
+        workflow=spec.header.name.text,
+        version=spec.header.version,
+        source_hash=hashlib.sha256(model.text.encode("utf-8")).hexdigest(),
+        start=low.ids[start.target.text],
+        states=tuple(low.states),
+        events=tuple(low.events),
+        rows=tuple(sorted(low.rows, key=lambda r: (r.state, r.event))),
+        expressions=tuple(low.expressions),
+        input=tuple((name, str(f.type)) for name, f in model.input.items()),
+        context=context,
+        errors=tuple(sorted(model.errors)),
+    )

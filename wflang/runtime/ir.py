@@ -1,0 +1,313 @@
+"""The expression IR the runtime evaluates: a few frozen node kinds and a fixed set of ops.
+
+The compiler lowers type-checked expressions to this IR; ``compile_ir`` turns an
+IR tree into a closure once, when a table is loaded. There is no ``eval``, no
+attribute access beyond record fields, and no loops: the work an expression does
+is bounded by its size. Run-time failures (division by zero, a null where a
+value is needed, an index out of range) raise ``ExpressionError`` with a message
+that names what went wrong; the step function turns it into a workflow error.
+
+Values are JSON-like: None, bool, int, Decimal, str, list and dict. Durations
+are int milliseconds and timestamps int milliseconds since the Unix epoch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from decimal import Decimal, DivisionByZero, InvalidOperation
+
+from attrs import frozen
+
+Value = None | bool | int | Decimal | str | list["Value"] | dict[str, "Value"]
+Env = Mapping[str, Value]
+Compiled = Callable[[Env], Value]
+
+#: How deep an IR tree may nest; deeper trees are refused when a table loads.
+MAX_IR_DEPTH = 128
+
+
+class ExpressionError(Exception):
+    """An expression failed at run time; the message says which and why."""
+
+
+@frozen
+class Const:
+    """A literal: None, bool, int or str (decimals travel as ``Dec``)."""
+
+    value: bool | int | str | None
+
+
+@frozen
+class Dec:
+    """A decimal literal, kept as text so it survives JSON exactly."""
+
+    text: str
+
+
+@frozen
+class Load:
+    """A root: ``input``, ``context``, ``result``, ``signal``, ``message`` or a map item."""
+
+    root: str
+
+
+@frozen
+class Get:
+    """A record field: ``obj.field``."""
+
+    obj: IR
+    field: str
+
+
+@frozen
+class At:
+    """A list index or a map key: ``obj[index]``."""
+
+    obj: IR
+    index: IR
+
+
+@frozen
+class Apply:
+    """An operator or builtin from ``OPS``, applied to its arguments."""
+
+    op: str
+    args: tuple[IR, ...]
+
+
+@frozen
+class MakeList:
+    items: tuple[IR, ...]
+
+
+IR = Const | Dec | Load | Get | At | Apply | MakeList
+
+
+def _num(x: Value, op: str) -> int | Decimal:
+    if isinstance(x, bool) or not isinstance(x, int | Decimal):
+        raise ExpressionError(f"'{op}' needs a number, got {_show(x)}")
+    return x
+
+
+def _show(x: Value) -> str:
+    return "null" if x is None else repr(x)
+
+
+def _div(a: Value, b: Value) -> Value:
+    x, y = _num(a, "/"), _num(b, "/")
+    if y == 0:
+        raise ExpressionError("division by zero")
+    try:
+        return Decimal(x) / Decimal(y)
+    except (DivisionByZero, InvalidOperation) as err:  # pragma: no cover - guarded above
+        raise ExpressionError(f"division failed: {err}") from err
+
+
+def _div_int(a: Value, b: Value) -> Value:
+    x, y = _num(a, "/"), _num(b, "/")
+    if y == 0:
+        raise ExpressionError("division by zero")
+    return int(x) // int(y)
+
+
+def _mod(a: Value, b: Value) -> Value:
+    x, y = _num(a, "%"), _num(b, "%")
+    if y == 0:
+        raise ExpressionError("modulo by zero")
+    return x % y
+
+
+def _add(a: Value, b: Value) -> Value:
+    if isinstance(a, str) and isinstance(b, str):
+        return a + b
+    return _num(a, "+") + _num(b, "+")
+
+
+def _compare(op: str) -> Callable[[Value, Value], Value]:
+    def compare(a: Value, b: Value) -> Value:
+        if a is None or b is None:
+            raise ExpressionError(f"'{op}' cannot compare null")
+        try:
+            if op == "<":
+                return a < b  # type: ignore[operator]
+            if op == "<=":
+                return a <= b  # type: ignore[operator]
+            if op == ">":
+                return a > b  # type: ignore[operator]
+            return a >= b  # type: ignore[operator]
+        except TypeError as err:
+            raise ExpressionError(f"'{op}' cannot compare {_show(a)} and {_show(b)}") from err
+
+    return compare
+
+
+def _contains(container: Value, item: Value) -> Value:
+    if isinstance(container, str):
+        if not isinstance(item, str):
+            raise ExpressionError("'in' on a string needs a string")
+        return item in container
+    if isinstance(container, list | dict):
+        return item in container
+    raise ExpressionError(f"'in' needs a list, a map or a string, got {_show(container)}")
+
+
+def _len(x: Value) -> Value:
+    if isinstance(x, str | list | dict):
+        return len(x)
+    raise ExpressionError(f"len() needs a string, a list or a map, got {_show(x)}")
+
+
+def _text(name: str, fn: Callable[[str], str]) -> Callable[[Value], Value]:
+    def apply(x: Value) -> Value:
+        if not isinstance(x, str):
+            raise ExpressionError(f"{name}() needs a string, got {_show(x)}")
+        return fn(x)
+
+    return apply
+
+
+def _coalesce(*xs: Value) -> Value:
+    for x in xs:
+        if x is not None:
+            return x
+    return None
+
+
+def _numbers(name: str, xs: Sequence[Value]) -> list[int | Decimal]:
+    flat = xs[0] if len(xs) == 1 and isinstance(xs[0], list) else list(xs)
+    if not flat and name in ("min", "max"):
+        raise ExpressionError(f"{name}() of an empty list")
+    return [_num(x, name) for x in flat]
+
+
+def _round(x: Value, places: Value = 0) -> Value:
+    digits = int(_num(places, "round"))
+    return Decimal(_num(x, "round")).quantize(Decimal(1).scaleb(-digits))
+
+
+def _string(x: Value) -> Value:
+    if x is None:
+        return "null"
+    if isinstance(x, bool):
+        return "true" if x else "false"
+    return str(x)
+
+
+#: Every operator and builtin the IR can apply: (name -> function on values).
+OPS: dict[str, Callable[..., Value]] = {
+    "add": _add,
+    "sub": lambda a, b: _num(a, "-") - _num(b, "-"),
+    "mul": lambda a, b: _num(a, "*") * _num(b, "*"),
+    "div": _div,
+    "div_int": _div_int,
+    "mod": _mod,
+    "neg": lambda a: -_num(a, "-"),
+    "pos": lambda a: +_num(a, "+"),
+    "eq": lambda a, b: a == b,
+    "ne": lambda a, b: a != b,
+    "lt": _compare("<"),
+    "le": _compare("<="),
+    "gt": _compare(">"),
+    "ge": _compare(">="),
+    "in": lambda a, b: _contains(b, a),
+    "not_in": lambda a, b: not _contains(b, a),
+    "not": lambda a: not a,
+    "len": _len,
+    "lower": _text("lower", str.lower),
+    "upper": _text("upper", str.upper),
+    "trim": _text("trim", str.strip),
+    "starts_with": lambda a, b: _text("starts_with", lambda s: s)(a).startswith(b),  # type: ignore[union-attr]
+    "ends_with": lambda a, b: _text("ends_with", lambda s: s)(a).endswith(b),  # type: ignore[union-attr]
+    "contains": _contains,
+    "coalesce": _coalesce,
+    "min": lambda *xs: min(_numbers("min", xs)),
+    "max": lambda *xs: max(_numbers("max", xs)),
+    "sum": lambda *xs: sum(_numbers("sum", xs)),
+    "abs": lambda a: abs(_num(a, "abs")),
+    "round": _round,
+    "keys": lambda m: sorted(m) if isinstance(m, dict) else _fail("keys() needs a map"),
+    "string": _string,
+}
+
+
+def _fail(message: str) -> Value:
+    raise ExpressionError(message)
+
+
+def compile_ir(node: IR, depth: int = 0) -> Compiled:
+    """Turn an IR tree into a closure over an environment of roots."""
+    if depth > MAX_IR_DEPTH:
+        raise ValueError(f"expression nested deeper than {MAX_IR_DEPTH}")
+    if isinstance(node, Const):
+        value = node.value
+        return lambda env: value
+    if isinstance(node, Dec):
+        dec = Decimal(node.text)
+        return lambda env: dec
+    if isinstance(node, Load):
+        root = node.root
+
+        def load(env: Env) -> Value:
+            try:
+                return env[root]
+            except KeyError:
+                raise ExpressionError(f"'{root}' is not available here") from None
+
+        return load
+    if isinstance(node, Get):
+        obj, field = compile_ir(node.obj, depth + 1), node.field
+
+        def get(env: Env) -> Value:
+            record = obj(env)
+            if record is None:
+                raise ExpressionError(f"cannot read '.{field}' of null")
+            if not isinstance(record, dict):
+                raise ExpressionError(f"cannot read '.{field}' of {_show(record)}")
+            return record.get(field)
+
+        return get
+    if isinstance(node, At):
+        obj, index = compile_ir(node.obj, depth + 1), compile_ir(node.index, depth + 1)
+
+        def at(env: Env) -> Value:
+            container, key = obj(env), index(env)
+            if isinstance(container, list | str):
+                if isinstance(key, bool) or not isinstance(key, int):
+                    raise ExpressionError(f"an index must be an integer, got {_show(key)}")
+                if not -len(container) <= key < len(container):
+                    raise ExpressionError(f"index {key} is out of range (length {len(container)})")
+                return container[key]
+            if isinstance(container, dict):
+                return container.get(str(key))
+            raise ExpressionError(f"cannot index {_show(container)}")
+
+        return at
+    if isinstance(node, MakeList):
+        items = [compile_ir(i, depth + 1) for i in node.items]
+        return lambda env: [item(env) for item in items]
+    return _compile_apply(node, depth)
+
+
+def _compile_apply(node: Apply, depth: int) -> Compiled:
+    args = [compile_ir(a, depth + 1) for a in node.args]
+    if node.op in ("and", "or"):
+        left, right = args
+        if node.op == "and":
+            return lambda env: bool(left(env)) and bool(right(env))
+        return lambda env: bool(left(env)) or bool(right(env))
+    try:
+        fn = OPS[node.op]
+    except KeyError:
+        raise ValueError(f"unknown operator {node.op!r}") from None
+    if len(args) == 1:
+        (only,) = args
+        return lambda env: fn(only(env))
+    if len(args) == 2:
+        first, second = args
+        return lambda env: fn(first(env), second(env))
+    return lambda env: fn(*(a(env) for a in args))
+
+
+def evaluate(node: IR, env: Env) -> Value:
+    """Evaluate once (compiling on the way); prefer ``compile_ir`` for repeated use."""
+    return compile_ir(node)(env)

@@ -1,0 +1,231 @@
+"""The transition table: the contract between the compiler and the runtime.
+
+A compiled workflow is a ``Table`` of frozen values: its states (one per node,
+numbered densely in source order) with each kind's entry data, its events
+(numbered densely), and a row per (state, event) holding the ordered
+transitions the step function tries. Expressions are compiled to the IR of
+``wflang.runtime.ir`` and referred to by index. The runtime imports nothing
+from ``dsl`` or ``compiler``: this module is all it needs.
+
+The JSON form (``dumps``/``loads``, through cattrs) is deterministic: the same
+source gives the same bytes, and ``table_hash`` is the hash of those bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+import cattrs
+from attrs import frozen
+from cattrs.strategies import configure_tagged_union
+
+from wflang.runtime import ir
+
+SCHEMA_VERSION = 1
+
+#: Where a transition goes when it leaves its scope: the end of a branch or body.
+NO_STATE = -1
+
+
+@frozen
+class Mapping:
+    """``name: expression`` pairs, written into the context or passed as arguments."""
+
+    entries: tuple[tuple[str, int], ...]  # (field, expression index)
+
+
+@frozen
+class Retry:
+    attempts: int = 1
+    initial_delay_ms: int = 1000
+    max_delay_ms: int | None = None
+    factor: str = "2"  # a decimal, as text
+    jitter: str = "0"  # a fraction of the delay, as text
+    non_retryable: tuple[str, ...] = ()
+
+
+@frozen
+class Timer:
+    """A boundary timer: after ``after`` (an expression of a duration), raise ``event``."""
+
+    after: int
+    event: int
+    interrupting: bool = True
+
+
+@frozen
+class TaskEntry:
+    """Work done by a handler (service), a person (user, manual) or inline (script)."""
+
+    work: str  # service | script | user | manual
+    service: str | None = None
+    assignee: str | None = None
+    args: Mapping = Mapping(())
+    form: tuple[str, ...] = ()  # the form's field names, for human tasks
+    retry: Retry | None = None
+    timers: tuple[Timer, ...] = ()
+
+
+@frozen
+class ChoiceEntry:
+    """A choice decides on entry: its row for ``enter`` holds the guarded transitions."""
+
+
+@frozen
+class WaitEntry:
+    trigger: str  # signal | message | until
+    name: str | None = None  # the signal or message
+    expression: int | None = None  # the correlation or the instant
+    timers: tuple[Timer, ...] = ()
+
+
+@frozen
+class SleepEntry:
+    duration: int  # expression index
+
+
+@frozen
+class ParallelEntry:
+    branches: tuple[int, ...]  # the first state of each branch
+    join: str = "all"  # all | any | n
+    count: int | None = None
+    timers: tuple[Timer, ...] = ()
+
+
+@frozen
+class MapEntry:
+    items: int  # expression index
+    alias: str
+    body: int  # the first state of the body
+    concurrency: int | None = None  # None: unbounded
+    sequential: bool = False
+    tolerate: int = 0
+    tolerate_percent: bool = False
+    timers: tuple[Timer, ...] = ()
+
+
+@frozen
+class CallEntry:
+    workflow: str
+    version: int | None
+    args: Mapping = Mapping(())
+    retry: Retry | None = None
+    timers: tuple[Timer, ...] = ()
+
+
+@frozen
+class EndEntry:
+    outcome: str  # completed | failed | cancelled | compensated
+    output: Mapping = Mapping(())
+    error: str | None = None
+
+
+Entry = (
+    TaskEntry
+    | ChoiceEntry
+    | WaitEntry
+    | SleepEntry
+    | ParallelEntry
+    | MapEntry
+    | CallEntry
+    | EndEntry
+)
+
+
+@frozen
+class State:
+    """One node: its name, kind, the scope it lives in and what happens on entry."""
+
+    name: str
+    kind: str
+    owner: int  # the parallel or map state whose body holds it, or NO_STATE
+    entry: Entry
+
+
+@frozen
+class Action:
+    """What a transition does besides moving: ``write`` a mapping into the context,
+    ``compensate`` (register a compensation state), or ``output`` (the end's result)."""
+
+    kind: str  # write | compensate
+    mapping: Mapping | None = None
+    state: int = NO_STATE
+
+
+@frozen
+class Transition:
+    guard: int | None  # expression index; None always matches
+    target: int
+    actions: tuple[Action, ...] = ()
+
+
+@frozen
+class Row:
+    state: int
+    event: int
+    transitions: tuple[Transition, ...]
+
+
+@frozen
+class Table:
+    """A compiled workflow."""
+
+    schema: int
+    workflow: str
+    version: int
+    source_hash: str
+    start: int
+    states: tuple[State, ...]
+    events: tuple[str, ...]
+    rows: tuple[Row, ...]
+    expressions: tuple[ir.IR, ...]
+    input: tuple[tuple[str, str], ...] = ()  # (field, type) for validating start input
+    context: tuple[tuple[str, int | None], ...] = ()  # (field, default expression)
+    errors: tuple[str, ...] = ()
+
+    def state_id(self, name: str) -> int:
+        for i, s in enumerate(self.states):
+            if s.name == name:
+                return i
+        raise KeyError(name)
+
+    def event_id(self, name: str) -> int:
+        return self.events.index(name)
+
+
+def _converter() -> cattrs.Converter:
+    conv = cattrs.Converter(forbid_extra_keys=True)
+    scalar: Any = None | bool | int | str
+    conv.register_structure_hook_func(lambda t: t == scalar, lambda v, _: v)
+    configure_tagged_union(ir.IR, conv, tag_name="kind", tag_generator=lambda c: c.__name__.lower())
+    configure_tagged_union(
+        Entry,
+        conv,
+        tag_name="kind",
+        tag_generator=lambda c: c.__name__.removesuffix("Entry").lower(),
+    )
+    return conv
+
+
+CONVERTER = _converter()
+
+
+def dumps(table: Table) -> str:
+    """Deterministic JSON: sorted keys, no spaces that depend on anything but the table."""
+    return json.dumps(CONVERTER.unstructure(table), sort_keys=True, indent=1) + "\n"
+
+
+def loads(text: str) -> Table:
+    data: Any = json.loads(text)
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA_VERSION:
+        found = data.get("schema") if isinstance(data, dict) else None
+        raise ValueError(f"table schema {found!r} is not {SCHEMA_VERSION}; recompile the workflow")
+    table: Table = CONVERTER.structure(data, Table)
+    return table
+
+
+def table_hash(table: Table) -> str:
+    """The identity of a compiled version: sha256 of its canonical JSON."""
+    return hashlib.sha256(dumps(table).encode("utf-8")).hexdigest()

@@ -1,0 +1,255 @@
+"""Runtime values: an instance, its tokens and timers; the events that move it and the
+commands it asks for.
+
+Everything here is a frozen attrs value that serialises to JSON (``wflang.runtime.codec``):
+an instance can be stored after any step and a history replayed from its events.
+"""
+
+from __future__ import annotations
+
+import enum
+
+from attrs import field, frozen
+
+from wflang.runtime.ir import Value
+
+NO_TOKEN = -1
+
+
+class Status(enum.Enum):
+    RUNNING = "running"
+    COMPENSATING = "compensating"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    COMPENSATED = "compensated"
+    DEAD_LETTERED = "dead_lettered"
+
+    @property
+    def finished(self) -> bool:
+        return self not in (Status.RUNNING, Status.COMPENSATING)
+
+
+@frozen
+class Token:
+    """A place in the flow: the state it is at, and what it waits for there."""
+
+    id: int
+    state: int
+    parent: int = NO_TOKEN  # the token of the parallel or map node whose body this runs in
+    index: int = 0  # its branch or item index in the parent
+    attempt: int = 1
+    waiting: str = ""  # task | human | child | signal:NAME | message:NAME | timer | retry | join
+    side: bool = False  # started by a non-interrupting timer: its end ends only itself
+    compensating: bool = False  # runs a compensation of the saga
+    locals: tuple[tuple[str, Value], ...] = ()  # the map item, bound to its alias
+
+
+@frozen
+class Timer:
+    """A scheduled record the engine fires; nothing sleeps."""
+
+    id: str
+    token: int
+    purpose: str  # boundary:K | retry | sleep | until
+    due: int  # milliseconds since the epoch
+
+
+@frozen
+class Join:
+    """What a parallel or map token has heard from its children."""
+
+    token: int
+    total: int
+    completed: int = 0
+    failed: int = 0
+    started: int = 0  # map: items started so far
+    results: tuple[tuple[int, Value], ...] = ()  # map: (item index, body output)
+
+
+@frozen
+class Signal:
+    """A signal or message that arrived before a wait was there to take it."""
+
+    kind: str  # signal | message
+    name: str
+    payload: Value
+    key: str
+
+
+@frozen
+class Instance:
+    """One run of one workflow version."""
+
+    id: str
+    workflow: str
+    version: int
+    status: Status
+    input: dict[str, Value]
+    context: dict[str, Value]
+    tokens: tuple[Token, ...] = ()
+    timers: tuple[Timer, ...] = ()
+    joins: tuple[Join, ...] = ()
+    compensations: tuple[int, ...] = ()  # states to run, in the order their steps completed
+    buffered: tuple[Signal, ...] = ()
+    seen_keys: tuple[str, ...] = ()  # dedupe keys of signals already taken
+    seq: int = 0  # history sequence number of the last step
+    next_token: int = 0
+    seed: int = 0  # for jitter: no randomness in the step function
+    output: dict[str, Value] | None = None
+    error: str | None = None
+    outcome_after_compensation: str = "compensated"
+    snapshot: dict[str, Value] | None = field(default=None)  # context when dead-lettered
+
+
+# ------------------------------------------------------------------------ events
+
+
+@frozen
+class TaskCompleted:
+    token: int
+    attempt: int
+    result: dict[str, Value] = field(factory=dict)
+
+
+@frozen
+class TaskFailed:
+    token: int
+    attempt: int
+    error: str
+    transient: bool = True
+    message: str = ""
+
+
+@frozen
+class TimerFired:
+    timer: str
+
+
+@frozen
+class SignalReceived:
+    name: str
+    payload: dict[str, Value] = field(factory=dict)
+    key: str = ""
+    kind: str = "signal"  # or message
+
+
+@frozen
+class ChildCompleted:
+    token: int
+    output: dict[str, Value] = field(factory=dict)
+
+
+@frozen
+class ChildFailed:
+    token: int
+    error: str
+
+
+@frozen
+class CancelRequested:
+    compensate: bool = False
+    reason: str = "cancelled"
+
+
+@frozen
+class RetryFrom:
+    """Ops: put a dead-lettered instance back to work at a state (default: where it failed)."""
+
+    state: str | None = None
+
+
+@frozen
+class ForceComplete:
+    """Ops: finish an instance as completed with this output."""
+
+    output: dict[str, Value] = field(factory=dict)
+
+
+Event = (
+    TaskCompleted
+    | TaskFailed
+    | TimerFired
+    | SignalReceived
+    | ChildCompleted
+    | ChildFailed
+    | CancelRequested
+    | RetryFrom
+    | ForceComplete
+)
+
+# ---------------------------------------------------------------------- commands
+
+
+@frozen
+class ScheduleTask:
+    """Call a service handler. ``key`` is stable for (instance, node, token, attempt)."""
+
+    key: str
+    token: int
+    node: str
+    service: str
+    args: dict[str, Value]
+    attempt: int
+
+
+@frozen
+class CreateHumanTask:
+    key: str
+    token: int
+    node: str
+    kind: str  # user | manual
+    assignee: str | None
+    form: tuple[str, ...]
+    args: dict[str, Value]
+
+
+@frozen
+class CancelTask:
+    key: str
+
+
+@frozen
+class StartTimer:
+    id: str
+    due: int
+
+
+@frozen
+class CancelTimer:
+    id: str
+
+
+@frozen
+class StartChild:
+    key: str
+    token: int
+    workflow: str
+    version: int | None
+    input: dict[str, Value]
+
+
+@frozen
+class CancelChild:
+    key: str
+
+
+@frozen
+class Finish:
+    """The instance reached a final status (completed, failed, cancelled, …)."""
+
+    status: Status
+    output: dict[str, Value] | None = None
+    error: str | None = None
+
+
+Command = (
+    ScheduleTask
+    | CreateHumanTask
+    | CancelTask
+    | StartTimer
+    | CancelTimer
+    | StartChild
+    | CancelChild
+    | Finish
+)

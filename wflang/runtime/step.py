@@ -1,0 +1,749 @@
+"""The pure step function: ``step(table, instance, event, now) -> Step``.
+
+No I/O, no clock (``now`` is an argument), no randomness (jitter comes from the
+instance's seed): the same table, instance, event and time always give the same
+new instance and commands, which is what makes histories replayable.
+
+Inside one step a ``_Run`` works on mutable copies of the instance's parts and
+freezes them at the end. What happens when a token enters a state is decided by
+the state's kind, through the ``ENTER`` registry of small strategies.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import deque
+from collections.abc import Callable, Mapping
+from decimal import Decimal
+from typing import Any
+
+from attrs import evolve, frozen
+
+from wflang.runtime import instance as rt
+from wflang.runtime import table as tb
+from wflang.runtime.instance import NO_TOKEN, Status
+from wflang.runtime.ir import ExpressionError, Value, compile_ir
+
+#: Transitions one step may take before it stops a loop that never waits.
+STEP_BUDGET = 100_000
+
+
+class WorkflowError(Exception):
+    """A failure of the workflow itself (not of a handler): an expression, a budget."""
+
+
+@frozen
+class Step:
+    """The outcome of one step: the new instance, what to do, and why (for the history)."""
+
+    instance: rt.Instance
+    commands: tuple[rt.Command, ...]
+    decisions: tuple[str, ...]
+
+
+class Compiled:
+    """A table with its expressions compiled to closures and its rows indexed, once."""
+
+    def __init__(self, table: tb.Table) -> None:
+        self.table = table
+        self.expressions = [compile_ir(e) for e in table.expressions]
+        self.rows: dict[tuple[int, int], tuple[tb.Transition, ...]] = {
+            (r.state, r.event): r.transitions for r in table.rows
+        }
+        self.event_ids = {name: i for i, name in enumerate(table.events)}
+
+    def row(self, state: int, event: str) -> tuple[tb.Transition, ...] | None:
+        eid = self.event_ids.get(event)
+        return None if eid is None else self.rows.get((state, eid))
+
+
+_COMPILED: dict[int, Compiled] = {}
+
+
+def compiled(table: tb.Table) -> Compiled:
+    """The compiled form of a table (cached by identity: tables are immutable)."""
+    key = id(table)
+    hit = _COMPILED.get(key)
+    if hit is None or hit.table is not table:
+        hit = _COMPILED[key] = Compiled(table)
+    return hit
+
+
+def start(
+    table: tb.Table, instance_id: str, input: dict[str, Value], now: int, seed: int = 0
+) -> Step:
+    """Create an instance and run it until it waits for the world."""
+    inst = rt.Instance(
+        instance_id, table.workflow, table.version, Status.RUNNING, dict(input), {}, seed=seed
+    )
+    run = _Run(compiled(table), inst, now)
+    run.decide(f"start {table.workflow} v{table.version}")
+    try:
+        env = {"input": run.input, "context": run.context}
+        for name, default in table.context:
+            run.context[name] = None if default is None else run.eval(default, env)
+        run.enter(run.new_token(table.start), table.start)
+        run.drain()
+    except (ExpressionError, WorkflowError) as err:
+        run.workflow_error(err)
+    return run.freeze()
+
+
+def step(table: tb.Table, instance: rt.Instance, event: rt.Event, now: int) -> Step:
+    """Apply one event to an instance."""
+    run = _Run(compiled(table), instance, now)
+    if instance.status.finished and not isinstance(event, rt.RetryFrom | rt.ForceComplete):
+        run.decide(f"ignored {type(event).__name__}: the instance is {instance.status.value}")
+        return run.freeze()
+    try:
+        HANDLERS[type(event)](run, event)
+        run.drain()
+    except (ExpressionError, WorkflowError) as err:
+        run.workflow_error(err)
+    return run.freeze()
+
+
+class _Run:
+    """The working state of one step."""
+
+    def __init__(self, c: Compiled, inst: rt.Instance, now: int) -> None:
+        self.c, self.t, self.inst, self.now = c, c.table, inst, now
+        self.status = inst.status
+        self.input = inst.input
+        self.context = dict(inst.context)
+        self.tokens = {t.id: t for t in inst.tokens}
+        self.timers = {t.id: t for t in inst.timers}
+        self.joins = {j.token: j for j in inst.joins}
+        self.compensations = list(inst.compensations)
+        self.buffered = list(inst.buffered)
+        self.seen = list(inst.seen_keys)
+        self.next_token = inst.next_token
+        self.output, self.error = inst.output, inst.error
+        self.after_saga = inst.outcome_after_compensation
+        self.snapshot = inst.snapshot
+        self.commands: list[rt.Command] = []
+        self.decisions: list[str] = []
+        self.budget = STEP_BUDGET
+        self.agenda: deque[tuple[int, int]] = deque()
+
+    # -- bookkeeping -----------------------------------------------------------------
+
+    def freeze(self) -> Step:
+        inst = evolve(
+            self.inst,
+            status=self.status,
+            context=self.context,
+            tokens=tuple(sorted(self.tokens.values(), key=lambda t: t.id)),
+            timers=tuple(sorted(self.timers.values(), key=lambda t: t.id)),
+            joins=tuple(sorted(self.joins.values(), key=lambda j: j.token)),
+            compensations=tuple(self.compensations),
+            buffered=tuple(self.buffered),
+            seen_keys=tuple(self.seen),
+            seq=self.inst.seq + 1,
+            next_token=self.next_token,
+            output=self.output,
+            error=self.error,
+            outcome_after_compensation=self.after_saga,
+            snapshot=self.snapshot,
+        )
+        return Step(inst, tuple(self.commands), tuple(self.decisions))
+
+    def decide(self, text: str) -> None:
+        self.decisions.append(text)
+
+    def name(self, state: int) -> str:
+        return "(end of scope)" if state == tb.NO_STATE else self.t.states[state].name
+
+    def new_token(self, state: int, **kw: object) -> rt.Token:
+        token = rt.Token(self.next_token, state, **kw)  # type: ignore[arg-type]
+        self.next_token += 1
+        self.tokens[token.id] = token
+        return token
+
+    def update(self, token: rt.Token, **changes: Any) -> rt.Token:
+        new = evolve(token, **changes)
+        self.tokens[token.id] = new
+        return new
+
+    def key(self, token: rt.Token) -> str:
+        return f"{self.inst.id}:{self.name(token.state)}:{token.id}:{token.attempt}"
+
+    def env(self, token: rt.Token, **extra: Value) -> dict[str, Value]:
+        env: dict[str, Value] = {"input": self.input, "context": self.context}
+        parent = self.tokens.get(token.parent)
+        chain = []
+        while parent is not None:  # map aliases of every enclosing map
+            chain.append(parent)
+            parent = self.tokens.get(parent.parent)
+        for p in reversed(chain):
+            env.update(p.locals)
+        env.update(token.locals)
+        env.update(extra)
+        return env
+
+    def eval(self, index: int, env: Mapping[str, Value]) -> Value:
+        return self.c.expressions[index](env)
+
+    def mapping(self, m: tb.Mapping, env: dict[str, Value]) -> dict[str, Value]:
+        return {name: self.eval(i, env) for name, i in m.entries}
+
+    def start_timer(self, token: rt.Token, purpose: str, due: int) -> None:
+        timer = rt.Timer(
+            f"{self.inst.id}:{token.id}:{token.attempt}:{purpose}", token.id, purpose, due
+        )
+        self.timers[timer.id] = timer
+        self.commands.append(rt.StartTimer(timer.id, due))
+
+    def cancel_timers(self, token: rt.Token, keep_boundary: bool = False) -> None:
+        for timer in [t for t in self.timers.values() if t.token == token.id]:
+            if keep_boundary and timer.purpose.startswith("boundary:"):
+                continue
+            del self.timers[timer.id]
+            self.commands.append(rt.CancelTimer(timer.id))
+
+    def workflow_error(self, err: Exception) -> None:
+        self.decide(f"workflow error: {err}")
+        self.dead_letter(f"workflow error: {err}")
+
+    def dead_letter(self, reason: str) -> None:
+        self.status = Status.DEAD_LETTERED
+        self.error = reason
+        self.snapshot = dict(self.context)
+        self.commands.append(rt.Finish(Status.DEAD_LETTERED, None, reason))
+
+    # -- moving tokens -----------------------------------------------------------------
+
+    def enter(self, token: rt.Token, state: int) -> None:
+        """Move a token to a state; the state acts on it when the agenda gets there.
+
+        Entering is queued, not called, so that a long chain of inline steps (a
+        loop of scripts and choices, a map of a thousand items) runs in a loop,
+        not in ever deeper recursion.
+        """
+        self.tokens[token.id] = evolve(token, state=state, waiting="entering", attempt=1)
+        self.agenda.append((token.id, state))
+
+    def drain(self) -> None:
+        """Let every queued token act, until all of them wait for the world."""
+        while self.agenda and not self.status.finished:
+            token_id, state = self.agenda.popleft()
+            token = self.tokens.get(token_id)
+            if token is None or token.state != state or token.waiting != "entering":
+                continue  # stopped (a lost race, a cancelled branch) before it acted
+            self.budget -= 1
+            if self.budget <= 0:
+                raise WorkflowError("a loop ran more than 100,000 steps without waiting")
+            if state == tb.NO_STATE:
+                self.scope_end(token, "completed", {})
+                continue
+            token = self.update(token, waiting="")
+            self.decide(f"enter {self.name(state)}")
+            entry = self.t.states[state].entry
+            ENTER[type(entry)](self, token, entry)
+
+    def take(self, token: rt.Token, event: str, env: dict[str, Value]) -> bool:
+        """Follow the first transition of (state, event) whose guard holds."""
+        row = self.c.row(token.state, event)
+        if row is None:
+            return False
+        for transition in row:
+            if transition.guard is None or self.eval(transition.guard, env) is True:
+                for action in transition.actions:
+                    self.act(action, env)
+                self.cancel_timers(token)
+                self.enter(token, transition.target)
+                return True
+        return False
+
+    def act(self, action: tb.Action, env: dict[str, Value]) -> None:
+        if action.kind == "write" and action.mapping is not None:
+            written = self.mapping(action.mapping, env)
+            self.context.update(written)
+        elif action.kind == "compensate":
+            self.compensations.append(action.state)
+            self.decide(f"registered compensation {self.name(action.state)}")
+
+    def done(self, token: rt.Token, **extra: Value) -> None:
+        """The work at a token's state finished: go on along its ``done`` row."""
+        if not self.take(token, "done", self.env(token, **extra)):
+            raise WorkflowError(f"'{self.name(token.state)}' has nowhere to go")
+
+    def fail(self, token: rt.Token, error: str, transient: bool, message: str = "") -> None:
+        """Route an error: ``on ERROR``, else a retry, else dead letters (or the saga's end)."""
+        env = self.env(token)
+        state = self.t.states[token.state]
+        if self.take(token, f"error:{error}", env) or self.take(token, "error", env):
+            self.decide(f"{state.name}: {error} handled")
+            return
+        retry = getattr(state.entry, "retry", None)
+        if (
+            retry is not None
+            and transient
+            and error not in retry.non_retryable
+            and token.attempt < retry.attempts
+        ):
+            delay = backoff_ms(retry, token.attempt, self.inst.seed, token.id)
+            token = self.update(token, waiting="retry")
+            self.start_timer(token, "retry", self.now + delay)
+            self.decide(f"{state.name}: {error}; retry {token.attempt + 1} in {delay} ms")
+            return
+        if token.compensating:
+            self.status = Status.FAILED
+            self.error = f"compensation '{state.name}' failed: {error} {message}".strip()
+            self.decide(self.error)
+            self.stop_everything()
+            self.commands.append(rt.Finish(Status.FAILED, None, self.error))
+            return
+        self.decide(f"{state.name}: {error} after {token.attempt} attempt(s): dead-lettered")
+        self.dead_letter(f"{state.name}: {error} {message}".strip())
+
+    def stop_token(self, token: rt.Token) -> None:
+        """Remove a token and everything running for it (tasks, children, timers, its body)."""
+        for child in [t for t in self.tokens.values() if t.parent == token.id]:
+            self.stop_token(child)
+        self.cancel_timers(token)
+        if token.waiting in ("task", "human"):
+            self.commands.append(rt.CancelTask(self.key(token)))
+        elif token.waiting == "child":
+            self.commands.append(rt.CancelChild(self.key(token)))
+        self.joins.pop(token.id, None)
+        self.tokens.pop(token.id, None)
+
+    def stop_everything(self) -> None:
+        for token in [t for t in self.tokens.values() if t.parent == NO_TOKEN]:
+            self.stop_token(token)
+
+    # -- ends of scopes -----------------------------------------------------------------
+
+    def scope_end(
+        self, token: rt.Token, outcome: str, output: dict[str, Value], error: str | None = None
+    ) -> None:
+        """A token reached an end (or the end of a compensation handler)."""
+        self.tokens.pop(token.id, None)
+        self.cancel_timers(token)
+        if token.compensating:
+            self.next_compensation()
+        elif token.side:
+            self.decide("side path ended")
+        elif token.parent == NO_TOKEN:
+            self.finish_instance(outcome, output, error)
+        else:
+            self.child_ended(token, outcome == "completed", output)
+
+    def finish_instance(self, outcome: str, output: dict[str, Value], error: str | None) -> None:
+        if outcome in ("compensated",):
+            self.after_saga = "compensated"
+            self.begin_saga()
+            return
+        self.stop_everything()
+        self.status = Status(outcome)
+        self.output = output if outcome == "completed" else None
+        self.error = error if outcome != "completed" else None
+        self.decide(f"instance {outcome}")
+        self.commands.append(rt.Finish(self.status, self.output, self.error))
+
+    def begin_saga(self) -> None:
+        self.stop_everything()
+        self.status = Status.COMPENSATING
+        self.decide(f"compensating {len(self.compensations)} step(s)")
+        self.next_compensation()
+
+    def next_compensation(self) -> None:
+        if not self.compensations:
+            self.status = Status(self.after_saga)
+            self.decide(f"instance {self.status.value}")
+            self.commands.append(rt.Finish(self.status, None, self.error))
+            return
+        state = self.compensations.pop()
+        self.decide(f"compensate with {self.name(state)}")
+        self.enter(self.new_token(state, compensating=True), state)
+
+    def child_ended(self, token: rt.Token, ok: bool, output: dict[str, Value]) -> None:
+        parent = self.tokens.get(token.parent)
+        join = self.joins.get(token.parent)
+        if parent is None or join is None:
+            return
+        join = evolve(
+            join,
+            completed=join.completed + ok,
+            failed=join.failed + (not ok),
+            results=(*join.results, (token.index, output)) if ok else join.results,
+        )
+        self.joins[parent.id] = join
+        JOINED[type(self.t.states[parent.state].entry)](self, parent, join)
+
+
+def backoff_ms(retry: tb.Retry, attempt: int, seed: int, token: int) -> int:
+    """The delay before attempt ``attempt + 1``: exponential, capped, with seeded jitter."""
+    delay = Decimal(retry.initial_delay_ms) * Decimal(retry.factor) ** (attempt - 1)
+    if retry.max_delay_ms is not None:
+        delay = min(delay, Decimal(retry.max_delay_ms))
+    jitter = Decimal(retry.jitter)
+    if jitter:
+        digest = hashlib.sha256(f"{seed}:{token}:{attempt}".encode()).digest()
+        fraction = Decimal(int.from_bytes(digest[:4], "big")) / Decimal(2**32)  # 0 .. 1
+        delay *= 1 + jitter * (2 * fraction - 1)
+    return max(0, int(delay))
+
+
+# --------------------------------------------------------------- entering states
+
+
+def _enter_task(run: _Run, token: rt.Token, entry: tb.TaskEntry) -> None:
+    if entry.work == "script":
+        run.done(token, result={})
+        return
+    token = _submit_task(run, token, entry)
+    _boundary_timers(run, token, entry.timers, run.env(token))
+
+
+def _submit_task(run: _Run, token: rt.Token, entry: tb.TaskEntry) -> rt.Token:
+    """Hand the work to a handler or a person (again, on a retry)."""
+    args = run.mapping(entry.args, run.env(token))
+    if entry.work == "service":
+        assert entry.service is not None
+        token = run.update(token, waiting="task")
+        run.commands.append(
+            rt.ScheduleTask(
+                run.key(token), token.id, run.name(token.state), entry.service, args, token.attempt
+            )
+        )
+    else:
+        token = run.update(token, waiting="human")
+        run.commands.append(
+            rt.CreateHumanTask(
+                run.key(token),
+                token.id,
+                run.name(token.state),
+                entry.work,
+                entry.assignee,
+                entry.form,
+                args,
+            )
+        )
+    return token
+
+
+def _boundary_timers(
+    run: _Run, token: rt.Token, timers: tuple[tb.Timer, ...], env: dict[str, Value]
+) -> None:
+    for k, timer in enumerate(timers):
+        after = run.eval(timer.after, env)
+        if not isinstance(after, int) or isinstance(after, bool):
+            raise WorkflowError(f"timeout of '{run.name(token.state)}' is not a duration")
+        run.start_timer(token, f"boundary:{k}", run.now + after)
+
+
+def _enter_choice(run: _Run, token: rt.Token, entry: tb.ChoiceEntry) -> None:
+    if not run.take(token, "enter", run.env(token)):
+        raise WorkflowError(f"no arm of choice '{run.name(token.state)}' matched")
+
+
+def _enter_wait(run: _Run, token: rt.Token, entry: tb.WaitEntry) -> None:
+    env = run.env(token)
+    if entry.trigger == "until":
+        assert entry.expression is not None
+        at = run.eval(entry.expression, env)
+        if not isinstance(at, int) or isinstance(at, bool):
+            raise WorkflowError(f"'until' of '{run.name(token.state)}' is not a timestamp")
+        token = run.update(token, waiting="timer")
+        run.start_timer(token, "until", max(at, run.now))
+    else:
+        for i, sig in enumerate(run.buffered):
+            if sig.kind == entry.trigger and sig.name == entry.name:
+                del run.buffered[i]
+                run.decide(f"{run.name(token.state)} takes buffered {sig.kind} {sig.name}")
+                run.done(token, **{sig.kind: sig.payload})
+                return
+        token = run.update(token, waiting=f"{entry.trigger}:{entry.name}")
+    _boundary_timers(run, token, entry.timers, env)
+
+
+def _enter_sleep(run: _Run, token: rt.Token, entry: tb.SleepEntry) -> None:
+    duration = run.eval(entry.duration, run.env(token))
+    if not isinstance(duration, int) or isinstance(duration, bool):
+        raise WorkflowError(f"sleep '{run.name(token.state)}' is not a duration")
+    token = run.update(token, waiting="timer")
+    run.start_timer(token, "sleep", run.now + duration)
+
+
+def _enter_parallel(run: _Run, token: rt.Token, entry: tb.ParallelEntry) -> None:
+    token = run.update(token, waiting="join")
+    run.joins[token.id] = rt.Join(token.id, len(entry.branches))
+    _boundary_timers(run, token, entry.timers, run.env(token))
+    for i, first in enumerate(entry.branches):
+        run.enter(run.new_token(first, parent=token.id, index=i), first)
+    if not entry.branches:
+        run.done(token)
+
+
+def _enter_map(run: _Run, token: rt.Token, entry: tb.MapEntry) -> None:
+    env = run.env(token)
+    items = run.eval(entry.items, env)
+    if not isinstance(items, list):
+        raise WorkflowError(f"map '{run.name(token.state)}' needs a list of items")
+    token = run.update(token, waiting="join")
+    run.joins[token.id] = rt.Join(token.id, len(items))
+    _boundary_timers(run, token, entry.timers, env)
+    if not items:
+        run.done(token, result=[])
+        return
+    _fill(run, token, entry, items)
+
+
+def _fill(run: _Run, parent: rt.Token, entry: tb.MapEntry, items: list[Value]) -> None:
+    """Start items until the map runs as many as its concurrency allows."""
+    join = run.joins[parent.id]
+    limit = join.total if entry.concurrency is None else max(1, entry.concurrency)
+    while join.started < join.total and join.started - join.completed - join.failed < limit:
+        i = join.started
+        join = evolve(join, started=i + 1)
+        run.joins[parent.id] = join
+        child = run.new_token(
+            entry.body, parent=parent.id, index=i, locals=((entry.alias, items[i]),)
+        )
+        run.enter(child, entry.body)
+
+
+def _enter_call(run: _Run, token: rt.Token, entry: tb.CallEntry) -> None:
+    token = _submit_call(run, token, entry)
+    _boundary_timers(run, token, entry.timers, run.env(token))
+
+
+def _submit_call(run: _Run, token: rt.Token, entry: tb.CallEntry) -> rt.Token:
+    token = run.update(token, waiting="child")
+    run.commands.append(
+        rt.StartChild(
+            run.key(token),
+            token.id,
+            entry.workflow,
+            entry.version,
+            run.mapping(entry.args, run.env(token)),
+        )
+    )
+    return token
+
+
+def _enter_end(run: _Run, token: rt.Token, entry: tb.EndEntry) -> None:
+    output = run.mapping(entry.output, run.env(token))
+    run.scope_end(
+        token,
+        entry.outcome,
+        output,
+        entry.error or (None if entry.outcome == "completed" else run.name(token.state)),
+    )
+
+
+ENTER: dict[type, Callable[[_Run, rt.Token, object], None]] = {
+    tb.TaskEntry: _enter_task,  # type: ignore[dict-item]
+    tb.ChoiceEntry: _enter_choice,  # type: ignore[dict-item]
+    tb.WaitEntry: _enter_wait,  # type: ignore[dict-item]
+    tb.SleepEntry: _enter_sleep,  # type: ignore[dict-item]
+    tb.ParallelEntry: _enter_parallel,  # type: ignore[dict-item]
+    tb.MapEntry: _enter_map,  # type: ignore[dict-item]
+    tb.CallEntry: _enter_call,  # type: ignore[dict-item]
+    tb.EndEntry: _enter_end,  # type: ignore[dict-item]
+}
+
+#: What a retry does: hand the same work out again, boundary timers left running.
+SUBMIT: dict[type, Callable[[_Run, rt.Token, object], object]] = {
+    tb.TaskEntry: _submit_task,  # type: ignore[dict-item]
+    tb.CallEntry: _submit_call,  # type: ignore[dict-item]
+}
+
+# ----------------------------------------------------------------- joins
+
+
+def _joined_parallel(run: _Run, parent: rt.Token, join: rt.Join) -> None:
+    entry = run.t.states[parent.state].entry
+    assert isinstance(entry, tb.ParallelEntry)
+    need = {"all": join.total, "any": 1}.get(entry.join, entry.count or join.total)
+    if join.completed >= need:
+        run.decide(f"{run.name(parent.state)}: join {entry.join} satisfied")
+        for child in [t for t in run.tokens.values() if t.parent == parent.id]:
+            run.stop_token(child)  # the losers of 'any' and 'n of m'
+        run.joins.pop(parent.id, None)
+        run.done(parent)
+    elif join.total - join.failed < need:
+        for child in [t for t in run.tokens.values() if t.parent == parent.id]:
+            run.stop_token(child)
+        run.joins.pop(parent.id, None)
+        run.fail(parent, "BranchFailed", transient=False)
+
+
+def _joined_map(run: _Run, parent: rt.Token, join: rt.Join) -> None:
+    entry = run.t.states[parent.state].entry
+    assert isinstance(entry, tb.MapEntry)
+    allowed = entry.tolerate * join.total // 100 if entry.tolerate_percent else entry.tolerate
+    if join.failed > allowed:
+        for child in [t for t in run.tokens.values() if t.parent == parent.id]:
+            run.stop_token(child)
+        run.joins.pop(parent.id, None)
+        run.fail(parent, "MapFailed", transient=False, message=f"{join.failed} item(s) failed")
+        return
+    if join.started < join.total:
+        items = run.eval(entry.items, run.env(parent))
+        assert isinstance(items, list)
+        _fill(run, parent, entry, items)
+        return
+    if join.completed + join.failed == join.total:
+        results: list[Value] = [out for _, out in sorted(join.results, key=lambda r: r[0])]
+        run.joins.pop(parent.id, None)
+        run.done(parent, result=results)
+
+
+JOINED: dict[type, Callable[[_Run, rt.Token, rt.Join], None]] = {
+    tb.ParallelEntry: _joined_parallel,
+    tb.MapEntry: _joined_map,
+}
+
+# ------------------------------------------------------------------ events
+
+
+def _waiting_token(
+    run: _Run, token_id: int, attempt: int | None, kinds: tuple[str, ...]
+) -> rt.Token | None:
+    token = run.tokens.get(token_id)
+    if token is None or token.waiting not in kinds:
+        return None
+    if attempt is not None and token.attempt != attempt:
+        return None
+    return token
+
+
+def _on_task_completed(run: _Run, e: rt.TaskCompleted) -> None:
+    token = _waiting_token(run, e.token, e.attempt, ("task", "human"))
+    if token is None:
+        run.decide(f"ignored a stale completion for token {e.token}, attempt {e.attempt}")
+        return
+    run.decide(f"{run.name(token.state)} completed")
+    run.done(token, result=e.result)
+
+
+def _on_task_failed(run: _Run, e: rt.TaskFailed) -> None:
+    token = _waiting_token(run, e.token, e.attempt, ("task", "human"))
+    if token is None:
+        run.decide(f"ignored a stale failure for token {e.token}, attempt {e.attempt}")
+        return
+    run.fail(token, e.error, e.transient, e.message)
+
+
+def _on_timer(run: _Run, e: rt.TimerFired) -> None:
+    timer = run.timers.pop(e.timer, None)
+    token = run.tokens.get(timer.token) if timer else None
+    if timer is None or token is None:
+        run.decide(f"ignored timer {e.timer}: no longer pending")
+        return
+    run.decide(f"timer {timer.purpose} of {run.name(token.state)} fired")
+    if timer.purpose in ("sleep", "until"):
+        run.done(token)
+    elif timer.purpose == "retry":
+        token = run.update(token, attempt=token.attempt + 1, waiting="")
+        entry = run.t.states[token.state].entry
+        SUBMIT[type(entry)](run, token, entry)
+    else:
+        k = int(timer.purpose.split(":")[1])
+        entry = run.t.states[token.state].entry
+        timers: tuple[tb.Timer, ...] = getattr(entry, "timers", ())
+        interrupting = timers[k].interrupting
+        row = run.c.row(token.state, f"timeout:{k}")
+        if row is None:
+            return
+        target = row[0].target
+        if interrupting:
+            for child in [t for t in run.tokens.values() if t.parent == token.id]:
+                run.stop_token(child)
+            run.joins.pop(token.id, None)
+            if token.waiting in ("task", "human"):
+                run.commands.append(rt.CancelTask(run.key(token)))
+            elif token.waiting == "child":
+                run.commands.append(rt.CancelChild(run.key(token)))
+            run.cancel_timers(token)
+            run.enter(token, target)
+        else:
+            side = run.new_token(target, parent=token.parent, side=True)
+            run.enter(side, target)
+
+
+def _on_signal(run: _Run, e: rt.SignalReceived) -> None:
+    if e.key and e.key in run.seen:
+        run.decide(f"ignored duplicate {e.kind} {e.name} (key {e.key})")
+        return
+    if e.key:
+        run.seen.append(e.key)
+    want = f"{e.kind}:{e.name}"
+    waiting = sorted((t for t in run.tokens.values() if t.waiting == want), key=lambda t: t.id)
+    if not waiting:
+        run.buffered.append(rt.Signal(e.kind, e.name, e.payload, e.key))
+        run.decide(f"buffered {e.kind} {e.name}")
+        return
+    token = waiting[0]
+    run.decide(f"{run.name(token.state)} received {e.kind} {e.name}")
+    run.done(token, **{e.kind: e.payload})
+
+
+def _on_child_completed(run: _Run, e: rt.ChildCompleted) -> None:
+    token = _waiting_token(run, e.token, None, ("child",))
+    if token is None:
+        run.decide(f"ignored a stale child completion for token {e.token}")
+        return
+    run.done(token, result=e.output)
+
+
+def _on_child_failed(run: _Run, e: rt.ChildFailed) -> None:
+    token = _waiting_token(run, e.token, None, ("child",))
+    if token is None:
+        run.decide(f"ignored a stale child failure for token {e.token}")
+        return
+    run.fail(token, e.error, transient=True)
+
+
+def _on_cancel(run: _Run, e: rt.CancelRequested) -> None:
+    run.decide(f"cancel requested ({'with' if e.compensate else 'without'} compensation)")
+    run.error = e.reason
+    if e.compensate and run.compensations:
+        run.after_saga = "cancelled"
+        run.begin_saga()
+        return
+    run.stop_everything()
+    run.status = Status.CANCELLED
+    run.commands.append(rt.Finish(Status.CANCELLED, None, e.reason))
+
+
+def _on_retry_from(run: _Run, e: rt.RetryFrom) -> None:
+    if run.status is not Status.DEAD_LETTERED:
+        run.decide(f"ignored retry: the instance is {run.status.value}")
+        return
+    run.status = Status.RUNNING
+    run.error, run.snapshot = None, None
+    if e.state is None:
+        stuck = [
+            t for t in run.tokens.values() if t.waiting in ("task", "human", "child", "retry", "")
+        ]
+        for token in stuck:
+            run.cancel_timers(token)
+            run.enter(run.update(token, attempt=1), token.state)
+        return
+    state = run.t.state_id(e.state)
+    run.stop_everything()
+    run.enter(run.new_token(state), state)
+
+
+def _on_force_complete(run: _Run, e: rt.ForceComplete) -> None:
+    run.stop_everything()
+    run.status, run.output, run.error = Status.COMPLETED, dict(e.output), None
+    run.decide("force-completed by an operator")
+    run.commands.append(rt.Finish(Status.COMPLETED, run.output, None))
+
+
+HANDLERS: dict[type, Callable[[_Run, object], None]] = {
+    rt.TaskCompleted: _on_task_completed,  # type: ignore[dict-item]
+    rt.TaskFailed: _on_task_failed,  # type: ignore[dict-item]
+    rt.TimerFired: _on_timer,  # type: ignore[dict-item]
+    rt.SignalReceived: _on_signal,  # type: ignore[dict-item]
+    rt.ChildCompleted: _on_child_completed,  # type: ignore[dict-item]
+    rt.ChildFailed: _on_child_failed,  # type: ignore[dict-item]
+    rt.CancelRequested: _on_cancel,  # type: ignore[dict-item]
+    rt.RetryFrom: _on_retry_from,  # type: ignore[dict-item]
+    rt.ForceComplete: _on_force_complete,  # type: ignore[dict-item]
+}

@@ -50,6 +50,25 @@ class CallableWorkflow:
     path: str
 
 
+#: Edge kinds taken when a node did not complete, so its ``output`` was not written.
+ABORTED = frozenset({"error", "timeout", "timeout-side"})
+
+
+def context_writes(node: sp.Node) -> set[str]:
+    """Context fields a node writes; a parallel or map writes what its body writes."""
+    if isinstance(node, sp.EndNode):
+        return set()  # an end's output is the workflow's
+    written = {e.name.text for e in getattr(node, "output", ())}
+    inner: tuple[sp.Node, ...] = ()
+    if isinstance(node, sp.ParallelNode):
+        inner = tuple(n for b in node.branches for n in b.nodes)
+    elif isinstance(node, sp.MapNode):
+        inner = node.nodes
+    for n in inner:
+        written |= context_writes(n)
+    return written
+
+
 def outgoing(node: sp.Node) -> Iterator[Edge]:
     """Every flow edge written on a node, in source order of the clauses' kinds."""
     if isinstance(node, sp.ChoiceNode):
@@ -98,6 +117,8 @@ class Model:
     output: dict[str, sp.Field] = field(factory=dict)
     own: set[int] = field(factory=set)  # ids of declarations written in this file
     starts: list[sp.StartDecl] = field(factory=list)
+    #: False when an import cannot be read or has errors: names may be declared there.
+    imports_complete: bool = True
     _memo: dict[str, object] = field(factory=dict)
 
     def memo(self, key: str, compute: Callable[[Model], T]) -> T:
@@ -133,6 +154,8 @@ class Model:
         for name, info in self.nodes.items():
             g.add_node(name, scope=info.scope, kind=type(info.node).__name__)
         for name, info in self.nodes.items():
+            if isinstance(info.node, sp.EndNode):
+                continue  # an end's 'next' is never taken (WF205)
             for edge in outgoing(info.node):
                 if self.in_scope(edge.target.text, info.scope):
                     g.add_edge(name, edge.target.text, kind=edge.kind, label=edge.label)
@@ -190,9 +213,12 @@ def build_model(module: Module, program: Program) -> Model:
             _declare(model, imported.spec, own=False)
     for decl, target in module.imports:
         if target is None or target not in program.modules:
+            model.imports_complete = False
             continue
         callee = program.modules[target].spec
-        if callee is not None and callee.header is not None:
+        if callee is None:
+            model.imports_complete = False
+        elif callee.header is not None:
             name = callee.header.name.text
             key = f"{decl.alias.text}.{name}" if decl.alias is not None else name
             model.workflows[key] = CallableWorkflow(callee, target)

@@ -217,6 +217,18 @@ class Inference:
             )
         return got
 
+    def value(self, e: ex.Expr, what: str) -> Type:
+        """Infer an operand that must not be null: report an unchecked ``T?``, give ``T``."""
+        got = self.infer(e)
+        if isinstance(got, Opt) and _path(e) not in self.checked:
+            self.problem(
+                "optional",
+                f"{what} may be null ({got})",
+                e.span,
+                hint=f"check it first ('{_path(e)} != null and …') or use coalesce()",
+            )
+        return strip(got)
+
     def problem(self, kind: str, message: str, span: Span, hint: str | None = None) -> None:
         self.problems.append(TypeProblem(kind, message, span, hint))
 
@@ -283,14 +295,11 @@ def _member(inf: Inference, e: ex.Member) -> Type:
             hint=did_you_mean(e.name, fields) or f"fields: {', '.join(fields) or 'none'}",
         )
         return UNKNOWN
-    t = inf.env.resolve(f.type)
-    if optional and not isinstance(t, Opt) and _path(e.target) not in inf.checked:
-        return Opt(t)
-    return t
+    return inf.env.resolve(f.type)  # a null target is reported above, once
 
 
 def _index(inf: Inference, e: ex.Index) -> Type:
-    target = strip(inf.infer(e.target))
+    target = inf.value(e.target, "what is indexed")
     if isinstance(target, ListT):
         inf.expect(e.index, INT, "a list index")
         return target.elem
@@ -309,7 +318,7 @@ def _unary(inf: Inference, e: ex.Unary) -> Type:
     if e.op == "not":
         inf.expect(e.operand, BOOL, "the operand of 'not'")
         return BOOL
-    t = strip(inf.infer(e.operand))
+    t = inf.value(e.operand, f"the operand of '{e.op}'")
     if t in NUMERIC or t == DURATION or isinstance(t, Unknown):
         return t
     inf.problem("mismatch", f"'{e.op}' needs a number or a duration, not {t}", e.span)
@@ -340,10 +349,17 @@ def _binary(inf: Inference, e: ex.Binary) -> Type:
     op = e.op
     if op in ("and", "or"):
         inf.expect(e.left, BOOL, f"the left side of '{op}'")
-        rhs = inf.guarded(non_null_paths(e.left)) if op == "and" else inf
+        facts = non_null_paths(e.left) if op == "and" else null_checked_paths(e.left)
+        rhs = inf.guarded(facts)
         rhs.expect(e.right, BOOL, f"the right side of '{op}'")
         return BOOL
-    left, right = inf.infer(e.left), inf.infer(e.right)
+    if op in ("==", "!="):  # comparing with null is how null is checked
+        left, right = inf.infer(e.left), inf.infer(e.right)
+    elif op in ("in", "not in"):
+        left, right = inf.infer(e.left), inf.value(e.right, f"the right side of '{op}'")
+    else:
+        left = inf.value(e.left, f"the left side of '{op}'")
+        right = inf.value(e.right, f"the right side of '{op}'")
     if isinstance(left, Unknown) or isinstance(right, Unknown):
         return BOOL if op in ex.BINARY_PRECEDENCE and ex.BINARY_PRECEDENCE[op] == 4 else UNKNOWN
     if op in ("==", "!="):
@@ -375,23 +391,51 @@ def _binary(inf: Inference, e: ex.Binary) -> Type:
 
 def non_null_paths(guard: ex.Expr) -> frozenset[str]:
     """Paths a guard proves are not null when it is true: ``x != null``, ``a and b``."""
+    return _null_facts(guard, when=True)
+
+
+def null_checked_paths(guard: ex.Expr) -> frozenset[str]:
+    """Paths a guard proves are not null when it is false: ``x == null``, ``a or b``."""
+    return _null_facts(guard, when=False)
+
+
+def _null_facts(guard: ex.Expr, *, when: bool) -> frozenset[str]:
+    if isinstance(guard, ex.Unary) and guard.op == "not":
+        return _null_facts(guard.operand, when=not when)
     if isinstance(guard, ex.Binary):
-        if guard.op == "and":
-            return non_null_paths(guard.left) | non_null_paths(guard.right)
-        if guard.op == "!=" and isinstance(guard.right, ex.NullLit):
-            return frozenset({_path(guard.left)})
-        if guard.op == "!=" and isinstance(guard.left, ex.NullLit):
-            return frozenset({_path(guard.right)})
+        if guard.op == ("and" if when else "or"):
+            return _null_facts(guard.left, when=when) | _null_facts(guard.right, when=when)
+        if guard.op == ("!=" if when else "=="):
+            if isinstance(guard.right, ex.NullLit):
+                return frozenset({_path(guard.left)})
+            if isinstance(guard.left, ex.NullLit):
+                return frozenset({_path(guard.right)})
     return frozenset()
 
 
 def _list(inf: Inference, e: ex.ListLit) -> Type:
+    """A list of the narrowest type all its items fit: ``[1, 2.5]`` is ``list[decimal]``,
+    ``[1, null]`` is ``list[int?]``."""
     if not e.items:
         return ListT(UNKNOWN)
-    first = inf.infer(e.items[0])
+    elem = inf.infer(e.items[0])
     for item in e.items[1:]:
-        inf.expect(item, first, "every item of a list")
-    return ListT(first)
+        got = inf.infer(item)
+        if fits(got, elem) is Fit.OK:
+            continue
+        both = (got, _optional(elem), _optional(got))
+        wider = [t for t in both if fits(elem, t) is Fit.OK and fits(got, t) is Fit.OK]
+        if wider:
+            elem = wider[0]
+        else:
+            inf.problem("mismatch", f"every item of a list must be {elem}, not {got}", item.span)
+    return ListT(elem)
+
+
+def _optional(t: Type) -> Type:
+    if t == NULL:
+        return t
+    return t if isinstance(t, Opt) else Opt(t)
 
 
 def _call(inf: Inference, e: ex.Call) -> Type:
@@ -400,7 +444,10 @@ def _call(inf: Inference, e: ex.Call) -> Type:
         want = str(low) if low == high else f"{low} to {high}"
         inf.problem("mismatch", f"{e.function}() takes {want} arguments, not {len(e.args)}", e.span)
         return UNKNOWN
-    args = [inf.infer(a) for a in e.args]
+    if e.function in _NULLABLE_ARGUMENTS:
+        args = [inf.infer(a) for a in e.args]
+    else:
+        args = [inf.value(a, f"the argument of {e.function}()") for a in e.args]
     builtin = _BUILTIN_TYPES.get(e.function)
     if builtin is None:
         return UNKNOWN
@@ -410,6 +457,10 @@ def _call(inf: Inference, e: ex.Call) -> Type:
         inf.problem("mismatch", f"{e.function}() does not take ({shown})", e.span)
         return UNKNOWN
     return result
+
+
+#: Builtins that take null: the others fail on it.
+_NULLABLE_ARGUMENTS = frozenset({"coalesce", "string"})
 
 
 def _one(args: list[Type], ok: Callable[[Type], bool], result: Type) -> Type | None:

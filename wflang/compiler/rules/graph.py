@@ -21,6 +21,25 @@ from wflang.dsl.diagnostics import Related, Severity
 
 #: Node kinds that wait for the world: a loop through one of them cannot spin.
 WAITING = (sp.WaitNode, sp.SleepNode)
+#: Task kinds that wait for a person.
+HUMAN = (sp.UserWork, sp.ManualWork)
+
+
+def _waits(m: Model, node: sp.Node, *, calls: bool = True) -> bool:
+    """Whether a node waits for an event, a timer or a person: itself, through the
+    branches its join waits for, its map body, or the workflow it calls."""
+    if isinstance(node, WAITING) or isinstance(getattr(node, "work", None), HUMAN):
+        return True
+    if isinstance(node, sp.ParallelNode):
+        waiting = [any(_waits(m, n, calls=calls) for n in b.nodes) for b in node.branches]
+        every = node.join is not None and node.join.kind is not sp.JoinKind.ALL
+        return bool(waiting) and (all(waiting) if every else any(waiting))
+    if isinstance(node, sp.MapNode):
+        return any(_waits(m, n, calls=calls) for n in node.nodes)
+    if isinstance(node, sp.CallNode) and calls:
+        callee = m.workflows.get(node.workflow.text)
+        return callee is not None and any(_waits(m, n, calls=False) for n in callee.spec.nodes)
+    return False
 
 
 def _scope_label(scope: str) -> str:
@@ -255,11 +274,13 @@ def end_has_successor(m: Model) -> Iterator[Finding]:
 
 
 def _can_complete(m: Model, scope: str) -> bool:
-    """Whether a sub-flow can reach an end that completes it."""
+    """Whether a sub-flow can reach an end that completes it (or reaches no end at
+    all, which no-end reports)."""
     reached = m.reachable(scope)
-    return any(
-        n in reached and m.nodes[n].node.outcome is sp.Outcome.COMPLETED  # type: ignore[union-attr]
-        for n in m.ends(scope)
+    ends = [n for n in m.ends(scope) if n in reached]
+    return not ends or any(
+        m.nodes[n].node.outcome is sp.Outcome.COMPLETED  # type: ignore[union-attr]
+        for n in ends
     )
 
 
@@ -272,8 +293,9 @@ def _can_complete(m: Model, scope: str) -> bool:
     summary="Checks that every parallel branch and map body can complete.",
 )
 def branch_never_joins(m: Model) -> Iterator[Finding]:
-    """A branch whose flow reaches no ``completed`` end never arrives at its join.
-    An empty branch has nothing to do.
+    """A branch (or map body) whose flow can only end ``failed``, ``cancelled`` or
+    ``compensated`` never arrives at its join. (One that reaches no end at all is
+    reported as no-end.) An empty branch has nothing to do.
 
     Bad:
 
@@ -314,8 +336,9 @@ def branch_never_joins(m: Model) -> Iterator[Finding]:
 )
 def join_deadlock(m: Model) -> Iterator[Finding]:
     """``join all`` waits for every branch; ``join n`` for n of them. A join that
-    waits for more branches than there are, or than can complete, never fires.
-    ``join n of m`` states the number of branches: it must match.
+    waits for more branches than there are never fires. ``join n of m`` states
+    the number of branches: it must match. (A branch that cannot complete is
+    reported on the branch, as WF207.)
 
     Bad:
 
@@ -329,36 +352,21 @@ def join_deadlock(m: Model) -> Iterator[Finding]:
         if not isinstance(node, sp.ParallelNode):
             continue
         total = len(node.branches)
-        able = sum(
-            1
-            for b in node.branches
-            if b.nodes and _can_complete(m, f"{node.name.text}/{b.name.text}")
-        )
-        join = node.join or sp.Join(sp.JoinKind.ALL, span=node.name.span)
-        span = join.span if node.join else node.name.span
-        if join.kind is sp.JoinKind.N_OF_M:
+        join = node.join
+        if join is not None and join.kind is sp.JoinKind.N_OF_M:
             count = join.count or 0
             if join.of is not None and join.of != total:
                 yield Finding(
                     f"'join {count} of {join.of}' but '{node.name.text}' has {total} branches",
-                    span,
+                    join.span,
                 )
-            if count == 0:
-                yield Finding("'join 0' fires before any branch has run", span)
+            elif count == 0:
+                yield Finding("'join 0' fires before any branch has run", join.span)
             elif count > total:
                 yield Finding(
-                    f"the join waits for {count} branches; '{node.name.text}' has {total}", span
+                    f"the join waits for {count} branches; '{node.name.text}' has {total}",
+                    join.span,
                 )
-            elif count > able:
-                yield Finding(
-                    f"the join waits for {count} branches; only {able} can complete", span
-                )
-        elif join.kind is sp.JoinKind.ALL and able < total and total:
-            yield Finding(
-                f"'join all' waits for {total} branches; only {able} can complete",
-                span,
-                hint="fix the branches, or use 'join any' / 'join n'",
-            )
         if total == 0:
             yield Finding(f"parallel '{node.name.text}' has no branches", node.name.span)
 
@@ -373,7 +381,8 @@ def join_deadlock(m: Model) -> Iterator[Finding]:
 )
 def duplicate_edge(m: Model) -> Iterator[Finding]:
     """The same error in two ``on`` handlers, or the same timeout twice: only the
-    first is ever taken.
+    first is ever taken. A timer that an interrupting timeout always beats never
+    fires either.
 
     Bad:
 
@@ -394,18 +403,46 @@ def duplicate_edge(m: Model) -> Iterator[Finding]:
                         related=(Related(seen[e.text].span, "first handled here"),),
                     )
                 seen.setdefault(e.text, e)
-        timers: dict[tuple[str, str, bool], sp.Timeout] = {}
-        for t in getattr(node, "timeouts", ()):
+        timeouts: tuple[sp.Timeout, ...] = getattr(node, "timeouts", ())
+        # The interrupting timer that fires first cancels the node: later timers never fire.
+        soonest = min((t for t in timeouts if t.interrupting), key=_millis, default=None)
+        timers: dict[tuple[str, str], sp.Timeout] = {}
+        for t in timeouts:
             from wflang.dsl.formatter import format_expr
 
-            key = (format_expr(t.after), t.target.text, t.interrupting)
+            # Two interrupting timers of one length: only the first is taken, wherever
+            # the second goes. Non-interrupting ones both fire, so their targets count.
+            key = (format_expr(t.after), "" if t.interrupting else t.target.text)
             if key in timers:
                 yield Finding(
                     "the same timeout is given twice",
                     t.span,
                     related=(Related(timers[key].span, "first given here"),),
                 )
+            elif (
+                soonest is not None
+                and t is not soonest
+                and _millis(soonest) < _FOREVER
+                and _millis(t) < _FOREVER
+                and (_millis(soonest) < _millis(t) or t.interrupting)
+            ):
+                yield Finding(
+                    f"this timeout never fires: the one after {format_expr(soonest.after)} "
+                    "interrupts the node first",
+                    t.span,
+                    related=(Related(soonest.span, "fires first"),),
+                )
             timers.setdefault(key, t)
+
+
+_FOREVER = float("inf")
+
+
+def _millis(t: sp.Timeout) -> float:
+    """The length of a timer written as a literal; other timers are never compared."""
+    from wflang.dsl import expr as ex
+
+    return t.after.millis if isinstance(t.after, ex.DurationLit) else _FOREVER
 
 
 @rule(
@@ -466,11 +503,13 @@ def shadowed_branch(m: Model) -> Iterator[Finding]:
     severity=Severity.WARNING,
     category="graph",
     pass_=Pass.GRAPH,
-    summary="Checks that every loop waits (a wait or a sleep) on each turn.",
+    summary="Checks that every loop waits (a wait, a sleep or a person) on each turn.",
 )
 def unbounded_loop(m: Model) -> Iterator[Finding]:
-    """A loop with an exit but no ``wait`` or ``sleep`` spins as fast as its
-    tasks run: a polling loop without a pause hammers the service it polls.
+    """A loop with an exit but no ``wait``, ``sleep`` or human task on some turn
+    (in its nodes, the parallels and maps it runs, or the workflows it calls)
+    spins as fast as its tasks run: a polling loop without a pause hammers the
+    service it polls.
 
     Bad:
 
@@ -484,14 +523,16 @@ def unbounded_loop(m: Model) -> Iterator[Finding]:
         sleep pause 30s next poll
     """
     g = m.graph
-    for component in nx.strongly_connected_components(g):
+    loops = {n: frozenset(c) for c in nx.strongly_connected_components(g) for n in c}
+    # A loop that does not wait is a cycle of the flow with the waiting nodes taken out.
+    busy = g.subgraph(n for n in g if not _waits(m, m.nodes[n].node))
+    for component in nx.strongly_connected_components(busy):
         members = sorted(component, key=lambda n: (m.nodes[n].scope, _order(m, n)))
         head = members[0]
         if len(members) == 1 and not g.has_edge(head, head):
             continue
-        if any(isinstance(m.nodes[n].node, WAITING) for n in members):
-            continue
-        exits = any(s not in component for n in members for s in g.successors(n))
+        loop = loops[head]
+        exits = any(s not in loop for n in loop for s in g.successors(n))
         if not exits:
             continue  # a trap: cannot-complete says it
         shown = " → ".join(members[:6])

@@ -50,20 +50,20 @@ def duplicate_node(m: Model) -> Iterator[Finding]:
         )
 
 
-def _declared_names(spec: sp.WorkflowSpec) -> Iterator[tuple[str, str, sp.Ident]]:
-    """(namespace, name, ident) of every named declaration written in a file."""
+def _declared_names(spec: sp.WorkflowSpec) -> Iterator[tuple[str, str, sp.Ident, object]]:
+    """(namespace, name, ident, what it declares) of every named declaration in a file."""
     for d in spec.declarations:
         if isinstance(d, sp.TypeDecl | sp.EnumDecl):
-            yield "type", d.name.text, d.name
+            yield "type", d.name.text, d.name, d
         elif isinstance(d, sp.SignalDecl):
-            yield "signal", d.name.text, d.name
+            yield "signal", d.name.text, d.name, d
         elif isinstance(d, sp.MessageDecl):
-            yield "message", d.name.text, d.name
+            yield "message", d.name.text, d.name, d
         elif isinstance(d, sp.ErrorDecl):
             for n in d.names:
-                yield "error", n.text, n
+                yield "error", n.text, n, n
         elif isinstance(d, sp.ServiceDecl):
-            yield "service", d.name.text, d.name
+            yield "service", d.name.text, d.name, d
 
 
 def _field_groups(m: Model) -> Iterator[tuple[str, tuple[sp.Field, ...]]]:
@@ -90,9 +90,10 @@ def _field_groups(m: Model) -> Iterator[tuple[str, tuple[sp.Field, ...]]]:
     summary="Checks that declarations, fields and enum members are not given twice.",
 )
 def duplicate_declaration(m: Model) -> Iterator[Finding]:
-    """A type, enum, signal, message, error or service is declared once per file
-    (and once among the files a file imports); fields and enum members once each;
-    ``input``, ``context``, ``output`` and ``start`` at most once.
+    """A type, enum, signal, message, error or service is declared once per file;
+    the files a file imports may declare it too, but only in the same way. Fields
+    and enum members are given once each; ``input``, ``context``, ``output`` and
+    ``start`` at most once.
 
     Bad:
 
@@ -103,16 +104,36 @@ def duplicate_declaration(m: Model) -> Iterator[Finding]:
 
         error Declined
     """
+    # The same declaration in two files is harmless (spans take no part in equality);
+    # two different ones leave the reader to guess which one holds.
+    imported: dict[tuple[str, str], tuple[str, object]] = {}  # -> (import path, declaration)
+    for decl, target in m.module.imports:
+        module = m.program.modules.get(target) if target else None
+        if module is None or module.spec is None:
+            continue
+        for kind, name, ident, what in _declared_names(module.spec):
+            other = imported.setdefault((kind, name), (decl.path, what))
+            if other[1] != what:
+                yield Finding(
+                    f"{kind} '{name}' is declared differently in '{other[0]}' and '{decl.path}'",
+                    decl.span,
+                    related=(Related(ident.span, "declared here"),),
+                )
     seen: dict[tuple[str, str], sp.Ident] = {}
-    for kind, name, ident in _declared_names(m.spec):
+    for kind, name, ident, what in _declared_names(m.spec):
         if (kind, name) in seen:
             yield Finding(
                 f"{kind} '{name}' is declared twice",
                 ident.span,
                 related=(Related(seen[kind, name].span, "first declared here"),),
             )
-        else:
-            seen[kind, name] = ident
+        elif (kind, name) in imported and imported[kind, name][1] != what:
+            yield Finding(
+                f"{kind} '{name}' is declared differently in '{imported[kind, name][0]}'",
+                ident.span,
+                hint="use the imported declaration, or rename this one",
+            )
+        seen.setdefault((kind, name), ident)
     for owner, fields in _field_groups(m):
         first: dict[str, sp.Field] = {}
         for f in fields:
@@ -241,9 +262,9 @@ def missing_start(m: Model) -> Iterator[Finding]:
         start done
         end done: completed
     """
-    if not m.spec.nodes:
-        return
     start = m.start
+    if not m.spec.nodes and start is None:
+        return
     if start is None:
         where = m.spec.header.span if m.spec.header else m.spec.nodes[0].span
         first = m.spec.nodes[0].name.text
@@ -332,6 +353,8 @@ def unknown_reference(m: Model) -> Iterator[Finding]:
     """
     from wflang.compiler.types import GENERICS, PRIMITIVES
 
+    # A name may come from an import that could not be read (WF113 says so): don't guess.
+    known = m.imports_complete
     for f in all_fields(m):
         for t in _type_names(f.type):
             if isinstance(t, ty.GenericType):
@@ -344,7 +367,7 @@ def unknown_reference(m: Model) -> Iterator[Finding]:
                     )
                 elif len(t.args) != arity:
                     yield Finding(f"'{t.name}' takes {arity} type argument(s)", t.span)
-            elif t.name not in PRIMITIVES and t.name not in m.types:
+            elif t.name not in PRIMITIVES and t.name not in m.types and known:
                 yield Finding(
                     f"unknown type '{t.name}'",
                     t.span,
@@ -352,7 +375,7 @@ def unknown_reference(m: Model) -> Iterator[Finding]:
                 )
 
     def error(ident: sp.Ident) -> Iterator[Finding]:
-        if ident.text not in m.errors:
+        if ident.text not in m.errors and known:
             yield Finding(
                 f"unknown error '{ident.text}'", ident.span, hint=did_you_mean(ident.text, m.errors)
             )
@@ -372,6 +395,8 @@ def unknown_reference(m: Model) -> Iterator[Finding]:
         if end_error is not None:
             yield from error(end_error)
         work = getattr(node, "work", None)
+        if not known:
+            continue
         if isinstance(work, sp.ServiceWork) and work.service.text not in m.services:
             yield Finding(
                 f"unknown service '{work.service.text}'",
@@ -451,6 +476,8 @@ def unresolved_call(m: Model) -> Iterator[Finding]:
             continue
         name = node.workflow.text
         target = m.workflows.get(name)
+        if target is None and not m.imports_complete:
+            continue  # it may be the workflow of an import WF113 reports
         if target is None:
             yield Finding(
                 f"unknown workflow '{name}'",

@@ -9,7 +9,7 @@ from decimal import Decimal
 
 import networkx as nx
 
-from wflang.compiler.model import TOP, Model
+from wflang.compiler.model import ABORTED, TOP, Model, context_writes, outgoing
 from wflang.compiler.registry import Finding, Pass, Preset, rule
 from wflang.dsl import expr as ex
 from wflang.dsl import spec as sp
@@ -80,17 +80,28 @@ def _duration_literals(node: sp.Node) -> Iterator[ex.DurationLit]:
 
 
 def _retry_bounds(r: sp.Retry, node: sp.Node) -> Iterator[Finding]:
+    found: list[Finding] = []
     if r.attempts is not None and r.attempts < 1:
-        yield Finding("a retry needs at least 1 attempt", r.span)
+        found.append(Finding("a retry needs at least 1 attempt", r.span))
     if r.factor is not None and r.factor < 1:
-        yield Finding(f"a backoff factor of {r.factor} shrinks the delay; use 1 or more", r.span)
-    if r.jitter is not None and not 0 <= r.jitter <= 1:
-        yield Finding(f"jitter is a fraction of the delay; {r.jitter} is not in 0..1", r.span)
-    if r.initial_delay and r.max_delay and r.max_delay.millis < r.initial_delay.millis:
-        yield Finding(
-            f"the maximum delay {r.max_delay.text} is below the initial delay {r.initial_delay.text}",
-            r.max_delay.span,
+        found.append(
+            Finding(f"a backoff factor of {r.factor} shrinks the delay; use 1 or more", r.span)
         )
+    if r.jitter is not None and not 0 <= r.jitter <= 1:
+        found.append(
+            Finding(f"jitter is a fraction of the delay; {r.jitter} is not in 0..1", r.span)
+        )
+    if r.initial_delay and r.max_delay and r.max_delay.millis < r.initial_delay.millis:
+        found.append(
+            Finding(
+                f"the maximum delay {r.max_delay.text} is below the initial delay "
+                f"{r.initial_delay.text}",
+                r.max_delay.span,
+            )
+        )
+    yield from found
+    if found:
+        return  # the budget of a policy that makes no sense would be noise
     budget = _retry_budget_ms(r)
     limits = [
         t.after.millis
@@ -167,9 +178,12 @@ def compensation_misuse(m: Model) -> Iterator[Finding]:
         for node in m.all_nodes()
         if (c := getattr(node, "compensate", None)) is not None and c.text in m.nodes
     }
+    normal = _normal_flow(m)
     for scope in m.scopes:
         reached = m.reachable(scope)
         for name, owner in handlers.items():
+            if owner.name.text not in normal:
+                continue  # registered while compensating: nested-compensation says it
             if name in reached and m.nodes[name].scope == scope:
                 yield Finding(
                     f"compensation handler '{name}' is also reached by the normal flow",
@@ -180,6 +194,11 @@ def compensation_misuse(m: Model) -> Iterator[Finding]:
         node = m.nodes[name].node
         if not isinstance(node, sp.TaskNode | sp.CallNode):
             yield Finding(f"'{name}' is not a task or a call, so it cannot compensate", node.span)
+
+
+def _normal_flow(m: Model) -> set[str]:
+    """Nodes the flow reaches from the start of their scope (not as compensation)."""
+    return set().union(*(m.reachable(scope) for scope in m.scopes))
 
 
 @rule(
@@ -234,7 +253,8 @@ def nested_compensation(m: Model) -> Iterator[Finding]:
         task refund: service pay.refund {}
     """
     names = {c.text for node in m.all_nodes() if (c := getattr(node, "compensate", None))}
-    for name in sorted(names):
+    normal = _normal_flow(m)
+    for name in sorted(names - normal):  # a step on the normal flow is compensation-misuse's
         info = m.nodes.get(name)
         c = getattr(info.node, "compensate", None) if info else None
         if c is not None:
@@ -323,17 +343,14 @@ def _context_reads(node: sp.Node) -> Iterator[tuple[str, ex.Member]]:
 
 def _writes(m: Model, node: sp.Node) -> set[str]:
     """Context fields a node writes; a parallel or map writes what its body writes."""
-    if isinstance(node, sp.EndNode):
+    return context_writes(node)
+
+
+def _writes_towards(m: Model, node: sp.Node, target: str) -> set[str]:
+    """What a node has written when the flow goes on from it to ``target``."""
+    if any(e.kind in ABORTED for e in outgoing(node) if e.target.text == target):
         return set()
-    written = {e.name.text for e in getattr(node, "output", ())}
-    inner: tuple[sp.Node, ...] = ()
-    if isinstance(node, sp.ParallelNode):
-        inner = tuple(n for b in node.branches for n in b.nodes)
-    elif isinstance(node, sp.MapNode):
-        inner = node.nodes
-    for n in inner:
-        written |= _writes(m, n)
-    return written
+    return _writes(m, node)
 
 
 @rule(
@@ -391,7 +408,7 @@ def _flow(
             preds = list(g.predecessors(n))
             new = set(start) if n == entry else set(everything)
             for p in preds:
-                new &= ins[p] | _writes(m, m.nodes[p].node)
+                new &= ins[p] | _writes_towards(m, m.nodes[p].node, n)
             if n == entry:
                 new = set(start) & new if preds else set(start)
             if new != ins[n]:

@@ -10,23 +10,30 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
+import networkx as nx
 from attrs import frozen
 
-from wflang.compiler.model import Model
+from wflang.compiler.model import ABORTED, Model, context_writes, outgoing
 from wflang.compiler.registry import Finding, Pass, rule
 from wflang.compiler.rules.names import did_you_mean
 from wflang.compiler.types import (
     BOOL,
     DURATION,
+    NULL,
     TIMESTAMP,
     UNKNOWN,
     Enum,
+    EnumNamespace,
     Inference,
     ListT,
+    Opt,
     Record,
     Type,
     TypeEnv,
     TypeProblem,
+    Unknown,
+    non_null_paths,
+    null_checked_paths,
     strip,
 )
 from wflang.dsl import expr as ex
@@ -59,8 +66,6 @@ def _env(m: Model) -> TypeEnv:
 
 
 def _required(f: sp.Field, env: TypeEnv) -> bool:
-    from wflang.compiler.types import Opt
-
     return f.default is None and not isinstance(env.resolve(f.type), Opt)
 
 
@@ -71,23 +76,43 @@ def typing_of(m: Model) -> Typing:
 
 def _type_workflow(m: Model) -> Typing:
     env = _env(m)
-    base: dict[str, Type] = {"input": Record("input"), "context": Record("context")}
     problems: list[TypeProblem] = []
     missing: list[Missing] = []
-
-    def inference(roots: Mapping[str, Type]) -> Inference:
-        return Inference(env, roots, problems)
 
     # Field defaults are constants: no roots.
     from wflang.compiler.rules.names import all_fields
 
     for f in all_fields(m):
         if f.default is not None:
-            inference({}).expect(f.default, env.resolve(f.type), f"the default of '{f.name.text}'")
+            Inference(env, {}, problems).expect(
+                f.default, env.resolve(f.type), f"the default of '{f.name.text}'"
+            )
+    # Types do not depend on null checks: a first walk finds what each node writes
+    # that cannot be null, which with the guards of choices says what is checked where.
+    written: dict[str, set[str]] = {}
+    _walk(m, env, {}, [], [], written)
+    _walk(m, env, _null_checked(m, written), problems, missing, {})
+    return Typing(tuple(problems), tuple(missing))
+
+
+def _walk(
+    m: Model,
+    env: TypeEnv,
+    checked: Mapping[str, frozenset[str]],
+    problems: list[TypeProblem],
+    missing: list[Missing],
+    written: dict[str, set[str]],
+) -> None:
+    """Type every node; ``written`` gets the context fields each sets to a non-null value."""
 
     def walk(nodes: tuple[sp.Node, ...], roots: dict[str, Type]) -> None:
         for node in nodes:
-            _type_node(m, env, node, roots, inference, missing)
+            known = checked.get(node.name.text, frozenset())
+
+            def inference(roots: Mapping[str, Type], known: frozenset[str] = known) -> Inference:
+                return Inference(env, roots, problems, known)
+
+            written[node.name.text] = _type_node(m, env, node, roots, inference, missing)
             if isinstance(node, sp.ParallelNode):
                 for b in node.branches:
                     walk(b.nodes, roots)
@@ -96,8 +121,72 @@ def _type_workflow(m: Model) -> Typing:
                 elem = items.elem if isinstance(items, ListT) else UNKNOWN
                 walk(node.nodes, {**roots, node.alias.text: elem})
 
-    walk(m.spec.nodes, base)
-    return Typing(tuple(problems), tuple(missing))
+    walk(m.spec.nodes, {"input": Record("input"), "context": Record("context")})
+
+
+def _null_checked(m: Model, written: Mapping[str, set[str]]) -> dict[str, frozenset[str]]:
+    """Paths known not to be null when each node starts: on every path to it a guard
+    checked them, or a step wrote a value that cannot be null, and nothing wrote since."""
+    facts: dict[str, frozenset[str]] = {}
+    for scope in m.scopes:
+        entry = m.entry(scope)
+        if entry is None:
+            continue
+        owner = m.nodes[entry].owner
+        start = facts.get(owner, frozenset()) if owner else frozenset()
+        g = m.graph.subgraph(m.reachable(scope))
+        order = list(nx.dfs_preorder_nodes(g, entry))
+        ins: dict[str, frozenset[str] | None] = dict.fromkeys(order)  # None: no path seen yet
+        changed = True
+        while changed:  # must-analysis: what every path into a node establishes
+            changed = False
+            for n in order:
+                new = start if n == entry else None
+                for p in g.predecessors(n):
+                    before = ins[p]
+                    if before is not None:
+                        after = _after(m, p, n, before, written)
+                        new = after if new is None else new & after
+                if new != ins[n]:
+                    ins[n], changed = new, True
+        facts.update((n, known or frozenset()) for n, known in ins.items())
+    return facts
+
+
+def _after(
+    m: Model, source: str, target: str, known: frozenset[str], written: Mapping[str, set[str]]
+) -> frozenset[str]:
+    """What is known not to be null when the flow goes from ``source`` to ``target``."""
+    node = m.nodes[source].node
+    changed = context_writes(node)
+    kept = frozenset(p for p in known if _field_of(p) not in changed)
+    edges = [e for e in outgoing(node) if e.target.text == target]
+    if isinstance(node, sp.ChoiceNode):
+        return kept | _arm_facts(node, target)
+    if edges and all(e.kind not in ABORTED for e in edges):
+        kept |= {f"context.{name}" for name in written.get(source, ())}
+    return kept
+
+
+def _arm_facts(node: sp.ChoiceNode, target: str) -> frozenset[str]:
+    """Paths not null whenever a choice goes to ``target``: what its guard checks, and
+    what the guards before it checked by being false (``when x == null -> …``)."""
+    facts: frozenset[str] | None = None
+    before: frozenset[str] = frozenset()
+    for arm in node.arms:
+        here = before | (non_null_paths(arm.guard) if arm.guard is not None else frozenset())
+        if arm.target.text == target:
+            facts = here if facts is None else facts & here
+        if arm.guard is not None:
+            before |= null_checked_paths(arm.guard)
+    return facts or frozenset()
+
+
+def _field_of(path: str) -> str | None:
+    """The context field a path reads: ``context.charge.id`` -> ``charge``."""
+    if not path.startswith("context."):
+        return None
+    return path.removeprefix("context.").split(".")[0].split("[")[0]
 
 
 def _result_type(m: Model, env: TypeEnv, node: sp.Node) -> Type | None:
@@ -116,9 +205,7 @@ def _result_type(m: Model, env: TypeEnv, node: sp.Node) -> Type | None:
             return UNKNOWN
         outputs = [d for d in callee.spec.declarations if isinstance(d, sp.OutputDecl)]
         return env.record(f"output of {node.workflow.text}", outputs[0].fields if outputs else ())
-    if isinstance(node, sp.MapNode):
-        return UNKNOWN
-    return None
+    return None  # a map's output reads input and context only
 
 
 def _type_node(
@@ -128,14 +215,16 @@ def _type_node(
     roots: dict[str, Type],
     inference: object,
     missing: list[Missing],
-) -> None:
+) -> set[str]:
     infer = inference  # a factory: roots -> Inference
     assert callable(infer)
     here: Inference = infer(roots)
     if isinstance(node, sp.ChoiceNode):
+        before: frozenset[str] = frozenset()  # an arm is tried when those before it failed
         for arm in node.arms:
             if arm.guard is not None:
-                here.expect(arm.guard, BOOL, "a guard")
+                here.guarded(before).expect(arm.guard, BOOL, "a guard")
+                before |= null_checked_paths(arm.guard)
     for t in getattr(node, "timeouts", ()):
         here.expect(t.after, DURATION, "a timeout")
     if isinstance(node, sp.SleepNode):
@@ -162,7 +251,7 @@ def _type_node(
     if result is not None:
         out_roots["result"] = result
     _type_args(m, env, node, here, missing)
-    _type_output(m, env, node, infer(out_roots), missing)
+    return _type_output(m, env, node, infer(out_roots), missing)
 
 
 def _parameters(m: Model, node: sp.Node) -> tuple[str, tuple[sp.Field, ...]] | None:
@@ -185,7 +274,9 @@ def _type_mapping(
     env: TypeEnv,
     inf: Inference,
     owner: str,
-) -> None:
+) -> set[str]:
+    """Type a mapping; the names it gives a value that cannot be null."""
+    non_null: set[str] = set()
     for entry in entries:
         f = fields.get(entry.name.text)
         if f is None:
@@ -198,7 +289,10 @@ def _type_mapping(
                 or f"fields: {', '.join(fields) or 'none'}",
             )
         else:
-            inf.expect(entry.value, env.resolve(f.type), f"'{entry.name.text}'")
+            got = inf.expect(entry.value, env.resolve(f.type), f"'{entry.name.text}'")
+            if not isinstance(got, Opt | Unknown) and got != NULL:
+                non_null.add(entry.name.text)
+    return non_null
 
 
 def _type_args(
@@ -227,7 +321,7 @@ def _type_args(
 
 def _type_output(
     m: Model, env: TypeEnv, node: sp.Node, inf: Inference, missing: list[Missing]
-) -> None:
+) -> set[str]:
     output: tuple[sp.Entry, ...] = getattr(node, "output", ())
     if isinstance(node, sp.EndNode):
         _type_mapping(output, m.output, env, inf, "the workflow output")
@@ -243,8 +337,8 @@ def _type_output(
                             hint=f"add it: output {{ {f.name.text}: … }}",
                         )
                     )
-        return
-    _type_mapping(output, m.context, env, inf, "context")
+        return set()
+    return _type_mapping(output, m.context, env, inf, "context")
 
 
 def _findings(m: Model, kind: str) -> Iterator[Finding]:
@@ -336,8 +430,10 @@ def missing_field(m: Model) -> Iterator[Finding]:
     summary="Checks that optional values are checked for null before use.",
 )
 def optional_unchecked(m: Model) -> Iterator[Finding]:
-    """A ``T?`` value may be null; reading a field of it, or passing it where a
-    ``T`` is needed, fails at run time unless a guard checked it.
+    """A ``T?`` value may be null; reading a field of it, computing with it, or
+    passing it where a ``T`` is needed fails at run time unless it was checked:
+    by a guard before it in the same expression, by a choice on every path to
+    it, or by a step on every path to it writing a value that cannot be null.
 
     Bad:
 
@@ -350,15 +446,33 @@ def optional_unchecked(m: Model) -> Iterator[Finding]:
     yield from _findings(m, "optional")
 
 
-def _enum_cases(guard: ex.Expr, env: TypeEnv, inf: Inference) -> tuple[str, str] | None:
-    """``subject == Enum.member``: (subject path, member) when a guard tests one case."""
+def _enum_case(guard: ex.Expr, inf: Inference) -> tuple[ex.Expr, Enum | None, str | None] | None:
+    """``subject == Enum.member``: (subject, the enum, the member) when a guard tests
+    one case; ``subject == null``: (subject, None, None)."""
     if isinstance(guard, ex.Binary) and guard.op == "==":
         for subject, value in ((guard.left, guard.right), (guard.right, guard.left)):
-            if isinstance(value, ex.Member) and isinstance(inf.infer(value), Enum):
-                from wflang.dsl.formatter import format_expr
-
-                return format_expr(subject), value.name
+            if isinstance(value, ex.NullLit):
+                return subject, None, None
+            if isinstance(value, ex.Member) and isinstance(inf.infer(value.target), EnumNamespace):
+                enum = inf.infer(value)
+                return subject, enum if isinstance(enum, Enum) else None, value.name
     return None
+
+
+def _polarity(guard: ex.Expr) -> tuple[ex.Expr, bool]:
+    """A boolean guard as (what it tests, whether it holds when that is true):
+    ``not x`` and ``x == false`` test ``x`` negatively, ``a != b`` tests ``a == b``."""
+    if isinstance(guard, ex.Unary) and guard.op == "not":
+        subject, positive = _polarity(guard.operand)
+        return subject, not positive
+    if isinstance(guard, ex.Binary) and guard.op in ("==", "!="):
+        for subject, value in ((guard.left, guard.right), (guard.right, guard.left)):
+            if isinstance(value, ex.BoolLit) and not isinstance(subject, ex.BoolLit):
+                inner, positive = _polarity(subject)
+                return inner, positive == (value.value == (guard.op == "=="))
+        if guard.op == "!=":
+            return ex.Binary("==", guard.left, guard.right), False
+    return guard, True
 
 
 @rule(
@@ -402,24 +516,31 @@ def _exhaustive(m: Model, env: TypeEnv, node: sp.ChoiceNode) -> bool:
 
     inf = Inference(env, {"input": Record("input"), "context": Record("context")}, [])
     guards = [arm.guard for arm in node.arms if arm.guard is not None]
-    texts = {format_expr(g) for g in guards}
+    if any(isinstance(g, ex.BoolLit) and g.value for g in guards):
+        return True
+    tested: dict[str, set[bool]] = {}
     for g in guards:
-        if isinstance(g, ex.BoolLit) and g.value:
-            return True
-        if f"not {format_expr(g)}" in texts:
-            return True
-    cases: dict[str, set[str]] = {}
-    enum_of: dict[str, str] = {}
+        subject, positive = _polarity(g)
+        tested.setdefault(format_expr(subject), set()).add(positive)
+    if any(len(both) == 2 for both in tested.values()):
+        return True  # a boolean and its negation
+    cases: dict[str, set[str | None]] = {}
+    enums: dict[str, Enum] = {}
+    subjects: dict[str, ex.Expr] = {}
     for g in guards:
-        case = _enum_cases(g, env, inf)
-        if case is not None:
-            subject, member = case
-            cases.setdefault(subject, set()).add(member)
-            value = g.right if isinstance(g, ex.Binary) else g
-            t = inf.infer(value)
-            if isinstance(t, Enum):
-                enum_of[subject] = t.name
-    return any(
-        members >= set(env.enum_members(enum_of.get(subject, ""))) and enum_of.get(subject)
-        for subject, members in cases.items()
-    )
+        case = _enum_case(g, inf)
+        if case is None:
+            continue
+        subject, enum, member = case
+        key = format_expr(subject)
+        subjects[key] = subject
+        cases.setdefault(key, set()).add(member)
+        if enum is not None:
+            enums[key] = enum
+    for key, enum in enums.items():
+        needed: set[str | None] = set(env.enum_members(enum.name))
+        if isinstance(inf.infer(subjects[key]), Opt):
+            needed.add(None)  # a null matches no member
+        if cases[key] >= needed:
+            return True
+    return False

@@ -1,0 +1,333 @@
+"""The in-memory engine: applies the commands of the step function.
+
+It calls Python handlers registered by service name (sync or async), keeps
+timers as records fired by ``advance`` of its clock (nothing sleeps), delivers
+signals, starts child workflows, and keeps every instance's append-only history
+of events and decisions. Durable stores and workers (SQLite, PostgreSQL) build
+on the same step function; this engine is the reference and the test kit's base.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections import deque
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from attrs import define, field, frozen
+
+from wflang.runtime import instance as rt
+from wflang.runtime import step as st
+from wflang.runtime.instance import Status
+from wflang.runtime.ir import Value
+from wflang.runtime.table import Table
+
+Result = Mapping[str, Value] | None
+Handler = Callable[..., Result | Awaitable[Result]]
+
+
+class TaskError(Exception):
+    """Raised by a handler to fail its task with a named (declared) error.
+
+    ``transient`` errors are retried by the step's retry policy; permanent ones
+    are not.
+    """
+
+    def __init__(self, error: str, message: str = "", *, transient: bool = False) -> None:
+        super().__init__(message or error)
+        self.error, self.message, self.transient = error, message, transient
+
+
+@frozen
+class TaskCall:
+    """What a handler receives besides its arguments."""
+
+    instance: str
+    node: str
+    attempt: int
+    idempotency_key: str
+
+
+_REGISTRY: dict[str, Handler] = {}
+
+
+def handler(service: str) -> Callable[[Handler], Handler]:
+    """Register a function as the handler of a service: ``@handler("inventory.reserve")``."""
+
+    def register(fn: Handler) -> Handler:
+        _REGISTRY[service] = fn
+        return fn
+
+    return register
+
+
+def registered_handlers() -> dict[str, Handler]:
+    return dict(_REGISTRY)
+
+
+@frozen
+class HistoryEntry:
+    """One committed transition: the event, the decisions taken and the commands emitted."""
+
+    seq: int
+    at: int
+    event: rt.Event | None  # None for the start
+    input: dict[str, Value] | None
+    decisions: tuple[str, ...]
+    commands: tuple[rt.Command, ...]
+
+
+@define
+class Record:
+    """An instance as the engine keeps it: table, current value, history, links."""
+
+    table: Table
+    instance: rt.Instance
+    history: list[HistoryEntry] = field(factory=list)
+    parent: tuple[str, int] | None = None  # (parent instance, token) for a child workflow
+    tasks: dict[str, rt.ScheduleTask | rt.CreateHumanTask] = field(factory=dict)
+    children: dict[str, str] = field(factory=dict)  # call key -> child instance id
+
+
+class Engine:
+    """Runs workflows in memory with a clock you move."""
+
+    def __init__(
+        self,
+        tables: list[Table] | None = None,
+        handlers: Mapping[str, Handler] | None = None,
+        now: int = 0,
+        seed: int = 0,
+    ) -> None:
+        self.tables: dict[tuple[str, int], Table] = {}
+        for t in tables or []:
+            self.register(t)
+        self.handlers: dict[str, Handler] = dict(handlers if handlers is not None else _REGISTRY)
+        self.now = now
+        self.seed = seed
+        self.records: dict[str, Record] = {}
+        self.timers: dict[str, tuple[int, str]] = {}  # timer id -> (due, instance)
+        self.queue: deque[tuple[str, rt.Event]] = deque()
+        self._ids = 0
+
+    # -- registration --------------------------------------------------------------
+
+    def register(self, table: Table) -> None:
+        self.tables[table.workflow, table.version] = table
+
+    def table(self, workflow: str, version: int | None = None) -> Table:
+        versions = [v for (w, v) in self.tables if w == workflow]
+        if not versions:
+            raise KeyError(f"no workflow '{workflow}' is registered")
+        chosen = max(versions) if version is None else version
+        if (workflow, chosen) not in self.tables:
+            raise KeyError(f"workflow '{workflow}' has no version {chosen}")
+        return self.tables[workflow, chosen]
+
+    # -- driving ---------------------------------------------------------------------
+
+    def start(
+        self,
+        workflow: str,
+        input: Mapping[str, Value],
+        *,
+        version: int | None = None,
+        instance_id: str | None = None,
+    ) -> str:
+        table = self.table(workflow, version)
+        return self._start(table, dict(input), instance_id, parent=None)
+
+    def _start(
+        self,
+        table: Table,
+        input: dict[str, Value],
+        instance_id: str | None,
+        parent: tuple[str, int] | None,
+    ) -> str:
+        if instance_id is None:
+            self._ids += 1
+            instance_id = f"{table.workflow}-{self._ids}"
+        if instance_id in self.records:
+            raise ValueError(f"instance '{instance_id}' already exists")
+        result = st.start(table, instance_id, input, self.now, self.seed + self._ids)
+        record = Record(table, result.instance, parent=parent)
+        self.records[instance_id] = record
+        record.history.append(
+            HistoryEntry(
+                result.instance.seq, self.now, None, input, result.decisions, result.commands
+            )
+        )
+        self._apply(record, result.commands)
+        self.run()
+        return instance_id
+
+    def send(self, instance_id: str, event: rt.Event) -> None:
+        """Deliver an event to an instance and run until everything waits."""
+        if instance_id not in self.records:
+            raise KeyError(f"unknown instance '{instance_id}'")
+        self.queue.append((instance_id, event))
+        self.run()
+
+    def signal(
+        self, instance_id: str, name: str, payload: Mapping[str, Value] | None = None, key: str = ""
+    ) -> None:
+        self.send(instance_id, rt.SignalReceived(name, dict(payload or {}), key))
+
+    def cancel(self, instance_id: str, *, compensate: bool = False) -> None:
+        self.send(instance_id, rt.CancelRequested(compensate))
+
+    def complete_task(self, key: str, output: Mapping[str, Value]) -> None:
+        """Finish a human task (user or manual) with its form's values."""
+        for iid, record in self.records.items():
+            task = record.tasks.get(key)
+            if task is not None:
+                attempt = int(key.rsplit(":", 1)[1])
+                self.send(iid, rt.TaskCompleted(task.token, attempt, dict(output)))
+                return
+        raise KeyError(f"no open task '{key}'")
+
+    def human_tasks(self) -> list[rt.CreateHumanTask]:
+        return [
+            t
+            for r in self.records.values()
+            for t in r.tasks.values()
+            if isinstance(t, rt.CreateHumanTask)
+        ]
+
+    def advance(self, ms: int) -> None:
+        """Move the clock forward, firing exactly the timers due, in order."""
+        until = self.now + ms
+        while True:
+            due = sorted((d, tid, iid) for tid, (d, iid) in self.timers.items() if d <= until)
+            if not due:
+                break
+            when, tid, iid = due[0]
+            del self.timers[tid]
+            self.now = max(self.now, when)
+            self.send(iid, rt.TimerFired(tid))
+        self.now = until
+
+    def run(self) -> None:
+        """Deliver queued events until none is left."""
+        while self.queue:
+            iid, event = self.queue.popleft()
+            record = self.records[iid]
+            result = st.step(record.table, record.instance, event, self.now)
+            record.instance = result.instance
+            record.history.append(
+                HistoryEntry(
+                    result.instance.seq, self.now, event, None, result.decisions, result.commands
+                )
+            )
+            self._apply(record, result.commands)
+
+    # -- commands ---------------------------------------------------------------------
+
+    def _apply(self, record: Record, commands: tuple[rt.Command, ...]) -> None:
+        iid = record.instance.id
+        for c in commands:
+            if isinstance(c, rt.ScheduleTask):
+                record.tasks[c.key] = c
+                self._call(record, c)
+            elif isinstance(c, rt.CreateHumanTask):
+                record.tasks[c.key] = c
+            elif isinstance(c, rt.CancelTask):
+                record.tasks.pop(c.key, None)
+            elif isinstance(c, rt.StartTimer):
+                self.timers[c.id] = (c.due, iid)
+            elif isinstance(c, rt.CancelTimer):
+                self.timers.pop(c.id, None)
+            elif isinstance(c, rt.StartChild):
+                child = self._start(
+                    self.table(c.workflow, c.version),
+                    dict(c.input),
+                    f"{iid}/{c.key}",
+                    parent=(iid, c.token),
+                )
+                record.children[c.key] = child
+            elif isinstance(c, rt.CancelChild):
+                child_id = record.children.pop(c.key, None)
+                if child_id is not None:
+                    self.queue.append((child_id, rt.CancelRequested(True, "parent cancelled it")))
+            elif isinstance(c, rt.Finish):
+                record.tasks.clear()
+                if record.parent is not None:
+                    parent_id, token = record.parent
+                    if c.status is Status.COMPLETED:
+                        event: rt.Event = rt.ChildCompleted(token, dict(c.output or {}))
+                    else:
+                        event = rt.ChildFailed(token, c.error or c.status.value)
+                    self.queue.append((parent_id, event))
+
+    def _call(self, record: Record, task: rt.ScheduleTask) -> None:
+        fn = self.handlers.get(task.service)
+        iid = record.instance.id
+        if fn is None:
+            event: rt.Event = rt.TaskFailed(
+                task.token,
+                task.attempt,
+                "NoHandler",
+                False,
+                f"no handler for service '{task.service}'",
+            )
+            self.queue.append((iid, event))
+            return
+        call = TaskCall(iid, task.node, task.attempt, task.key)
+        try:
+            result = _invoke(fn, task.args, call)
+        except TaskError as err:
+            event = rt.TaskFailed(task.token, task.attempt, err.error, err.transient, err.message)
+        except Exception as err:
+            event = rt.TaskFailed(task.token, task.attempt, type(err).__name__, True, str(err))
+        else:
+            if result is _PENDING:
+                return  # the test kit delivers it later
+            event = rt.TaskCompleted(task.token, task.attempt, dict(result or {}))
+        record.tasks.pop(task.key, None)
+        self.queue.append((iid, event))
+
+    # -- reading -----------------------------------------------------------------------
+
+    def instance(self, instance_id: str) -> rt.Instance:
+        try:
+            return self.records[instance_id].instance
+        except KeyError:
+            raise KeyError(f"unknown instance '{instance_id}'") from None
+
+    def history(self, instance_id: str) -> list[HistoryEntry]:
+        return list(self.records[instance_id].history)
+
+
+class _Pending:
+    """A handler result that means 'the answer comes later' (the test kit's ``delay``)."""
+
+
+_PENDING: Any = _Pending()
+
+
+def pending() -> Any:
+    return _PENDING
+
+
+def _invoke(fn: Handler, args: Mapping[str, Value], call: TaskCall) -> Result:
+    params = inspect.signature(fn).parameters
+    kwargs: dict[str, Any] = dict(args)
+    if "task" in params:
+        kwargs["task"] = call
+    result = fn(**kwargs) if _takes_kwargs(fn, args) else fn(dict(args), call)
+    if inspect.isawaitable(result):
+        result = asyncio.run(_await(result))
+    return result
+
+
+async def _await(aw: Awaitable[Result]) -> Result:
+    return await aw
+
+
+def _takes_kwargs(fn: Handler, args: Mapping[str, Value]) -> bool:
+    params = inspect.signature(fn).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return True
+    names = {n for n, p in params.items() if p.kind is not inspect.Parameter.VAR_POSITIONAL}
+    return set(args) <= names and not (len(params) == 2 and "task" not in params and not args)

@@ -137,3 +137,19 @@ def test_json_output_follows_the_published_schema(
     code, out, _ = run(capsys, "check", "--format", "json", ".")
     assert code == 1
     jsonschema.Draft202012Validator(schema).validate(json.loads(out))
+
+
+def test_suppressing_a_rule_that_is_off_is_not_unused(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = (
+        "workflow w version 1\nsignal go\nstart w1\n"
+        "// wf: ignore[wait-without-timeout]\n"
+        "wait w1: signal go {\n    next done\n}\nend done: completed\n"
+    )
+    (project / "open_wait.wf").write_text(source)
+    assert run(capsys, "check", "open_wait.wf")[:2] == (0, "All clean: 1 file checked.\n")
+    assert run(capsys, "check", "--preset", "all", "open_wait.wf")[:2] == (
+        0,
+        "All clean: 1 file checked.\n",
+    )

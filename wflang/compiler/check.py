@@ -17,8 +17,8 @@ from wflang.compiler import suppress
 from wflang.compiler.config import Config
 from wflang.compiler.model import Model, build_model
 from wflang.compiler.program import Program, Reader, load_program, read_file
-from wflang.compiler.registry import Finding, Pass, Rule, rules_in_order
-from wflang.dsl.diagnostics import Diagnostic, Severity, sorted_diagnostics
+from wflang.compiler.registry import RULES, Finding, Pass, Rule, rules_in_order
+from wflang.dsl.diagnostics import CODES, Diagnostic, Severity, sorted_diagnostics
 from wflang.dsl.parser import ParseResult
 
 #: Names whose errors make the graph of a workflow meaningless.
@@ -42,6 +42,8 @@ def check(parsed: Iterable[ParseResult], config: Config | None = None,
     program = load_program(list(parsed), reader)
     found: list[Diagnostic] = []
     suppressed = 0
+    active = {r.id for r in RULES.values() if config.severity(r) is not None}
+    active |= {c.id for c in CODES.all() if c.id not in RULES}  # parser and loader codes
     for path in program.roots:
         module = program.modules[path]
         own = [d for d in program.diagnostics if d.span.file == path]
@@ -53,7 +55,7 @@ def check(parsed: Iterable[ParseResult], config: Config | None = None,
             *own,
             *run_rules(module_model(program, path), config),
         ]
-        applied = suppress.apply(module.spec, module.parsed.text, file_findings)
+        applied = suppress.apply(module.spec, module.parsed.text, file_findings, active)
         found.extend(applied.kept)
         found.extend(_configured(applied.findings, config))
         suppressed += applied.suppressed

@@ -8,7 +8,7 @@ silence nothing (WF901), that name no rule (WF902) or that name none at all
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 
 from attrs import frozen
 
@@ -49,8 +49,17 @@ class Applied:
     findings: tuple[Diagnostic, ...]  # WF901..WF903 about the suppressions themselves
 
 
-def apply(spec: sp.WorkflowSpec, text: str, diagnostics: Iterable[Diagnostic]) -> Applied:
-    """Drop the diagnostics a file's suppressions silence; report the suppressions."""
+def apply(
+    spec: sp.WorkflowSpec,
+    text: str,
+    diagnostics: Iterable[Diagnostic],
+    active: Container[str] | None = None,
+) -> Applied:
+    """Drop the diagnostics a file's suppressions silence; report the suppressions.
+
+    ``active`` holds the codes the configuration runs: a suppression of a rule
+    that is off cannot silence anything, and is not reported as unused.
+    """
     lines = text.split("\n")
     used: set[int] = set()
     kept: list[Diagnostic] = []
@@ -78,7 +87,8 @@ def apply(spec: sp.WorkflowSpec, text: str, diagnostics: Iterable[Diagnostic]) -
             used.add(hit)
             suppressed += 1
     for i, (s, ids) in enumerate(resolved):
-        if i not in used and (ids or not s.codes):
+        runs = active is None or not ids or any(code in active for code in ids)
+        if i not in used and (ids or not s.codes) and runs:
             what = ", ".join(s.codes) or "anything"
             found.append(
                 Diagnostic.of(

@@ -85,7 +85,7 @@ class Record:
     table: Table
     instance: rt.Instance
     history: list[HistoryEntry] = field(factory=list)
-    parent: tuple[str, int] | None = None  # (parent instance, token) for a child workflow
+    parent: tuple[str, str] | None = None  # (parent instance, call key) for a child workflow
     tasks: dict[str, rt.ScheduleTask | rt.CreateHumanTask] = field(factory=dict)
     children: dict[str, str] = field(factory=dict)  # call key -> child instance id
 
@@ -143,7 +143,7 @@ class Engine:
         table: Table,
         input: dict[str, Value],
         instance_id: str | None,
-        parent: tuple[str, int] | None,
+        parent: tuple[str, str] | None,
     ) -> str:
         if instance_id is None:
             self._ids += 1
@@ -179,12 +179,21 @@ class Engine:
 
     def complete_task(self, key: str, output: Mapping[str, Value]) -> None:
         """Finish a human task (user or manual) with its form's values."""
+        iid, _ = self._open_task(key)
+        self.send(iid, rt.TaskCompleted(key, dict(output)))
+
+    def fail_task(
+        self, key: str, error: str, *, transient: bool = False, message: str = ""
+    ) -> None:
+        """Fail an open task (a delayed service call or a human task) with a named error."""
+        iid, _ = self._open_task(key)
+        self.send(iid, rt.TaskFailed(key, error, transient, message))
+
+    def _open_task(self, key: str) -> tuple[str, rt.ScheduleTask | rt.CreateHumanTask]:
         for iid, record in self.records.items():
-            task = record.tasks.get(key)
+            task = record.tasks.pop(key, None)
             if task is not None:
-                attempt = int(key.rsplit(":", 1)[1])
-                self.send(iid, rt.TaskCompleted(task.token, attempt, dict(output)))
-                return
+                return iid, task
         raise KeyError(f"no open task '{key}'")
 
     def human_tasks(self) -> list[rt.CreateHumanTask]:
@@ -243,7 +252,7 @@ class Engine:
                     self.table(c.workflow, c.version),
                     dict(c.input),
                     f"{iid}/{c.key}",
-                    parent=(iid, c.token),
+                    parent=(iid, c.key),
                 )
                 record.children[c.key] = child
             elif isinstance(c, rt.CancelChild):
@@ -253,11 +262,11 @@ class Engine:
             elif isinstance(c, rt.Finish):
                 record.tasks.clear()
                 if record.parent is not None:
-                    parent_id, token = record.parent
+                    parent_id, call_key = record.parent
                     if c.status is Status.COMPLETED:
-                        event: rt.Event = rt.ChildCompleted(token, dict(c.output or {}))
+                        event: rt.Event = rt.ChildCompleted(call_key, dict(c.output or {}))
                     else:
-                        event = rt.ChildFailed(token, c.error or c.status.value)
+                        event = rt.ChildFailed(call_key, c.error or c.status.value)
                     self.queue.append((parent_id, event))
 
     def _call(self, record: Record, task: rt.ScheduleTask) -> None:
@@ -265,8 +274,7 @@ class Engine:
         iid = record.instance.id
         if fn is None:
             event: rt.Event = rt.TaskFailed(
-                task.token,
-                task.attempt,
+                task.key,
                 "NoHandler",
                 False,
                 f"no handler for service '{task.service}'",
@@ -277,13 +285,13 @@ class Engine:
         try:
             result = _invoke(fn, task.args, call)
         except TaskError as err:
-            event = rt.TaskFailed(task.token, task.attempt, err.error, err.transient, err.message)
-        except Exception as err:
-            event = rt.TaskFailed(task.token, task.attempt, type(err).__name__, True, str(err))
+            event = rt.TaskFailed(task.key, err.error, err.transient, err.message)
+        except Exception as err:  # a handler that crashes fails its attempt, transiently
+            event = rt.TaskFailed(task.key, type(err).__name__, True, str(err))
         else:
             if result is _PENDING:
                 return  # the test kit delivers it later
-            event = rt.TaskCompleted(task.token, task.attempt, dict(result or {}))
+            event = rt.TaskCompleted(task.key, dict(result or {}))
         record.tasks.pop(task.key, None)
         self.queue.append((iid, event))
 
@@ -311,11 +319,13 @@ def pending() -> Any:
 
 
 def _invoke(fn: Handler, args: Mapping[str, Value], call: TaskCall) -> Result:
+    """Call a handler with the task's arguments as keywords (and ``task=`` if it asks)."""
     params = inspect.signature(fn).parameters
     kwargs: dict[str, Any] = dict(args)
-    if "task" in params:
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    if "task" in params or takes_any:
         kwargs["task"] = call
-    result = fn(**kwargs) if _takes_kwargs(fn, args) else fn(dict(args), call)
+    result = fn(**kwargs)
     if inspect.isawaitable(result):
         result = asyncio.run(_await(result))
     return result
@@ -323,11 +333,3 @@ def _invoke(fn: Handler, args: Mapping[str, Value], call: TaskCall) -> Result:
 
 async def _await(aw: Awaitable[Result]) -> Result:
     return await aw
-
-
-def _takes_kwargs(fn: Handler, args: Mapping[str, Value]) -> bool:
-    params = inspect.signature(fn).parameters
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
-        return True
-    names = {n for n, p in params.items() if p.kind is not inspect.Parameter.VAR_POSITIONAL}
-    return set(args) <= names and not (len(params) == 2 and "task" not in params and not args)

@@ -107,15 +107,15 @@ class Instance:
 
 @frozen
 class TaskCompleted:
-    token: int
-    attempt: int
+    """A handler (or a person) finished the task with this idempotency key."""
+
+    key: str
     result: dict[str, Value] = field(factory=dict)
 
 
 @frozen
 class TaskFailed:
-    token: int
-    attempt: int
+    key: str
     error: str
     transient: bool = True
     message: str = ""
@@ -136,13 +136,13 @@ class SignalReceived:
 
 @frozen
 class ChildCompleted:
-    token: int
+    key: str  # the call's key
     output: dict[str, Value] = field(factory=dict)
 
 
 @frozen
 class ChildFailed:
-    token: int
+    key: str
     error: str
 
 

@@ -269,12 +269,10 @@ class _Run:
             raise WorkflowError(f"'{self.name(token.state)}' has nowhere to go")
 
     def fail(self, token: rt.Token, error: str, transient: bool, message: str = "") -> None:
-        """Route an error: ``on ERROR``, else a retry, else dead letters (or the saga's end)."""
+        """Route an error as Step Functions does: retry a transient error while attempts
+        remain, then ``on ERROR`` / ``on any``, else dead letters (or a failed saga)."""
         env = self.env(token)
         state = self.t.states[token.state]
-        if self.take(token, f"error:{error}", env) or self.take(token, "error", env):
-            self.decide(f"{state.name}: {error} handled")
-            return
         retry = getattr(state.entry, "retry", None)
         if (
             retry is not None
@@ -286,6 +284,9 @@ class _Run:
             token = self.update(token, waiting="retry")
             self.start_timer(token, "retry", self.now + delay)
             self.decide(f"{state.name}: {error}; retry {token.attempt + 1} in {delay} ms")
+            return
+        if self.take(token, f"error:{error}", env) or self.take(token, "error", env):
+            self.decide(f"{state.name}: {error} handled")
             return
         if token.compensating:
             self.status = Status.FAILED
@@ -600,30 +601,31 @@ JOINED: dict[type, Callable[[_Run, rt.Token, rt.Join], None]] = {
 # ------------------------------------------------------------------ events
 
 
-def _waiting_token(
-    run: _Run, token_id: int, attempt: int | None, kinds: tuple[str, ...]
-) -> rt.Token | None:
-    token = run.tokens.get(token_id)
-    if token is None or token.waiting not in kinds:
-        return None
-    if attempt is not None and token.attempt != attempt:
-        return None
-    return token
+def _by_key(run: _Run, key: str, kinds: tuple[str, ...]) -> rt.Token | None:
+    """The token waiting for the task or child with this key; None if it moved on.
+
+    A key names an instance, a node, a token and an attempt, so an answer for an
+    earlier attempt, a cancelled task or a delivery seen twice finds no token.
+    """
+    for token in run.tokens.values():
+        if token.waiting in kinds and run.key(token) == key:
+            return token
+    return None
 
 
 def _on_task_completed(run: _Run, e: rt.TaskCompleted) -> None:
-    token = _waiting_token(run, e.token, e.attempt, ("task", "human"))
+    token = _by_key(run, e.key, ("task", "human"))
     if token is None:
-        run.decide(f"ignored a stale completion for token {e.token}, attempt {e.attempt}")
+        run.decide(f"ignored a stale completion of {e.key}")
         return
     run.decide(f"{run.name(token.state)} completed")
     run.done(token, result=e.result)
 
 
 def _on_task_failed(run: _Run, e: rt.TaskFailed) -> None:
-    token = _waiting_token(run, e.token, e.attempt, ("task", "human"))
+    token = _by_key(run, e.key, ("task", "human"))
     if token is None:
-        run.decide(f"ignored a stale failure for token {e.token}, attempt {e.attempt}")
+        run.decide(f"ignored a stale failure of {e.key}")
         return
     run.fail(token, e.error, e.transient, e.message)
 
@@ -683,17 +685,17 @@ def _on_signal(run: _Run, e: rt.SignalReceived) -> None:
 
 
 def _on_child_completed(run: _Run, e: rt.ChildCompleted) -> None:
-    token = _waiting_token(run, e.token, None, ("child",))
+    token = _by_key(run, e.key, ("child",))
     if token is None:
-        run.decide(f"ignored a stale child completion for token {e.token}")
+        run.decide(f"ignored a stale child completion of {e.key}")
         return
     run.done(token, result=e.output)
 
 
 def _on_child_failed(run: _Run, e: rt.ChildFailed) -> None:
-    token = _waiting_token(run, e.token, None, ("child",))
+    token = _by_key(run, e.key, ("child",))
     if token is None:
-        run.decide(f"ignored a stale child failure for token {e.token}")
+        run.decide(f"ignored a stale child failure of {e.key}")
         return
     run.fail(token, e.error, transient=True)
 

@@ -1,0 +1,203 @@
+"""The test kit: run workflows in process with a virtual clock and scripted handlers.
+
+    env = WorkflowEnv.from_files("examples/order_saga.wf", handlers={
+        "inventory.reserve": succeed({"reservation_id": "r-1"}),
+        "payments.charge": [transient("Timeout"), succeed({"charge_id": "c-1"})],
+    })
+    order = env.start("order_saga", {...})
+    env.advance(hours=48)             # fires exactly the timers due, in order
+    assert env.status(order) == "completed"
+
+A handler script is one outcome, or a list of outcomes by attempt (the last one
+repeats): ``succeed``, ``transient``/``permanent`` failures, ``delay`` (the
+answer comes when the test gives it) and ``duplicate`` (the handler's answer is
+delivered twice, as a retried callback would). Nothing sleeps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from attrs import frozen
+
+from wflang.compiler.compile import compile_workflow
+from wflang.dsl.parser import parse_file
+from wflang.runtime import instance as rt
+from wflang.runtime.engine import Engine, Handler, HistoryEntry, TaskCall, TaskError, pending
+from wflang.runtime.ir import Value
+from wflang.runtime.replay import Replayed, replay
+from wflang.runtime.table import Table
+
+MINUTE, HOUR, DAY = 60_000, 3_600_000, 86_400_000
+
+
+@frozen
+class Outcome:
+    """What a scripted handler does on one attempt."""
+
+    kind: str  # succeed | transient | permanent | delay | duplicate
+    result: Mapping[str, Value] | None = None
+    error: str = ""
+
+
+def succeed(result: Mapping[str, Value] | None = None) -> Outcome:
+    return Outcome("succeed", dict(result or {}))
+
+
+def transient(error: str = "Unavailable") -> Outcome:
+    return Outcome("transient", error=error)
+
+
+def permanent(error: str) -> Outcome:
+    return Outcome("permanent", error=error)
+
+
+def delay() -> Outcome:
+    """The handler accepts the work; the test answers later with ``env.complete``."""
+    return Outcome("delay")
+
+
+def duplicate(result: Mapping[str, Value] | None = None) -> Outcome:
+    """Succeed, and deliver the same completion a second time."""
+    return Outcome("duplicate", dict(result or {}))
+
+
+Script = Outcome | Sequence[Outcome] | Handler
+
+
+class CompileError(Exception):
+    """A workflow given to the test kit has check errors."""
+
+
+class WorkflowEnv:
+    """An engine with a virtual clock and scripted handlers, for tests."""
+
+    def __init__(self, tables: Iterable[Table], handlers: Mapping[str, Script] | None = None,
+                 *, now: int = 0, seed: int = 0) -> None:  # fmt: skip
+        self.calls: list[tuple[str, dict[str, Value], TaskCall]] = []
+        self.delayed: dict[str, tuple[str, int, int]] = {}  # key -> (instance, token, attempt)
+        self._duplicates: list[tuple[str, rt.Event]] = []
+        scripted = {name: self._handler(name, script) for name, script in (handlers or {}).items()}
+        self.engine = Engine(list(tables), scripted, now=now, seed=seed)
+
+    @classmethod
+    def from_files(cls, *paths: str | Path, handlers: Mapping[str, Script] | None = None,
+                   now: int = 0, seed: int = 0) -> WorkflowEnv:  # fmt: skip
+        tables = []
+        for path in paths:
+            compiled = compile_workflow(parse_file(str(path)))
+            if compiled.table is None:
+                shown = "; ".join(f"{d.span}: {d.message}" for d in compiled.check.diagnostics)
+                raise CompileError(f"{path} does not compile: {shown}")
+            tables.append(compiled.table)
+        return cls(tables, handlers, now=now, seed=seed)
+
+    # -- handlers --------------------------------------------------------------------
+
+    def _handler(self, service: str, script: Script) -> Handler:
+        if callable(script) and not isinstance(script, Outcome):
+            return script
+        outcomes = [script] if isinstance(script, Outcome) else list(script)
+
+        def scripted(task: TaskCall, **args: Value) -> Any:
+            self.calls.append((service, args, task))
+            outcome = outcomes[min(task.attempt, len(outcomes)) - 1]
+            if outcome.kind in ("transient", "permanent"):
+                raise TaskError(outcome.error, transient=outcome.kind == "transient")
+            if outcome.kind == "delay":
+                return pending()
+            if outcome.kind == "duplicate":
+                self._duplicate(task, outcome.result)
+            return outcome.result
+
+        return scripted
+
+    def _duplicate(self, task: TaskCall, result: Mapping[str, Value] | None) -> None:
+        event = rt.TaskCompleted(task.idempotency_key, dict(result or {}))
+        self._duplicates.append((task.instance, event))
+
+    def _flush_duplicates(self) -> None:
+        while self._duplicates:
+            iid, event = self._duplicates.pop(0)
+            self.engine.send(iid, event)
+
+    # -- driving --------------------------------------------------------------------------
+
+    def start(self, workflow: str, input: Mapping[str, Value], *, version: int | None = None,
+              instance_id: str | None = None) -> str:  # fmt: skip
+        iid = self.engine.start(workflow, input, version=version, instance_id=instance_id)
+        self._flush_duplicates()
+        return iid
+
+    def advance(self, *, ms: int = 0, seconds: float = 0, minutes: float = 0, hours: float = 0,
+                days: float = 0) -> None:  # fmt: skip
+        total = ms + int(seconds * 1000 + minutes * MINUTE + hours * HOUR + days * DAY)
+        self.engine.advance(total)
+        self._flush_duplicates()
+
+    def signal(self, instance_id: str, name: str, payload: Mapping[str, Value] | None = None,
+               key: str = "") -> None:  # fmt: skip
+        self.engine.signal(instance_id, name, payload, key)
+        self._flush_duplicates()
+
+    def message(self, instance_id: str, name: str, payload: Mapping[str, Value] | None = None,
+                key: str = "") -> None:  # fmt: skip
+        self.engine.send(instance_id, rt.SignalReceived(name, dict(payload or {}), key, "message"))
+        self._flush_duplicates()
+
+    def cancel(self, instance_id: str, *, compensate: bool = False) -> None:
+        self.engine.cancel(instance_id, compensate=compensate)
+
+    def complete(self, key: str, result: Mapping[str, Value] | None = None) -> None:
+        """Answer a delayed service call or a human task."""
+        self.engine.complete_task(key, dict(result or {}))
+        self._flush_duplicates()
+
+    def fail(self, key: str, error: str, *, transient: bool = False) -> None:
+        """Fail a delayed service call or a human task."""
+        self.engine.fail_task(key, error, transient=transient)
+        self._flush_duplicates()
+
+    def send(self, instance_id: str, event: rt.Event) -> None:
+        self.engine.send(instance_id, event)
+        self._flush_duplicates()
+
+    # -- reading ----------------------------------------------------------------------------
+
+    @property
+    def now(self) -> int:
+        return self.engine.now
+
+    def instance(self, instance_id: str) -> rt.Instance:
+        return self.engine.instance(instance_id)
+
+    def status(self, instance_id: str) -> str:
+        return self.engine.instance(instance_id).status.value
+
+    def context(self, instance_id: str) -> dict[str, Value]:
+        return dict(self.engine.instance(instance_id).context)
+
+    def history(self, instance_id: str) -> list[HistoryEntry]:
+        return self.engine.history(instance_id)
+
+    def decisions(self, instance_id: str) -> list[str]:
+        return [d for entry in self.history(instance_id) for d in entry.decisions]
+
+    def open_tasks(self, instance_id: str) -> list[str]:
+        """Keys of the service calls and human tasks an instance waits for."""
+        return list(self.engine.records[instance_id].tasks)
+
+    def services_called(self) -> list[str]:
+        return [service for service, _, _ in self.calls]
+
+    def replay(self, instance_id: str, table: Table | None = None) -> Replayed:
+        """Replay an instance's history on its table (or on another version of it)."""
+        record = self.engine.records[instance_id]
+        return replay(table or record.table, instance_id, record.history, record.instance.seed)
+
+
+def by_attempt(*outcomes: Outcome) -> list[Outcome]:
+    """A script of outcomes, one per attempt (the last repeats): readable at call sites."""
+    return list(outcomes)

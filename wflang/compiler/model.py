@@ -69,14 +69,19 @@ def context_writes(node: sp.Node) -> set[str]:
     return written
 
 
-def outgoing(node: sp.Node) -> Iterator[Edge]:
-    """Every flow edge written on a node, in source order of the clauses' kinds."""
+def outgoing(node: sp.Node, *, labels: bool = False) -> Iterator[Edge]:
+    """Every flow edge written on a node, in source order of the clauses' kinds.
+
+    ``labels`` prints guards and timeouts into the edges' labels (for the graph,
+    built once); the analyses that walk edges many times leave them out.
+    """
     if isinstance(node, sp.ChoiceNode):
         for arm in node.arms:
-            yield Edge("else" if arm.guard is None else "when", arm.target, _guard_label(arm))
+            label = _guard_label(arm) if labels else ""
+            yield Edge("else" if arm.guard is None else "when", arm.target, label)
     for t in getattr(node, "timeouts", ()):
         kind = "timeout" if t.interrupting else "timeout-side"
-        yield Edge(kind, t.target, f"after {_text(t.after)}")
+        yield Edge(kind, t.target, f"after {_text(t.after)}" if labels else "")
     for h in getattr(node, "handlers", ()):
         label = "any" if h.catch_all else ", ".join(e.text for e in h.errors)
         yield Edge("error", h.target, label)
@@ -120,6 +125,7 @@ class Model:
     #: False when an import cannot be read or has errors: names may be declared there.
     imports_complete: bool = True
     _memo: dict[str, object] = field(factory=dict)
+    _reachable: dict[str, set[str]] = field(factory=dict)
 
     def memo(self, key: str, compute: Callable[[Model], T]) -> T:
         """Compute a derived fact once per model (the typing of all expressions…)."""
@@ -156,7 +162,7 @@ class Model:
         for name, info in self.nodes.items():
             if isinstance(info.node, sp.EndNode):
                 continue  # an end's 'next' is never taken (WF205)
-            for edge in outgoing(info.node):
+            for edge in outgoing(info.node, labels=True):
                 if self.in_scope(edge.target.text, info.scope):
                     g.add_edge(name, edge.target.text, kind=edge.kind, label=edge.label)
         return g
@@ -187,10 +193,26 @@ class Model:
         return {entry} | nx.descendants(main, entry)
 
     def reachable(self, scope: str) -> set[str]:
-        entry = self.entry(scope)
-        if entry is None:
-            return set()
-        return {entry} | nx.descendants(self.graph, entry)
+        """Nodes of a scope reached from its entry (computed once per scope)."""
+        cache = self._reachable
+        if scope not in cache:
+            entry = self.entry(scope)
+            cache[scope] = set() if entry is None else {entry} | nx.descendants(self.graph, entry)
+        return cache[scope]
+
+    @cached_property
+    def edge_kinds(self) -> dict[tuple[str, str], frozenset[str]]:
+        """The kinds of every written edge between two nodes (a choice may have several)."""
+        kinds: dict[tuple[str, str], set[str]] = {}
+        for name, info in self.nodes.items():
+            for edge in outgoing(info.node):
+                kinds.setdefault((name, edge.target.text), set()).add(edge.kind)
+        return {pair: frozenset(k) for pair, k in kinds.items()}
+
+    @cached_property
+    def positions(self) -> dict[str, int]:
+        """Each node's position in its scope, for stable orders."""
+        return {n: i for names in self.scopes.values() for i, n in enumerate(names)}
 
     def ends(self, scope: str) -> list[str]:
         return [n for n in self.scopes.get(scope, []) if isinstance(self.nodes[n].node, sp.EndNode)]

@@ -225,18 +225,15 @@ def cannot_complete(m: Model) -> Iterator[Finding]:
         ends = set(m.ends(scope))
         if not reached or not ends & reached:
             continue  # no-end says it
-        sub = g.subgraph(reached)
-        can_finish = set(ends & reached)
-        for end in list(can_finish):
-            can_finish |= nx.ancestors(sub, end)
+        can_finish = _backwards(g, ends & reached, reached)
         stuck = reached - can_finish
         if not stuck:
             continue
-        traps = nx.condensation(sub.subgraph(stuck))
+        traps = nx.condensation(g.subgraph(stuck))
         for comp in traps.nodes:
             if traps.in_degree(comp) != 0:
                 continue  # report the first trap a path falls into
-            members = sorted(traps.nodes[comp]["members"], key=m.scopes[scope].index)
+            members = sorted(traps.nodes[comp]["members"], key=m.positions.__getitem__)
             head = members[0]
             node = m.nodes[head].node
             if len(members) == 1 and g.out_degree(head) == 0:
@@ -247,6 +244,18 @@ def cannot_complete(m: Model) -> Iterator[Finding]:
                 node.name.span,
                 hint="give the loop an exit towards an end",
             )
+
+
+def _backwards(g: nx.DiGraph, targets: set[str], within: set[str]) -> set[str]:  # type: ignore[type-arg]
+    """Nodes of ``within`` from which one of ``targets`` can be reached: one search back."""
+    seen = set(targets)
+    stack = list(targets)
+    while stack:
+        for pred in g.predecessors(stack.pop()):
+            if pred in within and pred not in seen:
+                seen.add(pred)
+                stack.append(pred)
+    return seen
 
 
 @rule(
@@ -525,9 +534,13 @@ def unbounded_loop(m: Model) -> Iterator[Finding]:
     g = m.graph
     loops = {n: frozenset(c) for c in nx.strongly_connected_components(g) for n in c}
     # A loop that does not wait is a cycle of the flow with the waiting nodes taken out.
-    busy = g.subgraph(n for n in g if not _waits(m, m.nodes[n].node))
+    busy: nx.DiGraph = nx.DiGraph(  # type: ignore[type-arg]
+        g.subgraph(n for n in g if not _waits(m, m.nodes[n].node))
+    )
     for component in nx.strongly_connected_components(busy):
-        members = sorted(component, key=lambda n: (m.nodes[n].scope, _order(m, n)))
+        if len(component) == 1 and not any(busy.has_edge(n, n) for n in component):
+            continue
+        members = sorted(component, key=lambda n: (m.nodes[n].scope, m.positions[n]))
         head = members[0]
         if len(members) == 1 and not g.has_edge(head, head):
             continue
@@ -541,10 +554,6 @@ def unbounded_loop(m: Model) -> Iterator[Finding]:
             m.nodes[head].node.name.span,
             hint="add a 'sleep' (a pause between turns) or a 'wait'",
         )
-
-
-def _order(m: Model, name: str) -> int:
-    return m.scopes[m.nodes[name].scope].index(name)
 
 
 @rule(

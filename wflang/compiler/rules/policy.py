@@ -7,9 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from decimal import Decimal
 
-import networkx as nx
-
-from wflang.compiler.model import ABORTED, TOP, Model, context_writes, outgoing
+from wflang.compiler.dataflow import must_analysis
+from wflang.compiler.model import ABORTED, TOP, Model, context_writes
 from wflang.compiler.registry import Finding, Pass, Preset, rule
 from wflang.dsl import expr as ex
 from wflang.dsl import spec as sp
@@ -346,11 +345,11 @@ def _writes(m: Model, node: sp.Node) -> set[str]:
     return context_writes(node)
 
 
-def _writes_towards(m: Model, node: sp.Node, target: str) -> set[str]:
+def _writes_towards(m: Model, source: str, target: str) -> frozenset[str]:
     """What a node has written when the flow goes on from it to ``target``."""
-    if any(e.kind in ABORTED for e in outgoing(node) if e.target.text == target):
-        return set()
-    return _writes(m, node)
+    if m.edge_kinds.get((source, target), frozenset()) & ABORTED:
+        return frozenset()
+    return frozenset(_writes(m, m.nodes[source].node))
 
 
 @rule(
@@ -396,25 +395,14 @@ def read_before_write(m: Model) -> Iterator[Finding]:
 def _flow(
     m: Model, scope: str, entry: str, start: set[str], state_in: dict[str, set[str]]
 ) -> Iterator[Finding]:
-    g = m.graph.subgraph(m.reachable(scope))
-    everything = set(m.context)
-    ins: dict[str, set[str]] = {n: set(everything) for n in g.nodes}
-    ins[entry] = set(start)
-    order = list(nx.dfs_preorder_nodes(g, entry))
-    changed = True
-    while changed:  # must-analysis: a field is set if every path into a node sets it
-        changed = False
-        for n in order:
-            preds = list(g.predecessors(n))
-            new = set(start) if n == entry else set(everything)
-            for p in preds:
-                new &= ins[p] | _writes_towards(m, m.nodes[p].node, n)
-            if n == entry:
-                new = set(start) & new if preds else set(start)
-            if new != ins[n]:
-                ins[n], changed = new, True
-    for n in order:
-        state_in[n] = ins[n]
+    g = m.graph  # edges stay inside their scope: a search from the entry stays too
+
+    def transfer(source: str, target: str, written: frozenset[str]) -> frozenset[str]:
+        return written | _writes_towards(m, source, target)
+
+    ins = must_analysis(g, entry, frozenset(start), transfer)
+    for n in sorted(ins, key=m.positions.__getitem__):
+        state_in[n] = set(ins[n])
         node = m.nodes[n].node
         for name, where in _context_reads(node):
             if name in m.context and name not in ins[n]:

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
-import networkx as nx
 from attrs import frozen
 
-from wflang.compiler.model import ABORTED, Model, context_writes, outgoing
+from wflang.compiler.dataflow import must_analysis
+from wflang.compiler.model import ABORTED, Model, context_writes
 from wflang.compiler.registry import Finding, Pass, rule
 from wflang.compiler.rules.names import did_you_mean
 from wflang.compiler.types import (
@@ -134,22 +134,12 @@ def _null_checked(m: Model, written: Mapping[str, set[str]]) -> dict[str, frozen
             continue
         owner = m.nodes[entry].owner
         start = facts.get(owner, frozenset()) if owner else frozenset()
-        g = m.graph.subgraph(m.reachable(scope))
-        order = list(nx.dfs_preorder_nodes(g, entry))
-        ins: dict[str, frozenset[str] | None] = dict.fromkeys(order)  # None: no path seen yet
-        changed = True
-        while changed:  # must-analysis: what every path into a node establishes
-            changed = False
-            for n in order:
-                new = start if n == entry else None
-                for p in g.predecessors(n):
-                    before = ins[p]
-                    if before is not None:
-                        after = _after(m, p, n, before, written)
-                        new = after if new is None else new & after
-                if new != ins[n]:
-                    ins[n], changed = new, True
-        facts.update((n, known or frozenset()) for n, known in ins.items())
+        g = m.graph  # edges stay inside their scope: a search from the entry stays too
+
+        def transfer(source: str, target: str, known: frozenset[str]) -> frozenset[str]:
+            return _after(m, source, target, known, written)
+
+        facts.update(must_analysis(g, entry, start, transfer))
     return facts
 
 
@@ -159,11 +149,11 @@ def _after(
     """What is known not to be null when the flow goes from ``source`` to ``target``."""
     node = m.nodes[source].node
     changed = context_writes(node)
-    kept = frozenset(p for p in known if _field_of(p) not in changed)
-    edges = [e for e in outgoing(node) if e.target.text == target]
+    kept = frozenset(p for p in known if _field_of(p) not in changed) if changed else known
     if isinstance(node, sp.ChoiceNode):
         return kept | _arm_facts(node, target)
-    if edges and all(e.kind not in ABORTED for e in edges):
+    kinds = m.edge_kinds.get((source, target), frozenset())
+    if kinds and not kinds & ABORTED:
         kept |= {f"context.{name}" for name in written.get(source, ())}
     return kept
 

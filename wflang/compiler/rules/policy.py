@@ -15,6 +15,7 @@ from wflang.dsl import spec as sp
 from wflang.dsl import types as ty
 from wflang.dsl.diagnostics import Related, Severity
 from wflang.dsl.formatter import format_expr
+from wflang.dsl.span import Span
 
 
 def _retry_budget_ms(r: sp.Retry) -> int | None:
@@ -57,6 +58,8 @@ def invalid_bound(m: Model) -> Iterator[Finding]:
         for e in _duration_literals(node):
             if e.millis <= 0:
                 yield Finding(f"the duration {e.text} is not positive", e.span)
+        for text, span in _negated_durations(node):
+            yield Finding(f"the duration -{text} is negative", span)
         retry: sp.Retry | None = getattr(node, "retry", None)
         if retry is not None:
             yield from _retry_bounds(retry, node)
@@ -76,6 +79,16 @@ def _duration_literals(node: sp.Node) -> Iterator[ex.DurationLit]:
     retry = getattr(node, "retry", None)
     if retry is not None:
         yield from (d for d in (retry.initial_delay, retry.max_delay) if d is not None)
+
+
+def _negated_durations(node: sp.Node) -> Iterator[tuple[str, Span]]:
+    """``timeout -5s`` and ``sleep s -1m``: a minus in front of a duration literal."""
+    exprs = [t.after for t in getattr(node, "timeouts", ())]
+    if isinstance(node, sp.SleepNode):
+        exprs.append(node.duration)
+    for e in exprs:
+        if isinstance(e, ex.Unary) and e.op == "-" and isinstance(e.operand, ex.DurationLit):
+            yield e.operand.text, e.span
 
 
 def _retry_bounds(r: sp.Retry, node: sp.Node) -> Iterator[Finding]:

@@ -277,6 +277,10 @@ def lower(model: Model) -> tb.Table:
         (name, None if f.default is None else low.expression(f.default))
         for name, f in model.context.items()
     )
+    inputs = tuple(
+        tb.InputField(name, str(f.type), None if f.default is None else low.expression(f.default))
+        for name, f in model.input.items()
+    )
     return tb.Table(
         schema=tb.SCHEMA_VERSION,
         workflow=spec.header.name.text,
@@ -287,7 +291,7 @@ def lower(model: Model) -> tb.Table:
         events=tuple(low.events),
         rows=tuple(sorted(low.rows, key=lambda r: (r.state, r.event))),
         expressions=tuple(low.expressions),
-        input=tuple((name, str(f.type)) for name, f in model.input.items()),
+        input=inputs,
         context=context,
         errors=tuple(sorted(model.errors)),
     )

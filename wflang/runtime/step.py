@@ -73,12 +73,17 @@ def start(
     table: tb.Table, instance_id: str, input: dict[str, Value], now: int, seed: int = 0
 ) -> Step:
     """Create an instance and run it until it waits for the world."""
+    c = compiled(table)
+    data = dict(input)
     inst = rt.Instance(
-        instance_id, table.workflow, table.version, Status.RUNNING, dict(input), {}, seed=seed
+        instance_id, table.workflow, table.version, Status.RUNNING, data, {}, seed=seed
     )
-    run = _Run(compiled(table), inst, now)
+    run = _Run(c, inst, now)
     run.decide(f"start {table.workflow} v{table.version}")
     try:
+        for field in table.input:  # defaults of the fields the caller left out
+            if field.name not in data and field.default is not None:
+                data[field.name] = c.expressions[field.default]({})
         env = {"input": run.input, "context": run.context}
         for name, default in table.context:
             run.context[name] = None if default is None else run.eval(default, env)

@@ -169,6 +169,15 @@ class Row:
 
 
 @frozen
+class InputField:
+    """A declared input field: its type as written, and its default (an expression)."""
+
+    name: str
+    type: str
+    default: int | None = None
+
+
+@frozen
 class Table:
     """A compiled workflow."""
 
@@ -181,7 +190,7 @@ class Table:
     events: tuple[str, ...]
     rows: tuple[Row, ...]
     expressions: tuple[ir.IR, ...]
-    input: tuple[tuple[str, str], ...] = ()  # (field, type) for validating start input
+    input: tuple[InputField, ...] = ()
     context: tuple[tuple[str, int | None], ...] = ()  # (field, default expression)
     errors: tuple[str, ...] = ()
 

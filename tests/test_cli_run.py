@@ -1,0 +1,83 @@
+"""wf run: a workflow in memory with handlers from a module; bad input is refused clearly."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from wflang.cli import main
+
+FLOW = """workflow greet version 1
+input { name: string, times: int = 2 }
+context { text: string = "" }
+output { text: string }
+service greet.say(name: string, times: int) -> { text: string }
+start say
+task say: service greet.say {
+    args { name: input.name, times: input.times }
+    output { text: result.text }
+    next rest
+}
+sleep rest 1h next done
+end done: completed {
+    output { text: context.text }
+}
+"""
+HANDLERS = """from wflang.runtime.engine import handler
+
+@handler("greet.say")
+def say(name, times):
+    return {"text": " ".join(["hello " + name] * times)}
+"""
+
+
+@pytest.fixture
+def files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (tmp_path / "greet.wf").write_text(FLOW)
+    (tmp_path / "greet_handlers.py").write_text(HANDLERS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield tmp_path
+    sys.modules.pop("greet_handlers", None)
+
+
+def test_run_prints_history_and_output(files: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["run", str(files / "greet.wf"), "--input", '{"name": "Ada"}',
+                 "--handlers", "greet_handlers"])  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "status: completed" in out
+    assert 'output: {"text": "hello Ada hello Ada"}' in out
+    assert "t= 3600.000s  TimerFired" in out  # the sleep ran on the virtual clock
+
+
+@pytest.mark.parametrize(
+    ("payload", "message"),
+    [
+        ('{"nam": "Ada"}', "unknown input field 'nam'"),
+        ("{}", "missing input field 'name' (string)"),
+        ('{"name": 5}', "'name' must be string, not int"),
+        ("[1]", "--input must be a JSON object"),
+        ("{", "--input is not JSON"),
+    ],
+)
+def test_bad_input_is_refused(
+    files: Path, capsys: pytest.CaptureFixture[str], payload: str, message: str
+) -> None:
+    code = main(
+        ["run", str(files / "greet.wf"), "--input", payload, "--handlers", "greet_handlers"]
+    )
+    assert code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_missing_handler_dead_letters(files: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from wflang.runtime import engine
+
+    engine._REGISTRY.pop("greet.say", None)
+    code = main(["run", str(files / "greet.wf"), "--input", '{"name": "Ada"}'])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "status: dead_lettered" in out
+    assert "error: say: NoHandler no handler for service 'greet.say'" in out

@@ -25,6 +25,8 @@ demo: $(STAMP)
 	$(BIN)/wf fmt --check examples/
 	$(BIN)/wf check examples/
 	$(BIN)/wf parse examples/order_saga.wf --summary
+	$(BIN)/wf table examples/order_saga.wf | head -n 12
+	PYTHONPATH=examples $(BIN)/wf run examples/order_saga.wf --input @examples/order_input.json --handlers order_handlers
 
 lint: $(DEVSTAMP)
 	$(BIN)/ruff check wflang tests bench

@@ -230,8 +230,14 @@ def cmd_run(args: argparse.Namespace) -> int:
             importlib.import_module(args.handlers)
         except ImportError as err:
             raise UsageError(f"cannot import handlers module {args.handlers!r}: {err}") from err
+    text = args.input
+    if text.startswith("@"):
+        try:
+            text = Path(text[1:]).read_text(encoding="utf-8")
+        except OSError as err:
+            raise UsageError(f"cannot read {text[1:]}: {err.strerror or err}") from err
     try:
-        input_data = json.loads(args.input)
+        input_data = json.loads(text)
     except json.JSONDecodeError as err:
         raise UsageError(f"--input is not JSON: {err}") from err
     if not isinstance(input_data, dict):
@@ -400,7 +406,7 @@ def build_parser() -> argparse.ArgumentParser:
         "history, the final status and the output.",
     )
     p.add_argument("file", help="the .wf file")
-    p.add_argument("--input", default="{}", help="the input, as a JSON object")
+    p.add_argument("--input", default="{}", help="the input: a JSON object, or @FILE")
     p.add_argument("--handlers", metavar="MODULE", help="import this module to register handlers")
     p.add_argument(
         "--uses",

@@ -36,22 +36,20 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import datetime as dt
 import gc
 import io
 import json
 import math
-import os
-import platform
 import pstats
 import random
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+
+import benchlib  # the folder of this script is on sys.path when it runs
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -797,54 +795,8 @@ def nlogn_exponent(n1: int, n2: int) -> float:
     return math.log((n2 * math.log(n2)) / (n1 * math.log(n1))) / math.log(n2 / n1)
 
 
-def machine() -> dict[str, Any]:
-    import lark
-    import networkx
-
-    return {
-        "date": dt.datetime.now().astimezone().isoformat(timespec="seconds"),
-        "platform": platform.platform(),
-        "machine": platform.machine(),
-        "processor": platform.processor() or platform.machine(),
-        "python": f"{platform.python_implementation()} {platform.python_version()}",
-        "cpu_count": os.cpu_count(),
-        "lark": str(lark.__version__),
-        "networkx": str(networkx.__version__),
-        "wflang": _source_state(),
-    }
-
-
 #: What parse and check run: changes elsewhere (the runtime) do not affect the figures.
 SOURCES = ("wflang/dsl", "wflang/grammar", "wflang/compiler")
-
-
-def _source_state() -> str:
-    """The commit measured, and whether the parser or checker had uncommitted changes."""
-    try:
-        head = subprocess.run(
-            ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout.strip()
-        dirty = subprocess.run(
-            [
-                "git",
-                "-C",
-                str(ROOT),
-                "status",
-                "--porcelain",
-                "--untracked-files=no",
-                "--",
-                *SOURCES,
-            ],
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return f"{head} (parser/checker modified)" if dirty else head
 
 
 def run_bench(
@@ -884,7 +836,15 @@ def run_bench(
                 }
             rows.append(row)
             previous = row
-    return {"machine": machine(), "repeat": repeat, "rows": rows, "targets": _targets(rows)}
+    return {
+        "machine": {
+            **benchlib.machine("lark", "networkx"),
+            "wflang": benchlib.source_state(SOURCES, "parser/checker"),
+        },
+        "repeat": repeat,
+        "rows": rows,
+        "targets": _targets(rows),
+    }
 
 
 def _targets(rows: list[dict[str, Any]]) -> dict[str, Any]:

@@ -23,11 +23,8 @@ construction and text generation) is reported beside it.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import gc
 import json
-import os
-import platform
 import random
 import resource
 import statistics
@@ -38,6 +35,8 @@ import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import benchlib  # the folder of this script is on sys.path when it runs
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -490,24 +489,6 @@ def measure_memory(path: str, size: int) -> dict[str, float]:
     return data
 
 
-def machine() -> dict[str, Any]:
-    return {
-        "date": dt.datetime.now().astimezone().isoformat(timespec="seconds"),
-        "platform": platform.platform(),
-        "machine": platform.machine(),
-        "processor": platform.processor() or platform.machine(),
-        "python": f"{platform.python_implementation()} {platform.python_version()}",
-        "cpu_count": os.cpu_count(),
-        "lark": _lark_version(),
-    }
-
-
-def _lark_version() -> str:
-    import lark
-
-    return str(lark.__version__)
-
-
 def run_bench(
     sizes: list[int], repeat: int, memory: bool, log: Callable[[str], None]
 ) -> dict[str, Any]:
@@ -539,7 +520,12 @@ def run_bench(
             }
         row["ratio"] = row["spec"]["lines_per_s"] / row["bare"]["lines_per_s"]
         rows.append(row)
-    return {"machine": machine(), "repeat": repeat, "rows": rows, "targets": _targets(rows)}
+    return {
+        "machine": benchlib.machine("lark"),
+        "repeat": repeat,
+        "rows": rows,
+        "targets": _targets(rows),
+    }
 
 
 def _targets(rows: list[dict[str, Any]]) -> dict[str, Any]:

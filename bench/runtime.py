@@ -54,23 +54,20 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import datetime as dt
 import gc
 import io
 import json
 import math
-import os
-import platform
 import pstats
 import statistics
-import subprocess
 import sys
 import time
 from collections import deque
 from collections.abc import Callable
-from importlib import metadata
 from pathlib import Path
 from typing import Any
+
+import benchlib  # the folder of this script is on sys.path when it runs
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -412,7 +409,10 @@ def run_bench(
         for path in PATHS
     }
     report: dict[str, Any] = {
-        "machine": machine(),
+        "machine": {
+            **benchlib.machine("transitions", "attrs"),
+            "wflang": benchlib.source_state(RUNTIME, "runtime"),
+        },
         "size": size,
         "repeat": repeat,
         "min_time_s": min_time,
@@ -456,49 +456,8 @@ def targets(report: dict[str, Any]) -> dict[str, Any]:
 # ------------------------------------------------------------------ reporting
 
 
-def machine() -> dict[str, Any]:
-    return {
-        "date": dt.datetime.now().astimezone().isoformat(timespec="seconds"),
-        "platform": platform.platform(),
-        "machine": platform.machine(),
-        "processor": platform.processor() or platform.machine(),
-        "python": f"{platform.python_implementation()} {platform.python_version()}",
-        "cpu_count": os.cpu_count(),
-        "transitions": _version("transitions"),
-        "attrs": _version("attrs"),
-        "wflang": _source_state(),
-    }
-
-
-def _version(dist: str) -> str:
-    try:
-        return metadata.version(dist)
-    except metadata.PackageNotFoundError:
-        return "missing"
-
-
 #: What the runtime paths run: the step function, the engine and the tables.
 RUNTIME = ("wflang/runtime",)
-
-
-def _source_state() -> str:
-    """The commit measured, and whether the runtime had uncommitted changes."""
-    try:
-        head = subprocess.run(
-            ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "-C", str(ROOT), "status", "--porcelain", "--", *RUNTIME],
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return f"{head} (runtime modified)" if dirty else head
 
 
 def _met(ok: bool) -> str:
@@ -616,7 +575,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.size < 2 or args.repeat < 1 or args.min_time < 0:
         ap.error("--size must be >= 2, --repeat >= 1 and --min-time >= 0")
     needs_reference = args.profile is None or args.profile[1] == "reference"
-    if needs_reference and _version("transitions") == "missing":
+    if needs_reference and benchlib.version("transitions") == "missing":
         print(MISSING_TRANSITIONS, file=sys.stderr, end="")
         return 2
     if args.profile:

@@ -9,6 +9,7 @@ import pytest
 from wflang.compiler.compile import compile_workflow
 from wflang.dsl.parser import parse
 from wflang.runtime import instance as rt
+from wflang.runtime.engine import TaskError
 from wflang.testing import (
     HOUR,
     WorkflowEnv,
@@ -323,3 +324,121 @@ def test_sub_workflow_call_passes_input_and_output(tmp_path: Path) -> None:
     assert env.context(iid) == {"got": 42}
     (child,) = [i for i in env.engine.records if i.startswith(f"{iid}/")]
     assert env.status(child) == "completed"
+
+
+# -- regressions found by running every example to each of its ends (test_examples_run.py)
+
+BRANCH_ERROR = """workflow b version 1
+error Bad
+service s.a() raises Bad
+service s.b()
+start fan
+parallel fan {
+    branch a {
+        task ta: service s.a {
+            next a_ok
+        }
+        end a_ok: completed
+    }
+    branch b {
+        task tb: service s.b {
+            next b_ok
+        }
+        end b_ok: completed
+    }
+    join all -> done
+    on any -> handled
+}
+end done: completed
+end handled: failed
+"""
+
+
+def test_an_unhandled_error_in_a_branch_goes_to_the_parallels_handler() -> None:
+    env = inline(BRANCH_ERROR, {"s.a": permanent("Bad"), "s.b": delay()})
+    iid = env.start("b", {})
+    assert env.status(iid) == "failed"  # not dead-lettered: `on any -> handled`
+    assert env.instance(iid).error == "handled"
+    assert "ta: Bad unhandled: its flow failed" in env.decisions(iid)
+    assert env.open_tasks(iid) == []  # the other branch was cancelled
+    assert env.replay(iid).ok
+
+
+def test_an_unhandled_error_in_a_map_item_counts_against_tolerate() -> None:
+    def work(x: int) -> dict[str, object]:
+        if x < 0:
+            raise TaskError("Bad")
+        return {}
+
+    env = inline(
+        "workflow m version 1\ninput { xs: list[int] }\nerror Bad\n"
+        "service s.work(x: int) raises Bad\nstart each\n"
+        "map each over input.xs as x {\n    tolerate 1\n"
+        "    task w: service s.work {\n        args { x: x }\n        next ok\n    }\n"
+        "    end ok: completed\n    on any -> too_many\n    next done\n}\n"
+        "end done: completed\nend too_many: failed\n",
+        {"s.work": work},
+    )
+    tolerated = env.start("m", {"xs": [1, -1, 2]})
+    assert env.status(tolerated) == "completed"
+    too_many = env.start("m", {"xs": [-1, 1, -2]})
+    assert env.status(too_many) == "failed"
+    assert env.instance(too_many).error == "too_many"
+
+
+def test_a_child_that_finishes_at_once_leaves_the_callers_timers_alone(tmp_path: Path) -> None:
+    (tmp_path / "child.wf").write_text("workflow child version 1\nstart d\nend d: completed\n")
+    (tmp_path / "parent.wf").write_text(
+        'workflow parent version 1\nimport "child.wf"\nsignal go\nstart c\n'
+        "call c: workflow child {\n    timeout 5d -> early\n    next w\n}\n"
+        "wait w: signal go {\n    timeout 10d -> late\n    next done\n}\n"
+        "end done: completed\nend early: failed\nend late: failed\n"
+    )
+    env = WorkflowEnv.from_files(tmp_path / "child.wf", tmp_path / "parent.wf")
+    iid = env.start("parent", {})
+    # The call's 5d timer was started after the child had already answered: it
+    # must not overwrite the wait's 10d timer (they share a token and an id).
+    assert sorted(due for due, _ in env.engine.timers.values()) == [10 * 24 * HOUR]
+    env.advance(hours=5 * 24)
+    assert env.status(iid) == "running"
+    env.advance(hours=5 * 24)
+    assert env.instance(iid).error == "late"
+
+
+def test_a_call_through_an_aliased_import_finds_the_workflow(tmp_path: Path) -> None:
+    (tmp_path / "child.wf").write_text(
+        "workflow child version 1\noutput { n: int }\nstart d\n"
+        "end d: completed {\n    output { n: 7 }\n}\n"
+    )
+    (tmp_path / "parent.wf").write_text(
+        'workflow parent version 1\nimport "child.wf" as kid\ncontext { n: int = 0 }\nstart c\n'
+        "call c: workflow kid.child version 1 {\n    output { n: result.n }\n    next done\n}\n"
+        "end done: completed\n"
+    )
+    env = WorkflowEnv.from_files(tmp_path / "child.wf", tmp_path / "parent.wf")
+    iid = env.start("parent", {})
+    assert env.status(iid) == "completed"
+    assert env.context(iid) == {"n": 7}
+
+
+def test_a_wait_until_a_past_instant_goes_on_at_once() -> None:
+    env = inline(
+        "workflow u version 1\ninput { at: timestamp }\nstart w\n"
+        "wait w: until input.at {\n    next done\n}\nend done: completed\n",
+    )
+    env.engine.now = 5 * HOUR
+    past = env.start("u", {"at": HOUR})
+    assert env.status(past) == "completed"  # without moving the clock
+    future = env.start("u", {"at": 6 * HOUR})
+    assert env.status(future) == "running"
+    env.advance(hours=1)
+    assert env.status(future) == "completed"
+
+
+def test_function_handlers_are_recorded_like_scripted_ones() -> None:
+    env = order_env(**{"payments.charge": lambda amount, **_: {"charge_id": f"c-{amount}"}})
+    order = env.start("order_saga", ORDER)
+    assert env.status(order) == "completed"
+    assert "payments.charge" in env.services_called()
+    ((_, args, task),) = [c for c in env.calls if c[0] == "payments.charge"]
+    assert args["amount"] == 12 and task.attempt == 1

@@ -25,7 +25,15 @@ from attrs import frozen
 from wflang.compiler.compile import compile_workflow
 from wflang.dsl.parser import parse_file
 from wflang.runtime import instance as rt
-from wflang.runtime.engine import Engine, Handler, HistoryEntry, TaskCall, TaskError, pending
+from wflang.runtime.engine import (
+    Engine,
+    Handler,
+    HistoryEntry,
+    TaskCall,
+    TaskError,
+    _invoke,
+    pending,
+)
 from wflang.runtime.ir import Value
 from wflang.runtime.replay import Replayed, replay
 from wflang.runtime.table import Table
@@ -98,7 +106,13 @@ class WorkflowEnv:
 
     def _handler(self, service: str, script: Script) -> Handler:
         if callable(script) and not isinstance(script, Outcome):
-            return script
+            fn = script
+
+            def recorded(task: TaskCall, **args: Value) -> Any:
+                self.calls.append((service, args, task))  # a function is recorded too
+                return _invoke(fn, args, task)
+
+            return recorded
         outcomes = [script] if isinstance(script, Outcome) else list(script)
 
         def scripted(task: TaskCall, **args: Value) -> Any:

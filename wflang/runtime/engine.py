@@ -136,7 +136,9 @@ class Engine:
         instance_id: str | None = None,
     ) -> str:
         table = self.table(workflow, version)
-        return self._start(table, dict(input), instance_id, parent=None)
+        instance_id = self._start(table, dict(input), instance_id, parent=None)
+        self.run()
+        return instance_id
 
     def _start(
         self,
@@ -145,6 +147,11 @@ class Engine:
         instance_id: str | None,
         parent: tuple[str, str] | None,
     ) -> str:
+        """Create an instance and apply its first commands; the caller runs the queue.
+
+        A child started while its parent's commands are applied must not run the
+        queue there: the parent's remaining commands (its call's timers) come first.
+        """
         if instance_id is None:
             self._ids += 1
             instance_id = f"{table.workflow}-{self._ids}"
@@ -159,7 +166,6 @@ class Engine:
             )
         )
         self._apply(record, result.commands)
-        self.run()
         return instance_id
 
     def send(self, instance_id: str, event: rt.Event) -> None:
@@ -218,18 +224,37 @@ class Engine:
         self.now = until
 
     def run(self) -> None:
-        """Deliver queued events until none is left."""
-        while self.queue:
-            iid, event = self.queue.popleft()
-            record = self.records[iid]
-            result = st.step(record.table, record.instance, event, self.now)
-            record.instance = result.instance
-            record.history.append(
-                HistoryEntry(
-                    result.instance.seq, self.now, event, None, result.decisions, result.commands
+        """Deliver queued events until none is left, firing the timers already due.
+
+        A timer due now or earlier (a `wait until` a past instant) fires at once,
+        not at the next move of the clock.
+        """
+        while True:
+            while self.queue:
+                iid, event = self.queue.popleft()
+                record = self.records[iid]
+                result = st.step(record.table, record.instance, event, self.now)
+                record.instance = result.instance
+                record.history.append(
+                    HistoryEntry(
+                        result.instance.seq,
+                        self.now,
+                        event,
+                        None,
+                        result.decisions,
+                        result.commands,
+                    )
                 )
+                self._apply(record, result.commands)
+            due = min(
+                ((d, tid, iid) for tid, (d, iid) in self.timers.items() if d <= self.now),
+                default=None,
             )
-            self._apply(record, result.commands)
+            if due is None:
+                return
+            _, tid, iid = due
+            del self.timers[tid]
+            self.queue.append((iid, rt.TimerFired(tid)))
 
     # -- commands ---------------------------------------------------------------------
 
@@ -248,8 +273,11 @@ class Engine:
             elif isinstance(c, rt.CancelTimer):
                 self.timers.pop(c.id, None)
             elif isinstance(c, rt.StartChild):
+                # `import "kyc_check.wf" as kyc` calls `kyc.kyc_check`: the alias
+                # names the file, the last part the workflow.
+                workflow = c.workflow.rsplit(".", 1)[-1]
                 child = self._start(
-                    self.table(c.workflow, c.version),
+                    self.table(workflow, c.version),
                     dict(c.input),
                     f"{iid}/{c.key}",
                     parent=(iid, c.key),

@@ -300,6 +300,12 @@ class _Run:
             self.stop_everything()
             self.commands.append(rt.Finish(Status.FAILED, None, self.error))
             return
+        if token.parent != NO_TOKEN and not token.side:
+            # Unhandled inside a branch or map item: that flow fails, and its
+            # parallel or map decides (join policy, tolerate, its own `on`).
+            self.decide(f"{state.name}: {error} unhandled: its flow failed")
+            self.scope_end(token, "failed", {}, error)
+            return
         self.decide(f"{state.name}: {error} after {token.attempt} attempt(s): dead-lettered")
         self.dead_letter(f"{state.name}: {error} {message}".strip())
 

@@ -78,6 +78,9 @@ def env_of(*files: str, **handlers: Script) -> WorkflowEnv:
     return WorkflowEnv.from_files(*(EXAMPLES / f for f in files), handlers=scripted, now=T0)
 
 
+ROLLED_BACK = {"order_id": "o-1", "status": "rolled_back", "shipment_id": None}
+
+
 def finished(
     env: WorkflowEnv,
     iid: str,
@@ -91,7 +94,7 @@ def finished(
     inst = env.instance(iid)
     assert f"enter {end}" in decisions, decisions
     assert env.status(iid) == status, (inst.error, decisions)
-    assert inst.output == (output if status == "completed" else None)
+    assert inst.output == output
     assert {k: env.context(iid).get(k, "<missing>") for k in context} == context
     assert inst.tokens == () and inst.timers == ()
     assert env.open_tasks(iid) == []
@@ -209,7 +212,13 @@ def test_order_saga_payment_declined_releases_the_stock(error: str) -> None:
     env = order(payments__charge=permanent(error))
     iid = env.start("order_saga", ORDER)
     decisions = finished(
-        env, iid, "payment_declined", "compensated", reservation_id="r-1", charge_id=None
+        env,
+        iid,
+        "payment_declined",
+        "compensated",
+        {"order_id": "o-1", "status": "payment_declined", "shipment_id": None},
+        reservation_id="r-1",
+        charge_id=None,
     )
     assert env.services_called() == ["inventory.reserve", "payments.charge", "inventory.release"]
     assert calls(env, "inventory.release") == [{"reservation_id": "r-1"}]
@@ -248,7 +257,7 @@ def test_order_saga_undo_compensates_in_reverse(
     env = order(**handlers)
     iid = env.start("order_saga", ORDER)
     env.advance(seconds=advance_s)
-    finished(env, iid, "undo", "compensated", reservation_id="r-1", shipment_id=None)
+    finished(env, iid, "undo", "compensated", ROLLED_BACK, reservation_id="r-1", shipment_id=None)
     called = env.services_called()
     assert called[len(called) - len(undone_by) :] == undone_by
     assert "shipping.cancel" not in called and "notify.send" not in called
@@ -266,7 +275,7 @@ def test_order_saga_refund_is_retried_during_the_saga() -> None:
     iid = env.start("order_saga", ORDER)
     assert env.status(iid) == "compensating"
     env.advance(seconds=6)  # backoff 5s with 10% jitter
-    finished(env, iid, "undo", "compensated")
+    finished(env, iid, "undo", "compensated", ROLLED_BACK)
     assert env.services_called()[-3:] == ["payments.refund", "payments.refund", "inventory.release"]
 
 
@@ -1457,8 +1466,13 @@ def test_subscription_cancelled(when: str) -> None:
     else:
         env.signal(iid, "cancel", {"reason": "too expensive", "requested_by": "ada"}, key="c-1")
     env.signal(iid, "cancel", {"reason": "again", "requested_by": "ada"}, key="c-1")  # a duplicate
+    output = {
+        "subscription_id": SUBSCRIPTION["subscription_id"],
+        "renewals": renewals,
+        "ended_because": "cancelled: too expensive",
+    }
     decisions = finished(
-        env, iid, "cancelled", "cancelled",
+        env, iid, "cancelled", "cancelled", output,
         renewals=renewals, cancel_reason="too expensive",
     )  # fmt: skip
     assert "enter cancel_noted" in decisions and "enter due" not in decisions[-8:]

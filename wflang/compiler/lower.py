@@ -112,6 +112,12 @@ class _Lowering:
         inferred = Inference(env, {**roots, **{a: Unknown() for a in self.aliases}}).infer(e)
         return inferred == DURATION
 
+    def callee_name(self, node: sp.CallNode) -> str:
+        """The called workflow's own name (``kyc.kyc_check`` names ``kyc_check``)."""
+        callee = self.model.workflows.get(node.workflow.text)
+        header = callee.spec.header if callee is not None else None
+        return header.name.text if header is not None else node.workflow.text
+
     # -- pieces of entries -----------------------------------------------------
 
     def mapping(self, entries: tuple[sp.Entry, ...]) -> tb.Mapping:
@@ -208,7 +214,7 @@ class _Lowering:
             )
         if isinstance(node, sp.CallNode):
             return tb.CallEntry(
-                workflow=node.workflow.text,
+                workflow=self.callee_name(node),
                 version=node.version,
                 args=self.mapping(node.args),
                 retry=self.retry(node.retry),

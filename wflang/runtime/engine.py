@@ -273,11 +273,8 @@ class Engine:
             elif isinstance(c, rt.CancelTimer):
                 self.timers.pop(c.id, None)
             elif isinstance(c, rt.StartChild):
-                # `import "kyc_check.wf" as kyc` calls `kyc.kyc_check`: the alias
-                # names the file, the last part the workflow.
-                workflow = c.workflow.rsplit(".", 1)[-1]
                 child = self._start(
-                    self.table(workflow, c.version),
+                    self.table(c.workflow, c.version),
                     dict(c.input),
                     f"{iid}/{c.key}",
                     parent=(iid, c.key),

@@ -193,9 +193,9 @@ class _Run:
         return {name: self.eval(i, env) for name, i in m.entries}
 
     def start_timer(self, token: rt.Token, purpose: str, due: int) -> None:
-        timer = rt.Timer(
-            f"{self.inst.id}:{token.id}:{token.attempt}:{purpose}", token.id, purpose, due
-        )
+        name = self.name(token.state)
+        timer_id = f"{self.inst.id}:{name}:{token.id}:{token.attempt}:{purpose}"
+        timer = rt.Timer(timer_id, token.id, purpose, due)
         self.timers[timer.id] = timer
         self.commands.append(rt.StartTimer(timer.id, due))
 
@@ -343,14 +343,16 @@ class _Run:
             self.child_ended(token, outcome == "completed", output)
 
     def finish_instance(self, outcome: str, output: dict[str, Value], error: str | None) -> None:
-        if outcome in ("compensated",):
+        # A failed, cancelled or compensated end keeps the output it declares (a
+        # status for the caller, say); a completed end always has one.
+        self.output = output if output or outcome == "completed" else None
+        self.error = error if outcome != "completed" else None
+        if outcome == "compensated":
             self.after_saga = "compensated"
             self.begin_saga()
             return
         self.stop_everything()
         self.status = Status(outcome)
-        self.output = output if outcome == "completed" else None
-        self.error = error if outcome != "completed" else None
         self.decide(f"instance {outcome}")
         self.commands.append(rt.Finish(self.status, self.output, self.error))
 
@@ -364,7 +366,7 @@ class _Run:
         if not self.compensations:
             self.status = Status(self.after_saga)
             self.decide(f"instance {self.status.value}")
-            self.commands.append(rt.Finish(self.status, None, self.error))
+            self.commands.append(rt.Finish(self.status, self.output, self.error))
             return
         state = self.compensations.pop()
         self.decide(f"compensate with {self.name(state)}")

@@ -10,6 +10,7 @@ on the same step function; this engine is the reference and the test kit's base.
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
@@ -345,15 +346,21 @@ def pending() -> Any:
 
 def _invoke(fn: Handler, args: Mapping[str, Value], call: TaskCall) -> Result:
     """Call a handler with the task's arguments as keywords (and ``task=`` if it asks)."""
-    params = inspect.signature(fn).parameters
     kwargs: dict[str, Any] = dict(args)
-    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-    if "task" in params or takes_any:
+    if _wants_task(fn):
         kwargs["task"] = call
     result = fn(**kwargs)
     if inspect.isawaitable(result):
         result = asyncio.run(_await(result))
     return result
+
+
+@functools.lru_cache(maxsize=1024)
+def _wants_task(fn: Handler) -> bool:
+    """Whether a handler takes ``task`` (by name or through ``**kwargs``): asked once."""
+    params = inspect.signature(fn).parameters
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    return "task" in params or takes_any
 
 
 async def _await(aw: Awaitable[Result]) -> Result:

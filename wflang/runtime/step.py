@@ -12,10 +12,10 @@ the state's kind, through the ``ENTER`` registry of small strategies.
 from __future__ import annotations
 
 import hashlib
+import operator
 from collections import deque
 from collections.abc import Callable, Mapping
 from decimal import Decimal
-from typing import Any
 
 from attrs import evolve, frozen
 
@@ -23,6 +23,10 @@ from wflang.runtime import instance as rt
 from wflang.runtime import table as tb
 from wflang.runtime.instance import NO_TOKEN, Status
 from wflang.runtime.ir import ExpressionError, Value, compile_ir
+
+FINISHED = frozenset(s for s in Status if s.finished)
+_ID = operator.attrgetter("id")
+_JOIN_TOKEN = operator.attrgetter("token")
 
 #: Transitions one step may take before it stops a loop that never waits.
 STEP_BUDGET = 100_000
@@ -47,14 +51,14 @@ class Compiled:
     def __init__(self, table: tb.Table) -> None:
         self.table = table
         self.expressions = [compile_ir(e) for e in table.expressions]
-        self.rows: dict[tuple[int, int], tuple[tb.Transition, ...]] = {
-            (r.state, r.event): r.transitions for r in table.rows
+        self.rows: dict[tuple[int, str], tuple[tb.Transition, ...]] = {
+            (r.state, table.events[r.event]): r.transitions for r in table.rows
         }
-        self.event_ids = {name: i for i, name in enumerate(table.events)}
+        self.names = [s.name for s in table.states]
+        self.entries = [s.entry for s in table.states]
 
     def row(self, state: int, event: str) -> tuple[tb.Transition, ...] | None:
-        eid = self.event_ids.get(event)
-        return None if eid is None else self.rows.get((state, eid))
+        return self.rows.get((state, event))
 
 
 _COMPILED: dict[int, Compiled] = {}
@@ -97,7 +101,7 @@ def start(
 def step(table: tb.Table, instance: rt.Instance, event: rt.Event, now: int) -> Step:
     """Apply one event to an instance."""
     run = _Run(compiled(table), instance, now)
-    if instance.status.finished and not isinstance(event, rt.RetryFrom | rt.ForceComplete):
+    if instance.status in FINISHED and not isinstance(event, rt.RetryFrom | rt.ForceComplete):
         run.decide(f"ignored {type(event).__name__}: the instance is {instance.status.value}")
         return run.freeze()
     try:
@@ -116,9 +120,16 @@ class _Run:
         self.status = inst.status
         self.input = inst.input
         self.context = dict(inst.context)
-        self.tokens = {t.id: t for t in inst.tokens}
-        self.timers = {t.id: t for t in inst.timers}
-        self.joins = {j.token: j for j in inst.joins}
+        # Built with C-level zips: a wide parallel has many tokens on every step.
+        self.tokens: dict[int, rt.Token] = dict(
+            zip(map(_ID, inst.tokens), inst.tokens, strict=True)
+        )
+        self.timers: dict[str, rt.Timer] = dict(
+            zip(map(_ID, inst.timers), inst.timers, strict=True)
+        )
+        self.joins: dict[int, rt.Join] = dict(
+            zip(map(_JOIN_TOKEN, inst.joins), inst.joins, strict=True)
+        )
         self.compensations = list(inst.compensations)
         self.buffered = list(inst.buffered)
         self.seen = list(inst.seen_keys)
@@ -134,22 +145,29 @@ class _Run:
     # -- bookkeeping -----------------------------------------------------------------
 
     def freeze(self) -> Step:
-        inst = evolve(
-            self.inst,
-            status=self.status,
-            context=self.context,
-            tokens=tuple(sorted(self.tokens.values(), key=lambda t: t.id)),
-            timers=tuple(sorted(self.timers.values(), key=lambda t: t.id)),
-            joins=tuple(sorted(self.joins.values(), key=lambda j: j.token)),
-            compensations=tuple(self.compensations),
-            buffered=tuple(self.buffered),
-            seen_keys=tuple(self.seen),
-            seq=self.inst.seq + 1,
-            next_token=self.next_token,
-            output=self.output,
-            error=self.error,
-            outcome_after_compensation=self.after_saga,
-            snapshot=self.snapshot,
+        # The dicts keep insertion order, and tokens are inserted in id order, so the
+        # tuples come out in a stable order without sorting.
+        old = self.inst
+        inst = rt.Instance(
+            old.id,
+            old.workflow,
+            old.version,
+            self.status,
+            old.input,
+            self.context,
+            tuple(self.tokens.values()),
+            tuple(self.timers.values()),
+            tuple(self.joins.values()),
+            tuple(self.compensations),
+            tuple(self.buffered),
+            tuple(self.seen),
+            old.seq + 1,
+            self.next_token,
+            old.seed,
+            self.output,
+            self.error,
+            self.after_saga,
+            self.snapshot,
         )
         return Step(inst, tuple(self.commands), tuple(self.decisions))
 
@@ -157,7 +175,7 @@ class _Run:
         self.decisions.append(text)
 
     def name(self, state: int) -> str:
-        return "(end of scope)" if state == tb.NO_STATE else self.t.states[state].name
+        return "(end of scope)" if state == tb.NO_STATE else self.c.names[state]
 
     def new_token(self, state: int, **kw: object) -> rt.Token:
         token = rt.Token(self.next_token, state, **kw)  # type: ignore[arg-type]
@@ -165,8 +183,20 @@ class _Run:
         self.tokens[token.id] = token
         return token
 
-    def update(self, token: rt.Token, **changes: Any) -> rt.Token:
-        new = evolve(token, **changes)
+    def update(self, token: rt.Token, state: int | None = None, waiting: str | None = None,
+               attempt: int | None = None) -> rt.Token:  # fmt: skip
+        """A token with a new state, wait or attempt (built directly: ``evolve`` is slow)."""
+        new = rt.Token(
+            token.id,
+            token.state if state is None else state,
+            token.parent,
+            token.index,
+            token.attempt if attempt is None else attempt,
+            token.waiting if waiting is None else waiting,
+            token.side,
+            token.compensating,
+            token.locals,
+        )
         self.tokens[token.id] = new
         return new
 
@@ -175,15 +205,18 @@ class _Run:
 
     def env(self, token: rt.Token, **extra: Value) -> dict[str, Value]:
         env: dict[str, Value] = {"input": self.input, "context": self.context}
-        parent = self.tokens.get(token.parent)
-        chain = []
-        while parent is not None:  # map aliases of every enclosing map
-            chain.append(parent)
-            parent = self.tokens.get(parent.parent)
-        for p in reversed(chain):
-            env.update(p.locals)
-        env.update(token.locals)
-        env.update(extra)
+        if token.parent != NO_TOKEN:
+            parent = self.tokens.get(token.parent)
+            chain = []
+            while parent is not None:  # map aliases of every enclosing map
+                chain.append(parent)
+                parent = self.tokens.get(parent.parent)
+            for p in reversed(chain):
+                env.update(p.locals)
+        if token.locals:
+            env.update(token.locals)
+        if extra:
+            env.update(extra)
         return env
 
     def eval(self, index: int, env: Mapping[str, Value]) -> Value:
@@ -225,12 +258,12 @@ class _Run:
         loop of scripts and choices, a map of a thousand items) runs in a loop,
         not in ever deeper recursion.
         """
-        self.tokens[token.id] = evolve(token, state=state, waiting="entering", attempt=1)
+        self.update(token, state, "entering", 1)
         self.agenda.append((token.id, state))
 
     def drain(self) -> None:
         """Let every queued token act, until all of them wait for the world."""
-        while self.agenda and not self.status.finished:
+        while self.agenda and self.status not in FINISHED:
             token_id, state = self.agenda.popleft()
             token = self.tokens.get(token_id)
             if token is None or token.state != state or token.waiting != "entering":
@@ -241,9 +274,8 @@ class _Run:
             if state == tb.NO_STATE:
                 self.scope_end(token, "completed", {})
                 continue
-            token = self.update(token, waiting="")
             self.decide(f"enter {self.name(state)}")
-            entry = self.t.states[state].entry
+            entry = self.c.entries[state]
             ENTER[type(entry)](self, token, entry)
 
     def take(self, token: rt.Token, event: str, env: dict[str, Value]) -> bool:
@@ -408,7 +440,7 @@ def _enter_task(run: _Run, token: rt.Token, entry: tb.TaskEntry) -> None:
         run.done(token, result={})
         return
     token = _submit_task(run, token, entry)
-    _boundary_timers(run, token, entry.timers, run.env(token))
+    _boundary_timers(run, token, entry.timers)
 
 
 def _submit_task(run: _Run, token: rt.Token, entry: tb.TaskEntry) -> rt.Token:
@@ -439,8 +471,11 @@ def _submit_task(run: _Run, token: rt.Token, entry: tb.TaskEntry) -> rt.Token:
 
 
 def _boundary_timers(
-    run: _Run, token: rt.Token, timers: tuple[tb.Timer, ...], env: dict[str, Value]
+    run: _Run, token: rt.Token, timers: tuple[tb.Timer, ...], env: dict[str, Value] | None = None
 ) -> None:
+    if not timers:
+        return
+    env = env if env is not None else run.env(token)
     for k, timer in enumerate(timers):
         after = run.eval(timer.after, env)
         if not isinstance(after, int) or isinstance(after, bool):
@@ -484,7 +519,7 @@ def _enter_sleep(run: _Run, token: rt.Token, entry: tb.SleepEntry) -> None:
 def _enter_parallel(run: _Run, token: rt.Token, entry: tb.ParallelEntry) -> None:
     token = run.update(token, waiting="join")
     run.joins[token.id] = rt.Join(token.id, len(entry.branches))
-    _boundary_timers(run, token, entry.timers, run.env(token))
+    _boundary_timers(run, token, entry.timers)
     for i, first in enumerate(entry.branches):
         run.enter(run.new_token(first, parent=token.id, index=i), first)
     if not entry.branches:
@@ -521,7 +556,7 @@ def _fill(run: _Run, parent: rt.Token, entry: tb.MapEntry, items: list[Value]) -
 
 def _enter_call(run: _Run, token: rt.Token, entry: tb.CallEntry) -> None:
     token = _submit_call(run, token, entry)
-    _boundary_timers(run, token, entry.timers, run.env(token))
+    _boundary_timers(run, token, entry.timers)
 
 
 def _submit_call(run: _Run, token: rt.Token, entry: tb.CallEntry) -> rt.Token:
@@ -620,10 +655,14 @@ def _by_key(run: _Run, key: str, kinds: tuple[str, ...]) -> rt.Token | None:
     A key names an instance, a node, a token and an attempt, so an answer for an
     earlier attempt, a cancelled task or a delivery seen twice finds no token.
     """
-    for token in run.tokens.values():
-        if token.waiting in kinds and run.key(token) == key:
-            return token
-    return None
+    try:
+        token_id = int(key.rsplit(":", 2)[-2])
+    except (IndexError, ValueError):
+        return None
+    token = run.tokens.get(token_id)
+    if token is None or token.waiting not in kinds or run.key(token) != key:
+        return None
+    return token
 
 
 def _on_task_completed(run: _Run, e: rt.TaskCompleted) -> None:

@@ -17,7 +17,7 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from decimal import Decimal
 
-from attrs import evolve, frozen
+from attrs import frozen
 
 from wflang.runtime import instance as rt
 from wflang.runtime import table as tb
@@ -409,14 +409,18 @@ class _Run:
         join = self.joins.get(token.parent)
         if parent is None or join is None:
             return
-        join = evolve(
-            join,
-            completed=join.completed + ok,
-            failed=join.failed + (not ok),
-            results=(*join.results, (token.index, output)) if ok else join.results,
+        entry = self.c.entries[parent.state]
+        keeps_results = ok and isinstance(entry, tb.MapEntry)  # a parallel has no result
+        join = rt.Join(
+            join.token,
+            join.total,
+            join.completed + ok,
+            join.failed + (not ok),
+            join.started,
+            (*join.results, (token.index, output)) if keeps_results else join.results,
         )
         self.joins[parent.id] = join
-        JOINED[type(self.t.states[parent.state].entry)](self, parent, join)
+        JOINED[type(entry)](self, parent, join)
 
 
 def backoff_ms(retry: tb.Retry, attempt: int, seed: int, token: int) -> int:
@@ -546,7 +550,7 @@ def _fill(run: _Run, parent: rt.Token, entry: tb.MapEntry, items: list[Value]) -
     limit = join.total if entry.concurrency is None else max(1, entry.concurrency)
     while join.started < join.total and join.started - join.completed - join.failed < limit:
         i = join.started
-        join = evolve(join, started=i + 1)
+        join = rt.Join(join.token, join.total, join.completed, join.failed, i + 1, join.results)
         run.joins[parent.id] = join
         child = run.new_token(
             entry.body, parent=parent.id, index=i, locals=((entry.alias, items[i]),)

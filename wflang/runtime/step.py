@@ -119,7 +119,7 @@ class _Run:
         self.c, self.t, self.inst, self.now = c, c.table, inst, now
         self.status = inst.status
         self.input = inst.input
-        self.context = dict(inst.context)
+        self.context = inst.context  # copied on the first write (see ``act``)
         # Built with C-level zips: a wide parallel has many tokens on every step.
         self.tokens: dict[int, rt.Token] = dict(
             zip(map(_ID, inst.tokens), inst.tokens, strict=True)
@@ -295,7 +295,7 @@ class _Run:
     def act(self, action: tb.Action, env: dict[str, Value]) -> None:
         if action.kind == "write" and action.mapping is not None:
             written = self.mapping(action.mapping, env)
-            self.context.update(written)
+            self.context = {**self.context, **written}
         elif action.kind == "compensate":
             self.compensations.append(action.state)
             self.decide(f"registered compensation {self.name(action.state)}")

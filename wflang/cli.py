@@ -10,8 +10,9 @@ import argparse
 import importlib
 import json
 import os
+import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TextIO
 
@@ -19,9 +20,24 @@ from wflang import __version__
 from wflang.compiler.check import check
 from wflang.compiler.compile import compile_workflow
 from wflang.compiler.config import Config, ConfigError, load_config, parse_config
-from wflang.compiler.docs import rules_json, rules_markdown, rules_text
+from wflang.compiler.docs import (
+    diff_rules_json,
+    diff_rules_markdown,
+    diff_rules_text,
+    rules_json,
+    rules_markdown,
+    rules_text,
+)
 from wflang.compiler.registry import Preset
-from wflang.compiler.report import FORMATS, Report, github_step_summary, json_schema, render
+from wflang.compiler.report import (
+    FORMATS,
+    Report,
+    format_text,
+    github_step_summary,
+    json_schema,
+    render,
+    to_sarif,
+)
 from wflang.dsl import diagnostics as diag
 from wflang.dsl.formatter import format_spec
 from wflang.dsl.parser import ParseResult, parse_bytes
@@ -279,8 +295,61 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 def cmd_rules(args: argparse.Namespace) -> int:
     render_rules = {"text": rules_text, "json": rules_json, "markdown": rules_markdown}
+    if args.diff:
+        render_rules = {"text": diff_rules_text, "json": diff_rules_json,
+                        "markdown": diff_rules_markdown}  # fmt: skip
     sys.stdout.write(render_rules[args.format]())
     return EXIT_OK
+
+
+def _diff_source(args: argparse.Namespace) -> tuple[ParseResult, ParseResult]:
+    """The old and the new version: two files, or a file and its text at a git revision."""
+    if args.against is not None:
+        if len(args.files) != 1:
+            raise UsageError("with --against REV, name exactly one file")
+        new_path = args.files[0]
+        try:
+            shown = subprocess.run(
+                ["git", "show", f"{args.against}:./{Path(new_path).name}"],
+                capture_output=True,
+                check=False,
+                cwd=str(Path(new_path).resolve().parent),
+            )
+        except OSError as err:
+            raise UsageError(f"cannot run git: {err.strerror or err}") from err
+        if shown.returncode != 0:
+            message = shown.stderr.decode("utf-8", errors="replace").strip()
+            raise UsageError(f"git show {args.against}:{new_path} failed: {message}")
+        return parse_bytes(shown.stdout, f"{args.against}:{new_path}"), _load(new_path)
+    if len(args.files) != 2:
+        raise UsageError("name two files (OLD NEW), or one file with --against REV")
+    return _load(args.files[0]), _load(args.files[1])
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    from wflang.compiler.diff import DIFF_CODES, Level, diff_specs
+    from wflang.compiler.diff.markdown import render_markdown
+    from wflang.compiler.diff.markdown import summary as diff_summary
+
+    old, new = _diff_source(args)
+    if old.spec is None or new.spec is None:
+        broken = {r.file: r for r in (old, new) if r.spec is None}  # once if OLD is NEW
+        _print_diagnostics(list(broken.values()), "text", args.color)
+        return EXIT_USAGE
+    result = diff_specs(old.spec, new.spec)
+    report = Report(result.diagnostics, {old.file: old.text, new.file: new.text}, (new.file,))
+    if args.format == "markdown":
+        sys.stdout.write(render_markdown(result, old.file, new.file))
+    elif args.format == "text":  # with a summary by level rather than by severity
+        color = _use_color(args.color, sys.stdout)
+        for d in report.diagnostics:
+            sys.stdout.write(format_text(d, report.sources.get(d.span.file), color=color) + "\n\n")
+        print(diff_summary(result))
+    elif args.format == "sarif":  # with the diff rules' metadata
+        print(json.dumps(to_sarif(report, registry=DIFF_CODES), indent=2))
+    else:
+        _print_report(report, args.format, args.color)
+    return EXIT_FINDINGS if result.fails(Level(args.fail_on)) else EXIT_OK
 
 
 # -------------------------------------------------------------------- parser
@@ -378,6 +447,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
     p.set_defaults(func=cmd_rules)
+    _diff_parser(sub, rules=p, common=common)
 
     for name, func, summary in (
         ("compile", cmd_compile, "compile a checked workflow to its transition table (JSON)"),
@@ -427,6 +497,40 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_schema)
     return parser
+
+
+def _diff_parser(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+    *,
+    rules: argparse.ArgumentParser,
+    common: Callable[[argparse.ArgumentParser], None],
+) -> None:
+    """``wf diff`` and its options, and ``wf rules --diff``."""
+    rules.add_argument("--diff", action="store_true", help="list the rules of wf diff instead")
+    p = sub.add_parser(
+        "diff",
+        help="report breaking changes between two versions of a workflow",
+        description="Compare two versions of a workflow and report what breaks callers "
+        "(inputs, signals), consumers (outcomes, outputs) and running instances (structure); "
+        "see 'wf rules --diff'. Give OLD and NEW files, or one file with --against REV to "
+        "compare it with its text at a git revision. A breaking change with a raised "
+        "version is reported as accepted and does not fail.",
+    )
+    p.add_argument("files", nargs="+", metavar="FILE", help="OLD NEW, or one file with --against")
+    p.add_argument("--against", metavar="REV", help="compare FILE with 'git show REV:FILE'")
+    p.add_argument(
+        "--format",
+        choices=(*FORMATS, "markdown"),
+        default="text",
+        help="text (default), concise, json, sarif, github, or markdown (a table for "
+        "pull-request comments)",
+    )
+    p.add_argument(
+        "--fail-on", choices=("breaking", "warning"), default="breaking",
+        help="exit 1 when a change that is not accepted is at least this bad (default: breaking)",
+    )  # fmt: skip
+    common(p)
+    p.set_defaults(func=cmd_diff)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

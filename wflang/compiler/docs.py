@@ -11,6 +11,8 @@ import json
 
 from wflang.compiler import rules as _rules  # noqa: F401  (registers every rule)
 from wflang.compiler import suppress
+from wflang.compiler.diff import rules as _diff_rules  # noqa: F401  (registers every diff rule)
+from wflang.compiler.diff.registry import diff_rules_in_order
 from wflang.compiler.registry import RULES
 from wflang.dsl.diagnostics import CODES, Code
 
@@ -80,6 +82,72 @@ def rules_markdown() -> str:
             c.summary,
             "",
             _examples(c.doc),
+        ]
+    return "\n".join(out).rstrip() + "\n\n" + diff_rules_markdown()
+
+
+# ----------------------------------------------------------------- wf diff
+
+
+def diff_rules_text() -> str:
+    """``wf rules --diff``: every diff rule with its level and category."""
+    lines = [f"{'code':<6} {'name':<28} {'level':<9} {'category':<10} summary"]
+    for r in diff_rules_in_order():
+        lines.append(
+            f"{r.id:<6} {r.code.name:<28} {r.level.value:<9} {r.category.value:<10} "
+            f"{r.code.summary}"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def diff_rules_json() -> str:
+    doc = [
+        {
+            "code": r.id,
+            "name": r.code.name,
+            "level": r.level.value,
+            "category": r.category.value,
+            "severity": r.code.severity.value,
+            "summary": r.code.summary,
+            "doc": r.code.doc,
+        }
+        for r in diff_rules_in_order()
+    ]
+    return json.dumps(doc, indent=2) + "\n"
+
+
+def diff_rules_markdown() -> str:
+    out = [
+        "# Rules of `wf diff`",
+        "",
+        "`wf diff OLD NEW` (or `wf diff --against REV FILE`) pairs the elements of two",
+        "versions of a workflow and reports each change by a rule below. The *level* says",
+        "how much it matters: `breaking` (reported as an error), `warning` or `safe` (info).",
+        "The *category* says whom it may break: `callers` (the input, signals and messages:",
+        "narrowing breaks them), `consumers` (outcomes and outputs: widening breaks them) or",
+        "`instances` (the structure running instances are in). A breaking change made while",
+        "the version went up is *accepted*: it is still listed, but does not fail.",
+        "`--fail-on breaking|warning` (default `breaking`) sets the exit code.",
+        "",
+        "| code | name | level | category | reports |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    rules = list(diff_rules_in_order())
+    for r in rules:
+        out.append(
+            f"| [{r.id}](#{r.id.lower()}) | `{r.code.name}` | {r.level.value} "
+            f"| {r.category.value} | {r.code.summary} |"
+        )
+    for r in rules:
+        out += [
+            "",
+            f"## {r.id}",
+            "",
+            f"**`{r.code.name}`** · {r.category.value} · {r.level.value}",
+            "",
+            r.code.summary,
+            "",
+            _examples(r.code.doc),
         ]
     return "\n".join(out).rstrip() + "\n"
 

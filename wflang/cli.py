@@ -359,8 +359,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="wf",
         description=(
-            "wflang: write a workflow in a typed .wf file, check it like code, "
-            "format it, and (in later stages) diff, render, compile and run it."
+            "wflang: write a workflow in a typed .wf file, check it like code, format it, "
+            "diff its versions for breaking changes, compile it to a transition table and "
+            "run it in memory (durable stores and diagrams are coming)."
         ),
         epilog="Exit codes: 0 clean, 1 findings, 2 usage or I/O error. "
         "Run 'wf COMMAND --help' for a command's options.",
@@ -441,7 +442,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "rules",
-        help="list the rules of wf check",
+        help="list the rules of wf check (and of wf diff with --diff)",
         description="List every diagnostic code: its name, default severity, the preset "
         "that turns it on, and what it checks. docs/rules.md is '--format markdown'.",
     )

@@ -100,7 +100,7 @@ def tasks() -> st.SearchStrategy[sp.TaskNode]:
             draw(idents), work, draw(entries), draw(entries),
             draw(st.none() | field_tuples) if human else None,
             draw(st.none() | retries()), draw(timeouts), draw(handlers),
-            draw(maybe_ident), draw(maybe_ident),
+            draw(maybe_ident), draw(maybe_ident), draw(maybe_ident),
         )  # fmt: skip
 
     return build()
@@ -115,9 +115,9 @@ def flat_nodes() -> st.SearchStrategy[sp.Node]:
     arms = st.lists(st.builds(sp.ChoiceArm, st.none() | exprs, idents), max_size=3).map(tuple)
     return st.one_of(
         tasks(),
-        st.builds(sp.ChoiceNode, idents, arms),
+        st.builds(sp.ChoiceNode, idents, arms, maybe_ident),
         st.builds(sp.WaitNode, idents, triggers, entries, timeouts, maybe_ident),
-        st.builds(sp.SleepNode, idents, exprs, maybe_ident),
+        st.builds(sp.SleepNode, idents, exprs, maybe_ident, maybe_ident),
         st.builds(sp.CallNode, idents, dotted, st.none() | small_ints, entries, entries,
                   st.none() | retries(), timeouts, handlers, maybe_ident, maybe_ident),
         st.builds(sp.EndNode, idents, st.sampled_from(list(sp.Outcome)), entries, maybe_ident,

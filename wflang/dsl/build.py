@@ -65,13 +65,20 @@ class _Block:
 #: Which clauses each node kind accepts (the rest are WF003), and the spec field
 #: each one fills. Repeatable clauses collect into tuples.
 NODE_CLAUSES: dict[str, frozenset[str]] = {
-    "task": frozenset({"args", "output", "form", "retry", "timeout", "on", "compensate", "next"}),
-    "wait": frozenset({"output", "timeout", "next"}),
-    "sleep": frozenset({"next"}),
-    "parallel": frozenset({"timeout", "on", "next"}),
-    "map": frozenset({"output", "timeout", "on", "next", "concurrency", "sequential", "tolerate"}),
-    "call": frozenset({"args", "output", "retry", "timeout", "on", "compensate", "next"}),
-    "end": frozenset({"output", "error", "next"}),
+    "task": frozenset(
+        {"args", "output", "form", "retry", "timeout", "on", "compensate", "next", "renamed"}
+    ),
+    "choice": frozenset({"renamed"}),
+    "wait": frozenset({"output", "timeout", "next", "renamed"}),
+    "sleep": frozenset({"next", "renamed"}),
+    "parallel": frozenset({"timeout", "on", "next", "renamed"}),
+    "map": frozenset(
+        {"output", "timeout", "on", "next", "concurrency", "sequential", "tolerate", "renamed"}
+    ),
+    "call": frozenset(
+        {"args", "output", "retry", "timeout", "on", "compensate", "next", "renamed"}
+    ),
+    "end": frozenset({"output", "error", "next", "renamed"}),
 }
 CLAUSE_FIELDS = {
     "args": "args",
@@ -86,6 +93,7 @@ CLAUSE_FIELDS = {
     "concurrency": "concurrency",
     "sequential": "sequential",
     "tolerate": "tolerate",
+    "renamed": "renamed_from",
 }
 REPEATABLE = frozenset({"timeout", "on"})
 
@@ -398,9 +406,12 @@ class SpecBuilder(Transformer[Token, Any]):
         return sp.ManualWork(who, span=self._tspan(kw).to(self._tspan(assignee or kw)))
 
     def choice_node(self, children: list[Any]) -> sp.ChoiceNode:
-        kw, name, *arms, close = children
-        span = self._tspan(kw).to(self._tspan(close))
-        node = sp.ChoiceNode(self._ident(name), tuple(arms), span=span)
+        kw, name, *parts, close = children
+        arms = tuple(p for p in parts if isinstance(p, sp.ChoiceArm))
+        clauses = [p for p in parts if isinstance(p, _Clause)]
+        node = self._make_node(
+            sp.ChoiceNode, "choice", kw, name, clauses, self._tspan(close), arms=arms
+        )
         return self._nest(node, *(a.guard for a in arms))
 
     @v_args(inline=True)
@@ -559,6 +570,10 @@ class SpecBuilder(Transformer[Token, Any]):
     @v_args(inline=True)
     def compensate_clause(self, kw: Token, target: Token) -> _Clause:
         return _Clause("compensate", self._ident(target), self._tspan(kw).to(self._tspan(target)))
+
+    @v_args(inline=True)
+    def renamed_clause(self, kw: Token, old: Token) -> _Clause:
+        return _Clause("renamed", self._ident(old), self._tspan(kw).to(self._tspan(old)))
 
     @v_args(inline=True)
     def error_clause(self, kw: Token, error: Token) -> _Clause:

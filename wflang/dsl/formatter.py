@@ -493,6 +493,9 @@ def _clause_parts(w: _Writer, node: object) -> list[_Part]:
     error: sp.Ident | None = getattr(node, "error", None)
     if error is not None:
         parts.append(_line_part(error.span, f"error {error.text}"))
+    renamed: sp.Ident | None = getattr(node, "renamed_from", None)
+    if renamed is not None:
+        parts.append(_line_part(renamed.span, f"renamed from {renamed.text}"))
     nxt: sp.Ident | None = getattr(node, "next", None)
     if nxt is not None and not (isinstance(node, sp.ParallelNode) and node.join is not None):
         parts.append(_line_part(nxt.span, f"next {nxt.text}"))
@@ -523,6 +526,8 @@ def _choice(n: sp.ChoiceNode, w: _Writer) -> None:
             parts.append(
                 _line_part(arm.span, f"when {format_expr(arm.guard)} -> {arm.target.text}")
             )
+    if n.renamed_from is not None:
+        parts.append(_line_part(n.renamed_from.span, f"renamed from {n.renamed_from.text}"))
     _body(w, f"choice {n.name.text}", n.span, parts)
 
 
@@ -543,7 +548,7 @@ def _wait(n: sp.WaitNode, w: _Writer) -> None:
 def _sleep(n: sp.SleepNode, w: _Writer) -> None:
     head = f"sleep {n.name.text} {format_expr(n.duration)}"
     written_as_block = n.span.end_line > n.span.line or w.has_comment_inside(n.span)
-    if n.next is not None and not written_as_block:
+    if n.next is not None and n.renamed_from is None and not written_as_block:
         w.line(f"{head} next {n.next.text}", n.span)
     else:
         _body(w, head, n.span, _clause_parts(w, n))

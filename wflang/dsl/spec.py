@@ -278,6 +278,7 @@ class TaskNode:
     handlers: tuple[OnError, ...] = ()
     compensate: Ident | None = None
     next: Ident | None = None
+    renamed_from: Ident | None = None  # `renamed from old`: the same node, renamed
     span: Span = span_field()
 
 
@@ -294,6 +295,7 @@ class ChoiceArm:
 class ChoiceNode:
     name: Ident
     arms: tuple[ChoiceArm, ...]
+    renamed_from: Ident | None = None  # `renamed from old`: the same node, renamed
     span: Span = span_field()
 
 
@@ -326,6 +328,7 @@ class WaitNode:
     output: tuple[Entry, ...] = ()
     timeouts: tuple[Timeout, ...] = ()
     next: Ident | None = None
+    renamed_from: Ident | None = None  # `renamed from old`: the same node, renamed
     span: Span = span_field()
 
 
@@ -334,6 +337,7 @@ class SleepNode:
     name: Ident
     duration: Expr
     next: Ident | None = None
+    renamed_from: Ident | None = None  # `renamed from old`: the same node, renamed
     span: Span = span_field()
 
 
@@ -370,6 +374,7 @@ class ParallelNode:
     timeouts: tuple[Timeout, ...] = ()
     handlers: tuple[OnError, ...] = ()
     next: Ident | None = None
+    renamed_from: Ident | None = None  # `renamed from old`: the same node, renamed
     span: Span = span_field()
 
 
@@ -397,6 +402,7 @@ class MapNode:
     timeouts: tuple[Timeout, ...] = ()
     handlers: tuple[OnError, ...] = ()
     next: Ident | None = None
+    renamed_from: Ident | None = None  # `renamed from old`: the same node, renamed
     span: Span = span_field()
 
 
@@ -414,6 +420,7 @@ class CallNode:
     handlers: tuple[OnError, ...] = ()
     compensate: Ident | None = None
     next: Ident | None = None
+    renamed_from: Ident | None = None  # `renamed from old`: the same node, renamed
     span: Span = span_field()
 
 
@@ -433,6 +440,7 @@ class EndNode:
     output: tuple[Entry, ...] = ()
     error: Ident | None = None
     next: Ident | None = None
+    renamed_from: Ident | None = None  # `renamed from old`: the same node, renamed
     span: Span = span_field()
 
 

@@ -287,6 +287,47 @@ def missing_start(m: Model) -> Iterator[Finding]:
 
 
 @name_rule(
+    "WF116",
+    "invalid-rename",
+    severity=Severity.ERROR,
+    summary="Checks that 'renamed from' names a node this version no longer has.",
+)
+def invalid_rename(m: Model) -> Iterator[Finding]:
+    """``renamed from old`` tells ``wf diff`` that a node is the old one under a new
+    name. The old name must be gone from this version, and be named only once.
+
+    Bad:
+
+        task charge: service pay.charge { renamed from pay next done }
+        task pay: service pay.refund { next done }
+
+    Good:
+
+        task charge: service pay.charge { renamed from pay next done }
+    """
+    claimed: dict[str, sp.Ident] = {}
+    for node in m.all_nodes():
+        old = node.renamed_from
+        if old is None:
+            continue
+        if old.text == node.name.text:
+            yield Finding(f"'{old.text}' is renamed from itself", old.span)
+        elif old.text in m.nodes:
+            yield Finding(
+                f"'{node.name.text}' is renamed from '{old.text}', which is still a node here",
+                old.span,
+                related=(Related(m.nodes[old.text].node.name.span, "still defined here"),),
+            )
+        elif old.text in claimed:
+            yield Finding(
+                f"two nodes are renamed from '{old.text}'",
+                old.span,
+                related=(Related(claimed[old.text].span, "first renamed here"),),
+            )
+        claimed.setdefault(old.text, old)
+
+
+@name_rule(
     "WF115",
     "missing-header",
     severity=Severity.ERROR,

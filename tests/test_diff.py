@@ -2,7 +2,9 @@
 
 ``tests/data/diff/<CODE>/{old.wf,new.wf}`` shows a change that rule reports;
 ``expected.txt`` lists every finding as ``CODE LINE`` (the line in ``new.wf``),
-with ``accepted`` when the version went up. ``tests/data/diff/clean/<name>/``
+with ``accepted`` when the version went up. A fixture of two folders
+(``<CODE>/{old,new}/``, as ``wf diff OLD_DIR NEW_DIR`` takes them) lists
+``CODE FILE:LINE`` instead, the file relative to the fixture. ``tests/data/diff/clean/<name>/``
 holds pairs that must produce nothing (formatting, comments, reordering).
 """
 
@@ -17,6 +19,7 @@ import pytest
 
 from wflang.cli import main
 from wflang.compiler.diff import DIFF_CODES, DIFF_RULES, Level, diff_specs
+from wflang.compiler.diff.folders import diff_folders
 from wflang.compiler.diff.markdown import render_markdown
 from wflang.compiler.diff.types import Change, compare
 from wflang.compiler.docs import diff_rules_json, diff_rules_markdown, rules_markdown
@@ -66,10 +69,23 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 # ------------------------------------------------------------------ fixtures
 
 
+def found_in_folders(folder: Path, old: str = "old", new: str = "new") -> list[str]:
+    """Like ``found``, for fixtures of two folders: ``CODE file:LINE``, file relative."""
+    result = diff_folders(folder / old, folder / new, parse_file).result
+    return [
+        f"{c.diagnostic.code} {Path(c.diagnostic.span.file).relative_to(folder).as_posix()}:"
+        f"{c.diagnostic.span.line}" + (" accepted" if c.accepted else "")
+        for c in result.changes
+    ]
+
+
 @pytest.mark.parametrize("folder", CODE_DIRS, ids=lambda p: p.name)
 def test_fixture(folder: Path) -> None:
     expected = (folder / "expected.txt").read_text(encoding="utf-8").splitlines()
     assert any(line.split()[0] == folder.name for line in expected), "expects no own code"
+    if (folder / "old").is_dir():  # two folders: wf diff OLD_DIR NEW_DIR
+        assert found_in_folders(folder) == expected
+        return
     assert found(spec(folder / "old.wf"), spec(folder / "new.wf")) == expected
 
 
@@ -77,6 +93,9 @@ def test_fixture(folder: Path) -> None:
 def test_fixture_reversed_is_not_silent(folder: Path) -> None:
     """Undoing a change is a change too (but raising a version is no change)."""
     if folder.name == "WF691":
+        return
+    if (folder / "old").is_dir():
+        assert found_in_folders(folder, "new", "old")
         return
     assert diff_specs(spec(folder / "new.wf"), spec(folder / "old.wf")).changes
 
@@ -339,3 +358,23 @@ def test_cli_machine_outputs_validate(capsys: pytest.CaptureFixture[str]) -> Non
     for result in log["runs"][0]["results"]:
         assert rules[result["ruleIndex"]]["id"] == result["ruleId"]
         assert rules[result["ruleIndex"]]["helpUri"].endswith(f"#{result['ruleId'].lower()}")
+
+
+def test_cli_two_folders(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    old, new = str(DATA / "WF612" / "old"), str(DATA / "WF612" / "new")
+    code, out, _ = run(capsys, "diff", "--color", "never", old, new)
+    assert code == 1
+    assert "error[WF612]: workflow 'refund' was removed" in out
+    assert out.endswith("1 workflow in both folders. 1 breaking, 0 warning, 1 safe.\n")
+    code, out, _ = run(capsys, "diff", "--format", "json", old, new)
+    assert sorted(d["code"] for d in json.loads(out)["diagnostics"]) == ["WF606", "WF612"]
+    code, out, _ = run(capsys, "diff", "--format", "markdown", old, new)
+    assert "| breaking | WF612 `workflow-removed` |" in out
+    added = [str(DATA / "WF613" / "old"), str(DATA / "WF613" / "new")]
+    assert run(capsys, "diff", "--fail-on", "warning", *added)[0] == 0
+    assert run(capsys, "diff", "--instances", old, new)[0] == 2
+    broken = tmp_path / "new"
+    broken.mkdir()
+    (broken / "bad.wf").write_text("workflow w version 1\ntsak a: script {}\n")
+    code, out, _ = run(capsys, "diff", "--color", "never", old, str(broken))
+    assert code == 2 and "error[WF001]" in out

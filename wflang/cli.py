@@ -331,13 +331,25 @@ def cmd_diff(args: argparse.Namespace) -> int:
     from wflang.compiler.diff.markdown import render_markdown
     from wflang.compiler.diff.markdown import summary as diff_summary
 
+    if args.against is None and len(args.files) == 2 and all(Path(f).is_dir() for f in args.files):
+        return _diff_folders(args)
     old, new = _diff_source(args)
     if old.spec is None or new.spec is None:
         broken = {r.file: r for r in (old, new) if r.spec is None}  # once if OLD is NEW
         _print_diagnostics(list(broken.values()), "text", args.color)
         return EXIT_USAGE
+    if args.instances:
+        from wflang.compiler.diff.migration import migrate, render_json, render_text
+
+        migration = migrate(old.spec, new.spec)
+        if args.format == "json":
+            sys.stdout.write(render_json(migration, old.file, new.file))
+        else:
+            sys.stdout.write(render_text(migration))
+        return EXIT_OK if migration.can_continue else EXIT_FINDINGS
     result = diff_specs(old.spec, new.spec)
-    report = Report(result.diagnostics, {old.file: old.text, new.file: new.text}, (new.file,))
+    sources = {old.file: old.text, new.file: new.text}
+    report = Report(result.diagnostics, sources, (new.file,), result.fingerprints)
     if args.format == "markdown":
         sys.stdout.write(render_markdown(result, old.file, new.file))
     elif args.format == "text":  # with a summary by level rather than by severity
@@ -346,6 +358,39 @@ def cmd_diff(args: argparse.Namespace) -> int:
             sys.stdout.write(format_text(d, report.sources.get(d.span.file), color=color) + "\n\n")
         print(diff_summary(result))
     elif args.format == "sarif":  # with the diff rules' metadata
+        print(json.dumps(to_sarif(report, registry=DIFF_CODES), indent=2))
+    else:
+        _print_report(report, args.format, args.color)
+    return EXIT_FINDINGS if result.fails(Level(args.fail_on)) else EXIT_OK
+
+
+def _diff_folders(args: argparse.Namespace) -> int:
+    """``wf diff OLD_DIR NEW_DIR``: workflows paired by name, each pair diffed."""
+    from wflang.compiler.diff import DIFF_CODES, Level
+    from wflang.compiler.diff.folders import diff_folders
+    from wflang.compiler.diff.markdown import render_markdown
+    from wflang.compiler.diff.markdown import summary as diff_summary
+
+    if args.instances:
+        raise UsageError("--instances compares two files, not two folders")
+    old_dir, new_dir = (Path(f) for f in args.files)
+    folders = diff_folders(old_dir, new_dir, _load)
+    if folders.broken:
+        _print_diagnostics(list(folders.broken), "text", args.color)
+        return EXIT_USAGE
+    result = folders.result
+    sources = {r.file: r.text for r in (*folders.old_files, *folders.new_files)}
+    files = tuple(r.file for r in folders.new_files)
+    report = Report(result.diagnostics, sources, files, result.fingerprints)
+    if args.format == "markdown":
+        sys.stdout.write(render_markdown(result, args.files[0], args.files[1]))
+    elif args.format == "text":
+        color = _use_color(args.color, sys.stdout)
+        for d in report.diagnostics:
+            sys.stdout.write(format_text(d, report.sources.get(d.span.file), color=color) + "\n\n")
+        both = len(folders.pairs)
+        print(f"{both} workflow{'s' if both != 1 else ''} in both folders. " + diff_summary(result))
+    elif args.format == "sarif":
         print(json.dumps(to_sarif(report, registry=DIFF_CODES), indent=2))
     else:
         _print_report(report, args.format, args.color)
@@ -514,10 +559,16 @@ def _diff_parser(
         description="Compare two versions of a workflow and report what breaks callers "
         "(inputs, signals), consumers (outcomes, outputs) and running instances (structure); "
         "see 'wf rules --diff'. Give OLD and NEW files, or one file with --against REV to "
-        "compare it with its text at a git revision. A breaking change with a raised "
-        "version is reported as accepted and does not fail.",
+        "compare it with its text at a git revision, or OLD and NEW folders: their "
+        "workflows are paired by name and removed or added ones reported. A breaking "
+        "change with a raised version is reported as accepted and does not fail.",
     )
-    p.add_argument("files", nargs="+", metavar="FILE", help="OLD NEW, or one file with --against")
+    p.add_argument(
+        "files",
+        nargs="+",
+        metavar="FILE",
+        help="OLD NEW (files or folders), or one file with --against",
+    )
     p.add_argument("--against", metavar="REV", help="compare FILE with 'git show REV:FILE'")
     p.add_argument(
         "--format",
@@ -530,6 +581,13 @@ def _diff_parser(
         "--fail-on", choices=("breaking", "warning"), default="breaking",
         help="exit 1 when a change that is not accepted is at least this bad (default: breaking)",
     )  # fmt: skip
+    p.add_argument(
+        "--instances",
+        action="store_true",
+        help="instead of the changes, show for each node of OLD whether instances waiting "
+        "there could continue on NEW (a table, or JSON with --format json); exit 1 when "
+        "some cannot, so the old version must be drained",
+    )
     common(p)
     p.set_defaults(func=cmd_diff)
 

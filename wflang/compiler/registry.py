@@ -46,6 +46,8 @@ class Finding:
     span: Span
     hint: str | None = None
     related: tuple[Related, ...] = ()
+    key: str | None = None
+    """What ``wf diff`` fingerprints instead of the line: ``element path:arguments``."""
 
 
 RuleFn = Callable[["Model"], Iterable[Finding]]

@@ -23,6 +23,18 @@ CALLERS, CONSUMERS, INSTANCES = Category.CALLERS, Category.CONSUMERS, Category.I
 BREAKING, WARNING, SAFE = Level.BREAKING, Level.WARNING, Level.SAFE
 
 
+def key(path: str, *args: object) -> str:
+    """What a finding's fingerprint is made of, apart from its code: the element's
+    path (``input.amount``, ``node:charge/next``) and the values that matter, never
+    the message or the line, so rewording or moving the element keeps it."""
+    return ":".join([path, ",".join(str(a) for a in args)])
+
+
+def _path(where: str, name: str) -> str:
+    """``input.amount``, ``signal:approval.note``."""
+    return f"{where.replace(' ', ':')}.{name}"
+
+
 def kind(node: sp.Node) -> str:
     """A node's kind for people: ``service task``, ``choice``, ``end``."""
     if isinstance(node, sp.TaskNode):
@@ -60,6 +72,7 @@ def required_field_added(p: Pairing) -> Iterator[Finding]:
                     "old version do not send it",
                     f.name.span,
                     hint=f"give it a default ('{name}: {f.type} = ...') or an optional type",
+                    key=key(_path(where, name)),
                 )
 
 
@@ -87,6 +100,7 @@ def field_made_required(p: Pairing) -> Iterator[Finding]:
                     "may leave it out",
                     x.new.name.span,
                     related=p.was(x.old.span, "optional in the old version"),
+                    key=key(_path(where, x.key)),
                 )
 
 
@@ -116,6 +130,7 @@ def field_type_narrowed(p: Pairing) -> Iterator[Finding]:
                     "values old callers send may be refused",
                     x.new.type.span,
                     related=p.was(x.old.type.span),
+                    key=key(_path(where, x.key), x.old.type, x.new.type),
                 )
 
 
@@ -142,6 +157,7 @@ def field_type_widened(p: Pairing) -> Iterator[Finding]:
                     f"{where} field '{x.key}' type widened from {x.old.type} to {x.new.type}",
                     x.new.type.span,
                     related=p.was(x.old.type.span),
+                    key=key(_path(where, x.key), x.old.type, x.new.type),
                 )
 
 
@@ -169,6 +185,7 @@ def field_removed(p: Pairing) -> Iterator[Finding]:
                 f"{where} field '{name}' was removed: callers of the old version still send it",
                 p.anchor,
                 related=p.was(f.span),
+                key=key(_path(where, name)),
             )
 
 
@@ -191,7 +208,11 @@ def optional_field_added(p: Pairing) -> Iterator[Finding]:
     for where, fields in p.caller_fields():
         for name, f in fields.added:
             if is_optional(f):
-                yield Finding(f"{where} field '{name}' was added (optional)", f.name.span)
+                yield Finding(
+                    f"{where} field '{name}' was added (optional)",
+                    f.name.span,
+                    key=key(_path(where, name)),
+                )
 
 
 @diff_rule(
@@ -218,6 +239,7 @@ def enum_value_removed(p: Pairing) -> Iterator[Finding]:
                     f"enum {e.key} lost its member '{m.text}'",
                     e.new.name.span,
                     related=p.was(m.span),
+                    key=key(f"enum:{e.key}", m.text),
                 )
 
 
@@ -245,6 +267,7 @@ def enum_value_added(p: Pairing) -> Iterator[Finding]:
                     f"enum {e.key} gained the member '{m.text}'",
                     m.span,
                     related=p.was(e.old.name.span),
+                    key=key(f"enum:{e.key}", m.text),
                 )
 
 
@@ -266,10 +289,10 @@ def signal_removed(p: Pairing) -> Iterator[Finding]:
     """
     for name, s in p.signals.removed:
         yield Finding(f"signal '{name}' was removed: senders of it are refused",
-                      p.anchor, related=p.was(s.span))  # fmt: skip
+                      p.anchor, related=p.was(s.span), key=key(f"signal:{name}"))  # fmt: skip
     for name, m in p.messages.removed:
         yield Finding(f"message '{name}' was removed: senders of it are refused",
-                      p.anchor, related=p.was(m.span))  # fmt: skip
+                      p.anchor, related=p.was(m.span), key=key(f"message:{name}"))  # fmt: skip
 
 
 @diff_rule(
@@ -296,16 +319,21 @@ def record_field_changed(p: Pairing) -> Iterator[Finding]:
         for name, f in old.items():
             if name not in new:
                 yield Finding(f"type {r.key} lost its field '{name}'", r.new.name.span,
-                              related=p.was(f.span))  # fmt: skip
+                              related=p.was(f.span), key=key(f"type:{r.key}.{name}"))  # fmt: skip
             elif f != new[name]:
                 yield Finding(
                     f"type {r.key} field '{name}' changed from {_field(f)} to {_field(new[name])}",
                     new[name].span,
                     related=p.was(f.span),
+                    key=key(f"type:{r.key}.{name}", _field(f), _field(new[name])),
                 )
         for name, f in new.items():
             if name not in old:
-                yield Finding(f"type {r.key} gained the field '{name}'", f.span)
+                yield Finding(
+                    f"type {r.key} gained the field '{name}'",
+                    f.span,
+                    key=key(f"type:{r.key}.{name}"),
+                )
 
 
 def _field(f: sp.Field) -> str:
@@ -335,6 +363,7 @@ def workflow_renamed(p: Pairing) -> Iterator[Finding]:
             f"workflow '{old.name.text}' was renamed to '{new.name.text}'",
             new.name.span,
             related=p.was(old.name.span),
+            key=key("workflow", old.name.text, new.name.text),
         )
 
 
@@ -364,6 +393,7 @@ def end_removed(p: Pairing) -> Iterator[Finding]:
                 f"end '{name}' ({end.outcome.value}) was removed",
                 p.anchor,
                 related=p.was(end.name.span),
+                key=key(f"node:{name}", end.outcome.value),
             )
 
 
@@ -391,6 +421,7 @@ def outcome_kind_changed(p: Pairing) -> Iterator[Finding]:
                 f"end '{name}' now ends {new.outcome.value}, not {old.outcome.value}",
                 new.name.span,
                 related=p.was(old.name.span),
+                key=key(f"node:{name}", old.outcome.value, new.outcome.value),
             )
 
 
@@ -418,6 +449,7 @@ def outcome_kind_added(p: Pairing) -> Iterator[Finding]:
             yield Finding(
                 f"the workflow can now end {end.outcome.value} (end '{end.name.text}')",
                 end.name.span,
+                key=key(f"node:{end.name.text}", end.outcome.value),
             )
 
 
@@ -443,7 +475,11 @@ def end_added(p: Pairing) -> Iterator[Finding]:
     targets = set(p.renames.values())
     for name, end in p.ends(p.new_nodes).items():
         if name not in old_ends and name not in targets and end.outcome in kinds:
-            yield Finding(f"end '{name}' ({end.outcome.value}) was added", end.name.span)
+            yield Finding(
+                f"end '{name}' ({end.outcome.value}) was added",
+                end.name.span,
+                key=key(f"node:{name}", end.outcome.value),
+            )
 
 
 @diff_rule(
@@ -463,7 +499,12 @@ def output_field_removed(p: Pairing) -> Iterator[Finding]:
         output { order_id: string }
     """
     for name, f in p.output.removed:
-        yield Finding(f"output field '{name}' was removed", p.anchor, related=p.was(f.span))
+        yield Finding(
+            f"output field '{name}' was removed",
+            p.anchor,
+            related=p.was(f.span),
+            key=key(f"output.{name}"),
+        )
 
 
 @diff_rule(
@@ -491,6 +532,7 @@ def output_field_loosened(p: Pairing) -> Iterator[Finding]:
                 "consumers may get values they do not expect",
                 x.new.type.span,
                 related=p.was(x.old.type.span),
+                key=key(f"output.{x.key}", x.old.type, x.new.type),
             )
 
 
@@ -511,7 +553,7 @@ def output_field_added(p: Pairing) -> Iterator[Finding]:
         output { order_id: string, total: decimal }
     """
     for name, f in p.output.added:
-        yield Finding(f"output field '{name}' was added", f.name.span)
+        yield Finding(f"output field '{name}' was added", f.name.span, key=key(f"output.{name}"))
 
 
 @diff_rule(
@@ -541,6 +583,7 @@ def call_version_changed(p: Pairing) -> Iterator[Finding]:
                 f"call '{x.key}' now starts {_callee(new)}, not {_callee(old)}",
                 new.workflow.span,
                 related=p.was(old.workflow.span),
+                key=key(f"node:{x.key}", _callee(old), _callee(new)),
             )
 
 
@@ -575,6 +618,7 @@ def node_removed(p: Pairing) -> Iterator[Finding]:
             f"{kind(rec.node)} '{name}' was removed",
             p.anchor,
             related=p.was(rec.node.name.span),
+            key=key(f"node:{name}", kind(rec.node)),
         )
 
 
@@ -629,6 +673,7 @@ def node_kind_changed(p: Pairing) -> Iterator[Finding]:
                 f"'{x.key}' is now a {kind(x.new.node)}, not a {kind(x.old.node)}",
                 x.new.node.name.span,
                 related=p.was(x.old.node.name.span),
+                key=key(f"node:{x.key}", kind(x.old.node), kind(x.new.node)),
             )
 
 
@@ -655,6 +700,7 @@ def edge_retargeted(p: Pairing) -> Iterator[Finding]:
                     f"'{e.key}' of '{x.key}' now leads to '{e.new.target}', not '{e.old.target}'",
                     e.new.span,
                     related=p.was(e.old.span),
+                    key=key(f"node:{x.key}/{e.key}", e.old.target, e.new.target),
                 )
 
 
@@ -683,6 +729,7 @@ def edge_removed(p: Pairing) -> Iterator[Finding]:
                 f"'{label}' of '{x.key}' (to '{e.target}') was removed",
                 x.new.node.name.span,
                 related=p.was(e.span),
+                key=key(f"node:{x.key}/{label}", e.target),
             )
 
 
@@ -710,6 +757,7 @@ def start_changed(p: Pairing) -> Iterator[Finding]:
             f"the workflow now starts at '{new.target.text}', not '{old.target.text}'",
             new.target.span,
             related=p.was(old.target.span),
+            key=key("start", old.target.text, new.target.text),
         )
 
 
@@ -730,7 +778,12 @@ def context_field_removed(p: Pairing) -> Iterator[Finding]:
         context { }
     """
     for name, f in p.context.removed:
-        yield Finding(f"context field '{name}' was removed", p.anchor, related=p.was(f.span))
+        yield Finding(
+            f"context field '{name}' was removed",
+            p.anchor,
+            related=p.was(f.span),
+            key=key(f"context.{name}"),
+        )
 
 
 @diff_rule(
@@ -755,6 +808,7 @@ def context_field_retyped(p: Pairing) -> Iterator[Finding]:
                 f"context field '{x.key}' type changed from {x.old.type} to {x.new.type}",
                 x.new.type.span,
                 related=p.was(x.old.type.span),
+                key=key(f"context.{x.key}", x.old.type, x.new.type),
             )
 
 
@@ -779,7 +833,11 @@ def step_added(p: Pairing) -> Iterator[Finding]:
     for name, rec in p.nodes.added:
         if name in targets or (rec.scope == TOP and isinstance(rec.node, sp.EndNode)):
             continue  # node-renamed, end-added, outcome-kind-added
-        yield Finding(f"{kind(rec.node)} '{name}' was added", rec.node.name.span)
+        yield Finding(
+            f"{kind(rec.node)} '{name}' was added",
+            rec.node.name.span,
+            key=key(f"node:{name}", kind(rec.node)),
+        )
 
 
 @diff_rule(
@@ -806,7 +864,10 @@ def retry_changed(p: Pairing) -> Iterator[Finding]:
             what = "added" if old is None else "removed" if new is None else "changed"
             detail = f" ({_retry_changes(old, new)})" if old is not None and new is not None else ""
             yield Finding(
-                f"the retry policy of '{x.key}' was {what}{detail}", span, related=related
+                f"the retry policy of '{x.key}' was {what}{detail}",
+                span,
+                related=related,
+                key=key(f"node:{x.key}/retry", what),
             )
 
 
@@ -863,6 +924,7 @@ def timeout_changed(p: Pairing) -> Iterator[Finding]:
                 f"the timeouts of '{x.key}' changed from {_timeouts(old)} to {_timeouts(new)}",
                 span,
                 related=related,
+                key=key(f"node:{x.key}/timeout", _timeouts(old), _timeouts(new)),
             )
 
 
@@ -900,6 +962,7 @@ def compensation_changed(p: Pairing) -> Iterator[Finding]:
                 f"the compensation of '{x.key}' changed from {_name(old)} to {_name(new)}",
                 new.span if new is not None else x.new.node.name.span,
                 related=p.was(old.span) if old is not None else (),
+                key=key(f"node:{x.key}/compensate", _name(old), _name(new)),
             )
 
 
@@ -936,6 +999,7 @@ def service_changed(p: Pairing) -> Iterator[Finding]:
                 f"'{x.key}' now calls {new.work.service.text}, not {old.work.service.text}",
                 new.work.service.span,
                 related=p.was(old.work.service.span),
+                key=key(f"node:{x.key}/service", old.work.service.text, new.work.service.text),
             )
 
 
@@ -966,6 +1030,7 @@ def join_changed(p: Pairing) -> Iterator[Finding]:
                 f"the join of '{x.key}' changed",
                 new.join.span if new.join is not None else new.name.span,
                 related=p.was(old.join.span if old.join is not None else old.name.span),
+                key=key(f"node:{x.key}/join"),
             )
 
 
@@ -994,6 +1059,7 @@ def no_longer_completes(p: Pairing) -> Iterator[Finding]:
                 f"'{x.key}' can no longer reach an end: instances there would never finish",
                 x.new.node.name.span,
                 related=p.was(x.old.node.name.span, "could complete in the old version"),
+                key=key(f"node:{x.key}"),
             )
 
 
@@ -1027,6 +1093,7 @@ def node_moved(p: Pairing) -> Iterator[Finding]:
                 f"'{x.key}' moved from {_scope(x.old.scope)} to {_scope(x.new.scope)}",
                 x.new.node.name.span,
                 related=p.was(x.old.node.name.span),
+                key=key(f"node:{x.key}", x.old.scope, x.new.scope),
             )
 
 
@@ -1064,6 +1131,7 @@ def version_decreased(p: Pairing) -> Iterator[Finding]:
             f"the version went down from {old.version} to {new.version}",
             new.span,
             related=p.was(old.span),
+            key=key("workflow", old.version, new.version),
         )
 
 
@@ -1085,5 +1153,48 @@ VERSION_NOT_BUMPED = meta_rule(
 
         workflow order version 3
         input { order_id: string, channel: string }
+    """,
+)
+
+
+# ------------------------------------------------------------ folders (wf diff OLD_DIR NEW_DIR)
+
+WORKFLOW_REMOVED = meta_rule(
+    "WF612",
+    "workflow-removed",
+    level=BREAKING,
+    category=CALLERS,
+    summary="A workflow of the old folder is missing from the new one: callers start it by name.",
+    doc="""Only when two folders are compared: workflows are paired by the name in their
+    header, whatever file they are in. A version bump cannot accept the removal.
+
+    Old:
+
+        // old/refund.wf
+        workflow refund version 2
+
+    New:
+
+        // new/: no file declares 'workflow refund'
+    """,
+)
+
+WORKFLOW_ADDED = meta_rule(
+    "WF613",
+    "workflow-added",
+    level=SAFE,
+    category=CALLERS,
+    summary="A workflow of the new folder is not in the old one.",
+    doc="""Only when two folders are compared: workflows are paired by the name in their
+    header, whatever file they are in.
+
+    Old:
+
+        // old/: no file declares 'workflow refund'
+
+    New:
+
+        // new/refund.wf
+        workflow refund version 1
     """,
 )

@@ -7,6 +7,8 @@ without a version bump adds ``version-not-bumped`` (WF690).
 
 from __future__ import annotations
 
+import hashlib
+
 from attrs import frozen
 
 from wflang.compiler.diff import rules as _rules  # noqa: F401  (registers every rule)
@@ -25,10 +27,23 @@ class Change:
     rule: DiffRule
     diagnostic: Diagnostic
     accepted: bool = False
+    key: str | None = None
 
     @property
     def level(self) -> Level:
         return self.rule.level
+
+    @property
+    def fingerprint(self) -> str | None:
+        """``sha256("{code}:{element path}:{arguments}")[:16]``, or None for a rule
+        that gives no key (the line-based fingerprint of reports is used then).
+
+        Neither the message nor the line takes part, so rewording a message or
+        moving the element keeps it."""
+        if self.key is None:
+            return None
+        text = f"{self.diagnostic.code}:{self.key}"
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 @frozen
@@ -40,6 +55,11 @@ class DiffResult:
     @property
     def diagnostics(self) -> tuple[Diagnostic, ...]:
         return tuple(c.diagnostic for c in self.changes)
+
+    @property
+    def fingerprints(self) -> dict[Diagnostic, str]:
+        """The fingerprint of every change whose rule gives a key."""
+        return {c.diagnostic: fp for c in self.changes if (fp := c.fingerprint) is not None}
 
     def fails(self, threshold: Level) -> bool:
         """Whether a change that is not accepted is at least as bad as ``threshold``."""
@@ -67,9 +87,9 @@ def diff_specs(old: WorkflowSpec, new: WorkflowSpec) -> DiffResult:
     for rule, f in found:
         if bumped and rule.level is Level.BREAKING:
             note = f" (accepted: the version went from {old_v} to {new_v})"
-            changes.append(Change(rule, _diagnostic(rule, f, note), accepted=True))
+            changes.append(Change(rule, _diagnostic(rule, f, note), accepted=True, key=f.key))
         else:
-            changes.append(Change(rule, _diagnostic(rule, f)))
+            changes.append(Change(rule, _diagnostic(rule, f), key=f.key))
     if breaking and old_v is not None and new_v is not None and new_v == old_v:
         assert new.header is not None and old.header is not None
         rule = DIFF_RULES[VERSION_NOT_BUMPED.id]
@@ -80,7 +100,8 @@ def diff_specs(old: WorkflowSpec, new: WorkflowSpec) -> DiffResult:
             hint=f"raise it to 'version {new_v + 1}', so that running instances stay "
             "on the old version",
             related=(Related(old.header.span, "the old version"),),
+            key=f"workflow:{old_v},{new_v}",
         )
-        changes.append(Change(rule, _diagnostic(rule, f)))
+        changes.append(Change(rule, _diagnostic(rule, f), key=f.key))
     order = {d: i for i, d in enumerate(sorted_diagnostics(c.diagnostic for c in changes))}
     return DiffResult(tuple(sorted(changes, key=lambda c: order[c.diagnostic])))

@@ -37,6 +37,9 @@ class Report:
     diagnostics: tuple[Diagnostic, ...]
     sources: Mapping[str, str] = field(factory=dict)
     files: tuple[str, ...] = ()
+    fingerprints: Mapping[Diagnostic, str] = field(factory=dict)
+    """Fingerprints given by whoever made the report (``wf diff``), used instead of
+    the line-based ones."""
 
     def counts(self) -> dict[Severity, int]:
         """How many findings of each severity, every severity present (most severe first)."""
@@ -114,8 +117,12 @@ def fingerprint(report: Report, d: Diagnostic, root: Path) -> str:
     """A stable id of a finding: code, file and line text, not line number.
 
     ``sha256("{code}:{relative path}:{normalized source line}")[:16]``, so a
-    finding keeps its fingerprint when lines are added above it.
+    finding keeps its fingerprint when lines are added above it. A fingerprint
+    the report was given (``Report.fingerprints``) wins.
     """
+    given = report.fingerprints.get(d)
+    if given is not None:
+        return given
     path, _ = locate(d.span.file, root)
     key = f"{d.code}:{path}:{normalized_line(report, d)}"
     return hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]

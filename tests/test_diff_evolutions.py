@@ -55,6 +55,18 @@ CASES: list[tuple[str, str, tuple[Edit, ...], list[str]]] = [
         ["WF641", "WF643"],
     ),
     (
+        "rename-a-node-declared",
+        "payment_retry.wf",
+        (
+            ("    next settle_delay\n", "    next cool_down\n"),
+            (
+                "sleep settle_delay 2m next charge",
+                "sleep cool_down 2m {\n    renamed from settle_delay\n    next charge\n}",
+            ),
+        ),
+        ["WF656"],
+    ),
+    (
         "add-a-compensation",
         "payment_retry.wf",
         (

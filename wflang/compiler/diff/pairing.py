@@ -206,8 +206,36 @@ class Pairing:
         return nodes_of(self.old)
 
     @cached_property
+    def declared_renames(self) -> dict[str, str]:
+        """Old name -> new name, for nodes that say ``renamed from OLD``.
+
+        Such a node is paired with the old one under the old name, and edges to it
+        are read as edges to the old name: the rename itself is then the only change.
+        """
+        old, new = self.old_nodes, nodes_of(self.new)
+        out: dict[str, str] = {}
+        for name, rec in new.items():
+            was = rec.node.renamed_from
+            if was is not None and was.text in old and was.text not in new:
+                out.setdefault(was.text, name)
+        return out
+
+    @cached_property
+    def _back(self) -> dict[str, str]:
+        return {new: old for old, new in self.declared_renames.items()}
+
+    @cached_property
     def new_nodes(self) -> dict[str, NodeRec]:
-        return nodes_of(self.new)
+        """The new version's nodes, a declared rename under its old name."""
+        return {self._back.get(n, n): rec for n, rec in nodes_of(self.new).items()}
+
+    def new_edges(self, node: sp.Node) -> dict[str, EdgeRec]:
+        """A new node's edges, with targets that were renamed read as their old names."""
+        back = self._back
+        return {
+            label: EdgeRec(back.get(e.target, e.target), e.span)
+            for label, e in edges_of(node).items()
+        }
 
     @cached_property
     def nodes(self) -> Paired[NodeRec]:
@@ -229,7 +257,7 @@ class Pairing:
     def edges(self) -> Iterator[tuple[Pair[NodeRec], Paired[EdgeRec]]]:
         """The edges of every node present in both versions, paired by label."""
         for p in self.nodes.both:
-            yield p, pair(edges_of(p.old.node), edges_of(p.new.node))
+            yield p, pair(edges_of(p.old.node), self.new_edges(p.new.node))
 
     @cached_property
     def old_completes(self) -> set[str]:
@@ -237,7 +265,7 @@ class Pairing:
 
     @cached_property
     def new_completes(self) -> set[str]:
-        return can_complete(self.new_nodes)
+        return {self._back.get(n, n) for n in can_complete(nodes_of(self.new))}
 
     # -- declarations
 

@@ -645,9 +645,40 @@ def node_renamed(p: Pairing) -> Iterator[Finding]:
         yield Finding(
             f"{kind(old)} '{old_name}' was removed and '{new_name}' added with the same body",
             new.name.span,
-            hint=f"this looks like a rename of '{old_name}'; keep the old name, or bump the "
-            "version ('renamed from' is not supported yet)",
+            hint=f"if '{new_name}' is '{old_name}' renamed, say so inside it: "
+            f"'renamed from {old_name}' (then the rename is safe)",
             related=p.was(old.name.span),
+            key=key(f"node:{old_name}", new_name),
+        )
+
+
+@diff_rule(
+    "WF656",
+    "node-renamed-declared",
+    level=SAFE,
+    category=INSTANCES,
+    summary="A node says 'renamed from' its old name: the same node, paired across the rename.",
+)
+def node_renamed_declared(p: Pairing) -> Iterator[Finding]:
+    """With ``renamed from``, an instance waiting at the old name resumes at the new
+    one; every other rule compares the node with its old self.
+
+    Old:
+
+        task notify: service mail.send { next done }
+
+    New:
+
+        task send_mail: service mail.send { renamed from notify next done }
+    """
+    for old_name, new_name in p.declared_renames.items():
+        rec = p.new_nodes[old_name]
+        was = rec.node.renamed_from
+        yield Finding(
+            f"'{old_name}' is renamed to '{new_name}'",
+            was.span if was is not None else rec.node.name.span,
+            related=p.was(p.old_nodes[old_name].node.name.span),
+            key=key(f"node:{old_name}", new_name),
         )
 
 

@@ -9,7 +9,7 @@ at the new workflow's header.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from decimal import Decimal
 
 from wflang.compiler.diff.pairing import TOP, Pairing, is_optional
@@ -733,6 +733,67 @@ def edge_retargeted(p: Pairing) -> Iterator[Finding]:
                     related=p.was(e.old.span),
                     key=key(f"node:{x.key}/{e.key}", e.old.target, e.new.target),
                 )
+
+
+@diff_rule(
+    "WF657",
+    "steps-reordered",
+    level=BREAKING,
+    category=INSTANCES,
+    summary="Two steps present in both versions run in the opposite order.",
+)
+def steps_reordered(p: Pairing) -> Iterator[Finding]:
+    """An instance that did the first step is past it in the old order; in the new
+    order it would run the second step again, or skip the first. Temporal calls this
+    non-determinism; here it is a breaking change.
+
+    Old:
+
+        task reserve: service inventory.reserve { next charge }
+        task charge: service payments.charge { next done }
+
+    New:
+
+        task charge: service payments.charge { next reserve }
+        task reserve: service inventory.reserve { next done }
+    """
+    later = _successors(p)
+    for x, edges in p.edges():
+        for e in edges.both:
+            first, second = x.key, e.old.target
+            if e.old.target == e.new.target or second not in p.new_nodes:
+                continue
+            if first in later(second) and second not in later(first):
+                yield Finding(
+                    f"'{second}' came after '{first}'; now '{first}' comes after '{second}'",
+                    p.new_nodes[second].node.name.span,
+                    related=p.was(e.old.span, "the old order"),
+                    key=key(f"order:{first}", second),
+                )
+
+
+def _successors(p: Pairing) -> Callable[[str], set[str]]:
+    """Nodes reachable from a node in the new version (named as in the old one),
+    computed on demand: only retargeted edges ask."""
+    succ = {
+        name: {e.target for e in p.new_edges(rec.node).values()}
+        for name, rec in p.new_nodes.items()
+    }
+    cache: dict[str, set[str]] = {}
+
+    def reach(start: str) -> set[str]:
+        if start not in cache:
+            seen: set[str] = set()
+            todo = list(succ.get(start, ()))
+            while todo:
+                n = todo.pop()
+                if n not in seen:
+                    seen.add(n)
+                    todo.extend(succ.get(n, ()))
+            cache[start] = seen
+        return cache[start]
+
+    return reach
 
 
 @diff_rule(

@@ -329,7 +329,6 @@ def _diff_source(args: argparse.Namespace) -> tuple[ParseResult, ParseResult]:
 def cmd_diff(args: argparse.Namespace) -> int:
     from wflang.compiler.diff import DIFF_CODES, Level, diff_specs
     from wflang.compiler.diff.markdown import render_markdown
-    from wflang.compiler.diff.markdown import summary as diff_summary
 
     if args.against is None and len(args.files) == 2 and all(Path(f).is_dir() for f in args.files):
         return _diff_folders(args)
@@ -352,11 +351,12 @@ def cmd_diff(args: argparse.Namespace) -> int:
     report = Report(result.diagnostics, sources, (new.file,), result.fingerprints)
     if args.format == "markdown":
         sys.stdout.write(render_markdown(result, old.file, new.file))
-    elif args.format == "text":  # with a summary by level rather than by severity
-        color = _use_color(args.color, sys.stdout)
-        for d in report.diagnostics:
-            sys.stdout.write(format_text(d, report.sources.get(d.span.file), color=color) + "\n\n")
-        print(diff_summary(result))
+    elif args.format == "text":  # grouped by level, with the old line beside the new
+        from wflang.compiler.diff.text import render_text as render_diff_text
+
+        sys.stdout.write(
+            render_diff_text(result, sources, color=_use_color(args.color, sys.stdout))
+        )
     elif args.format == "sarif":  # with the diff rules' metadata
         print(json.dumps(to_sarif(report, registry=DIFF_CODES), indent=2))
     else:

@@ -115,6 +115,12 @@ def step(table: tb.Table, instance: rt.Instance, event: rt.Event, now: int) -> S
 class _Run:
     """The working state of one step."""
 
+    __slots__ = (
+        "after_saga", "agenda", "budget", "buffered", "c", "commands", "compensations",
+        "context", "decisions", "error", "input", "inst", "joins", "next_token", "now",
+        "output", "seen", "snapshot", "status", "t", "timers", "tokens",
+    )  # fmt: skip
+
     def __init__(self, c: Compiled, inst: rt.Instance, now: int) -> None:
         self.c, self.t, self.inst, self.now = c, c.table, inst, now
         self.status = inst.status

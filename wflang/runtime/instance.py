@@ -30,7 +30,7 @@ class Status(enum.Enum):
         return self not in (Status.RUNNING, Status.COMPENSATING)
 
 
-@frozen
+@frozen(slots=False)
 class Token:
     """A place in the flow: the state it is at, and what it waits for there."""
 
@@ -55,7 +55,7 @@ class Timer:
     due: int  # milliseconds since the epoch
 
 
-@frozen
+@frozen(slots=False)
 class Join:
     """What a parallel or map token has heard from its children."""
 
@@ -77,7 +77,7 @@ class Signal:
     key: str
 
 
-@frozen
+@frozen(slots=False)
 class Instance:
     """One run of one workflow version."""
 

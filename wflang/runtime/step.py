@@ -46,7 +46,12 @@ class Step:
 
 
 class Compiled:
-    """A table with its expressions compiled to closures and its rows indexed, once."""
+    """A table with its expressions compiled to closures and its rows indexed, once.
+
+    Everything a step looks up per state is prepared here, when the table is first
+    used: the entry strategy, the rows by event with their guards, writes and
+    mappings compiled to closures, and the decision texts that never change.
+    """
 
     def __init__(self, table: tb.Table) -> None:
         self.table = table
@@ -56,9 +61,75 @@ class Compiled:
         }
         self.names = [s.name for s in table.states]
         self.entries = [s.entry for s in table.states]
+        by_state: list[dict[str, tuple[_Transition, ...]]] = [{} for _ in table.states]
+        for (state, event), transitions in self.rows.items():
+            by_state[state][event] = tuple(_Transition(self, t) for t in transitions)
+        self.states = [
+            _StateInfo(self, i, state, by_state[i]) for i, state in enumerate(table.states)
+        ]
 
     def row(self, state: int, event: str) -> tuple[tb.Transition, ...] | None:
         return self.rows.get((state, event))
+
+    def mapping(self, m: tb.Mapping) -> Callable[[Env], dict[str, Value]]:
+        """A mapping as one closure from an environment to a new dict."""
+        pairs = [(name, self.expressions[i]) for name, i in m.entries]
+        if not pairs:
+            return lambda env: {}
+        if len(pairs) == 1:
+            ((name, fn),) = pairs
+            return lambda env: {name: fn(env)}
+        return lambda env: {name: fn(env) for name, fn in pairs}
+
+
+Env = Mapping[str, Value]
+
+
+class _Transition:
+    """A transition with its guard and actions compiled."""
+
+    __slots__ = ("actions", "guard", "target")
+
+    def __init__(self, c: Compiled, t: tb.Transition) -> None:
+        self.guard = None if t.guard is None else c.expressions[t.guard]
+        self.target = t.target
+        # (write mapping, None) or (None, compensation state), in order
+        self.actions: tuple[tuple[Callable[[Env], dict[str, Value]] | None, int], ...] = tuple(
+            (c.mapping(a.mapping), tb.NO_STATE) if a.kind == "write" and a.mapping is not None
+            else (None, a.state)
+            for a in t.actions
+            if (a.kind == "write" and a.mapping is not None) or a.kind == "compensate"
+        )  # fmt: skip
+
+
+class _StateInfo:
+    """What a step needs of one state, prepared once per table."""
+
+    __slots__ = (
+        "args", "completed", "done", "enter", "enter_decision", "entry", "name", "rows",
+        "walk",
+    )  # fmt: skip
+
+    def __init__(
+        self, c: Compiled, index: int, state: tb.State, rows: dict[str, tuple[_Transition, ...]]
+    ) -> None:
+        entry = state.entry
+        self.name = state.name
+        self.entry = entry
+        self.enter = ENTER[type(entry)]
+        self.enter_decision = f"enter {state.name}"
+        self.completed = f"{state.name} completed"
+        self.rows = rows
+        self.done = rows.get("done")
+        # the task's or call's arguments, or the end's output
+        mapping: tb.Mapping | None = getattr(entry, "args", None) or getattr(entry, "output", None)
+        self.args = c.mapping(mapping if mapping is not None else tb.Mapping(()))
+        # whether a token here may have map items bound above it: a map encloses the state
+        owner, walk = state.owner, False
+        while owner != tb.NO_STATE and not walk:
+            walk = isinstance(c.table.states[owner].entry, tb.MapEntry)
+            owner = c.table.states[owner].owner
+        self.walk = walk
 
 
 _COMPILED: dict[int, Compiled] = {}
@@ -101,7 +172,10 @@ def start(
 def step(table: tb.Table, instance: rt.Instance, event: rt.Event, now: int) -> Step:
     """Apply one event to an instance."""
     run = _Run(compiled(table), instance, now)
-    if instance.status in FINISHED and not isinstance(event, rt.RetryFrom | rt.ForceComplete):
+    status = instance.status
+    if (status is not _RUNNING and status is not _COMPENSATING) and not isinstance(
+        event, rt.RetryFrom | rt.ForceComplete
+    ):
         run.decide(f"ignored {type(event).__name__}: the instance is {instance.status.value}")
         return run.freeze()
     try:
@@ -112,29 +186,46 @@ def step(table: tb.Table, instance: rt.Instance, event: rt.Event, now: int) -> S
     return run.freeze()
 
 
+_RUNNING, _COMPENSATING = Status.RUNNING, Status.COMPENSATING
+#: Where a frozen instance keeps its tokens by id, for the next step (not a field).
+_TOKEN_INDEX = "_tokens_by_id"
+
+
+def _tokens_by_id(inst: rt.Instance) -> dict[int, rt.Token]:
+    """A fresh dict of an instance's tokens by id, in id order.
+
+    The step that made an instance leaves this index beside its fields, so that
+    the next step copies a dict (C speed) instead of rebuilding it token by token:
+    a wide parallel has many tokens on every step.
+    """
+    index: dict[int, rt.Token] | None = inst.__dict__.get(_TOKEN_INDEX)
+    if index is not None:
+        return index.copy()
+    return dict(zip(map(_ID, inst.tokens), inst.tokens, strict=True))
+
+
 class _Run:
     """The working state of one step."""
 
     __slots__ = (
         "after_saga", "agenda", "budget", "buffered", "c", "commands", "compensations",
         "context", "decisions", "error", "input", "inst", "joins", "next_token", "now",
-        "output", "seen", "snapshot", "status", "t", "timers", "tokens",
+        "output", "seen", "snapshot", "states", "status", "t", "timers", "tokens",
     )  # fmt: skip
 
     def __init__(self, c: Compiled, inst: rt.Instance, now: int) -> None:
         self.c, self.t, self.inst, self.now = c, c.table, inst, now
+        self.states = c.states
         self.status = inst.status
         self.input = inst.input
         self.context = inst.context  # copied on the first write (see ``act``)
-        # Built with C-level zips: a wide parallel has many tokens on every step.
-        self.tokens: dict[int, rt.Token] = dict(
-            zip(map(_ID, inst.tokens), inst.tokens, strict=True)
+        self.tokens = _tokens_by_id(inst)
+        timers, joins = inst.timers, inst.joins
+        self.timers: dict[str, rt.Timer] = (
+            dict(zip(map(_ID, timers), timers, strict=True)) if timers else {}
         )
-        self.timers: dict[str, rt.Timer] = dict(
-            zip(map(_ID, inst.timers), inst.timers, strict=True)
-        )
-        self.joins: dict[int, rt.Join] = dict(
-            zip(map(_JOIN_TOKEN, inst.joins), inst.joins, strict=True)
+        self.joins: dict[int, rt.Join] = (
+            dict(zip(map(_JOIN_TOKEN, joins), joins, strict=True)) if joins else {}
         )
         self.compensations = list(inst.compensations)
         self.buffered = list(inst.buffered)
@@ -154,6 +245,7 @@ class _Run:
         # The dicts keep insertion order, and tokens are inserted in id order, so the
         # tuples come out in a stable order without sorting.
         old = self.inst
+        tokens = self.tokens
         inst = rt.Instance(
             old.id,
             old.workflow,
@@ -161,7 +253,7 @@ class _Run:
             self.status,
             old.input,
             self.context,
-            tuple(self.tokens.values()),
+            tuple(tokens.values()),
             tuple(self.timers.values()),
             tuple(self.joins.values()),
             tuple(self.compensations),
@@ -175,6 +267,7 @@ class _Run:
             self.after_saga,
             self.snapshot,
         )
+        inst.__dict__[_TOKEN_INDEX] = tokens  # this run is over: nobody changes it now
         return Step(inst, tuple(self.commands), tuple(self.decisions))
 
     def decide(self, text: str) -> None:
@@ -206,12 +299,28 @@ class _Run:
         self.tokens[token.id] = new
         return new
 
+    def wait(self, token: rt.Token, waiting: str) -> rt.Token:
+        """The token, now waiting for ``waiting`` (``update`` without its keywords)."""
+        new = rt.Token(
+            token.id,
+            token.state,
+            token.parent,
+            token.index,
+            token.attempt,
+            waiting,
+            token.side,
+            token.compensating,
+            token.locals,
+        )
+        self.tokens[token.id] = new
+        return new
+
     def key(self, token: rt.Token) -> str:
         return f"{self.inst.id}:{self.name(token.state)}:{token.id}:{token.attempt}"
 
-    def env(self, token: rt.Token, **extra: Value) -> dict[str, Value]:
+    def env(self, token: rt.Token, extra: dict[str, Value] | None = None) -> dict[str, Value]:
         env: dict[str, Value] = {"input": self.input, "context": self.context}
-        if token.parent != NO_TOKEN:
+        if token.parent != NO_TOKEN and self.states[token.state].walk:
             parent = self.tokens.get(token.parent)
             chain = []
             while parent is not None:  # map aliases of every enclosing map
@@ -239,6 +348,8 @@ class _Run:
         self.commands.append(rt.StartTimer(timer.id, due))
 
     def cancel_timers(self, token: rt.Token, keep_boundary: bool = False) -> None:
+        if not self.timers:
+            return
         for timer in [t for t in self.timers.values() if t.token == token.id]:
             if keep_boundary and timer.purpose.startswith("boundary:"):
                 continue
@@ -264,14 +375,29 @@ class _Run:
         loop of scripts and choices, a map of a thousand items) runs in a loop,
         not in ever deeper recursion.
         """
-        self.update(token, state, "entering", 1)
-        self.agenda.append((token.id, state))
+        token_id = token.id
+        self.tokens[token_id] = rt.Token(
+            token_id,
+            state,
+            token.parent,
+            token.index,
+            1,
+            "entering",
+            token.side,
+            token.compensating,
+            token.locals,
+        )
+        self.agenda.append((token_id, state))
 
     def drain(self) -> None:
         """Let every queued token act, until all of them wait for the world."""
-        while self.agenda and self.status not in FINISHED:
-            token_id, state = self.agenda.popleft()
-            token = self.tokens.get(token_id)
+        agenda, tokens, states = self.agenda, self.tokens, self.states
+        while agenda:
+            status = self.status
+            if status is not _RUNNING and status is not _COMPENSATING:
+                return
+            token_id, state = agenda.popleft()
+            token = tokens.get(token_id)
             if token is None or token.state != state or token.waiting != "entering":
                 continue  # stopped (a lost race, a cancelled branch) before it acted
             self.budget -= 1
@@ -280,35 +406,36 @@ class _Run:
             if state == tb.NO_STATE:
                 self.scope_end(token, "completed", {})
                 continue
-            self.decide(f"enter {self.name(state)}")
-            entry = self.c.entries[state]
-            ENTER[type(entry)](self, token, entry)
+            info = states[state]
+            self.decisions.append(info.enter_decision)
+            info.enter(self, token, info.entry)
 
     def take(self, token: rt.Token, event: str, env: dict[str, Value]) -> bool:
         """Follow the first transition of (state, event) whose guard holds."""
-        row = self.c.row(token.state, event)
-        if row is None:
-            return False
+        row = self.states[token.state].rows.get(event)
+        return row is not None and self.follow(token, row, env)
+
+    def follow(self, token: rt.Token, row: tuple[_Transition, ...], env: dict[str, Value]) -> bool:
+        """Follow the first transition of a row whose guard holds."""
         for transition in row:
-            if transition.guard is None or self.eval(transition.guard, env) is True:
-                for action in transition.actions:
-                    self.act(action, env)
-                self.cancel_timers(token)
+            guard = transition.guard
+            if guard is None or guard(env) is True:
+                for write, compensation in transition.actions:
+                    if write is not None:
+                        self.context = {**self.context, **write(env)}
+                    else:
+                        self.compensations.append(compensation)
+                        self.decide(f"registered compensation {self.name(compensation)}")
+                if self.timers:
+                    self.cancel_timers(token)
                 self.enter(token, transition.target)
                 return True
         return False
 
-    def act(self, action: tb.Action, env: dict[str, Value]) -> None:
-        if action.kind == "write" and action.mapping is not None:
-            written = self.mapping(action.mapping, env)
-            self.context = {**self.context, **written}
-        elif action.kind == "compensate":
-            self.compensations.append(action.state)
-            self.decide(f"registered compensation {self.name(action.state)}")
-
-    def done(self, token: rt.Token, **extra: Value) -> None:
+    def done(self, token: rt.Token, extra: dict[str, Value] | None = None) -> None:
         """The work at a token's state finished: go on along its ``done`` row."""
-        if not self.take(token, "done", self.env(token, **extra)):
+        row = self.states[token.state].done
+        if row is None or not self.follow(token, row, self.env(token, extra)):
             raise WorkflowError(f"'{self.name(token.state)}' has nowhere to go")
 
     def fail(self, token: rt.Token, error: str, transient: bool, message: str = "") -> None:
@@ -447,25 +574,32 @@ def backoff_ms(retry: tb.Retry, attempt: int, seed: int, token: int) -> int:
 
 def _enter_task(run: _Run, token: rt.Token, entry: tb.TaskEntry) -> None:
     if entry.work == "script":
-        run.done(token, result={})
+        run.done(token, {"result": {}})
         return
     token = _submit_task(run, token, entry)
-    _boundary_timers(run, token, entry.timers)
+    if entry.timers:
+        _boundary_timers(run, token, entry.timers)
 
 
 def _submit_task(run: _Run, token: rt.Token, entry: tb.TaskEntry) -> rt.Token:
     """Hand the work to a handler or a person (again, on a retry)."""
-    args = run.mapping(entry.args, run.env(token))
+    info = run.states[token.state]
+    args = info.args(run.env(token))
     if entry.work == "service":
         assert entry.service is not None
-        token = run.update(token, waiting="task")
+        token = run.wait(token, "task")
         run.commands.append(
             rt.ScheduleTask(
-                run.key(token), token.id, run.name(token.state), entry.service, args, token.attempt
+                f"{run.inst.id}:{info.name}:{token.id}:{token.attempt}",
+                token.id,
+                info.name,
+                entry.service,
+                args,
+                token.attempt,
             )
         )
     else:
-        token = run.update(token, waiting="human")
+        token = run.wait(token, "human")
         run.commands.append(
             rt.CreateHumanTask(
                 run.key(token),
@@ -512,7 +646,7 @@ def _enter_wait(run: _Run, token: rt.Token, entry: tb.WaitEntry) -> None:
             if sig.kind == entry.trigger and sig.name == entry.name:
                 del run.buffered[i]
                 run.decide(f"{run.name(token.state)} takes buffered {sig.kind} {sig.name}")
-                run.done(token, **{sig.kind: sig.payload})
+                run.done(token, {sig.kind: sig.payload})
                 return
         token = run.update(token, waiting=f"{entry.trigger}:{entry.name}")
     _boundary_timers(run, token, entry.timers, env)
@@ -545,7 +679,7 @@ def _enter_map(run: _Run, token: rt.Token, entry: tb.MapEntry) -> None:
     run.joins[token.id] = rt.Join(token.id, len(items))
     _boundary_timers(run, token, entry.timers, env)
     if not items:
-        run.done(token, result=[])
+        run.done(token, {"result": []})
         return
     _fill(run, token, entry, items)
 
@@ -577,14 +711,14 @@ def _submit_call(run: _Run, token: rt.Token, entry: tb.CallEntry) -> rt.Token:
             token.id,
             entry.workflow,
             entry.version,
-            run.mapping(entry.args, run.env(token)),
+            run.states[token.state].args(run.env(token)),
         )
     )
     return token
 
 
 def _enter_end(run: _Run, token: rt.Token, entry: tb.EndEntry) -> None:
-    output = run.mapping(entry.output, run.env(token))
+    output = run.states[token.state].args(run.env(token)) if entry.output.entries else {}
     run.scope_end(
         token,
         entry.outcome,
@@ -648,7 +782,7 @@ def _joined_map(run: _Run, parent: rt.Token, join: rt.Join) -> None:
     if join.completed + join.failed == join.total:
         results: list[Value] = [out for _, out in sorted(join.results, key=lambda r: r[0])]
         run.joins.pop(parent.id, None)
-        run.done(parent, result=results)
+        run.done(parent, {"result": results})
 
 
 JOINED: dict[type, Callable[[_Run, rt.Token, rt.Join], None]] = {
@@ -680,8 +814,8 @@ def _on_task_completed(run: _Run, e: rt.TaskCompleted) -> None:
     if token is None:
         run.decide(f"ignored a stale completion of {e.key}")
         return
-    run.decide(f"{run.name(token.state)} completed")
-    run.done(token, result=e.result)
+    run.decisions.append(run.states[token.state].completed)
+    run.done(token, {"result": e.result})
 
 
 def _on_task_failed(run: _Run, e: rt.TaskFailed) -> None:
@@ -710,7 +844,7 @@ def _on_timer(run: _Run, e: rt.TimerFired) -> None:
         entry = run.t.states[token.state].entry
         timers: tuple[tb.Timer, ...] = getattr(entry, "timers", ())
         interrupting = timers[k].interrupting
-        row = run.c.row(token.state, f"timeout:{k}")
+        row = run.states[token.state].rows.get(f"timeout:{k}")
         if row is None:
             return
         target = row[0].target
@@ -743,7 +877,7 @@ def _on_signal(run: _Run, e: rt.SignalReceived) -> None:
         return
     token = waiting[0]
     run.decide(f"{run.name(token.state)} received {e.kind} {e.name}")
-    run.done(token, **{e.kind: e.payload})
+    run.done(token, {e.kind: e.payload})
 
 
 def _on_child_completed(run: _Run, e: rt.ChildCompleted) -> None:
@@ -751,7 +885,7 @@ def _on_child_completed(run: _Run, e: rt.ChildCompleted) -> None:
     if token is None:
         run.decide(f"ignored a stale child completion of {e.key}")
         return
-    run.done(token, result=e.output)
+    run.done(token, {"result": e.output})
 
 
 def _on_child_failed(run: _Run, e: rt.ChildFailed) -> None:

@@ -1,0 +1,252 @@
+"""A worker: steps ready instances and runs their service calls, durably.
+
+One thread owns every write: it calls ``Store.advance`` in a loop, which in
+one transaction commits the handler results that came back (fenced by their
+lease epochs), steps every instance they or a signal, timer or child woke, and
+claims due tasks for the free slots of a bounded thread pool. Handlers run in
+that pool, outside any transaction, and hand their result back through a
+queue; the loop renews the leases of running calls by heartbeat. Backpressure
+is the pool's size: a worker never claims more calls than it can run.
+
+SIGTERM (``stop``) drains: no new claims, running calls finish and their
+results commit, then the worker exits. With PostgreSQL, LISTEN/NOTIFY wakes an
+idle worker early; polling every ``poll_ms`` is what it relies on.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import queue
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+
+from attrs import define, field
+
+from wflang import faults
+from wflang.runtime import instance as rt
+from wflang.runtime.engine import Handler, TaskCall, TaskError, _invoke
+from wflang.store.records import Advanced, ClaimedTask, TaskResult
+from wflang.store.sql import Store
+
+log = logging.getLogger("wflang.worker")
+
+
+@define
+class Counters:
+    """What a worker did, for metrics and for the tests."""
+
+    transitions: int = 0
+    results: int = 0
+    stale: int = 0
+    claimed: int = 0
+    finished: int = 0
+    outcomes: dict[tuple[str, str], int] = field(factory=dict)  # (service, ok|error) -> n
+    lost_leases: int = 0
+
+
+def new_worker_id() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+
+
+def run_handler(fn: Handler, task: ClaimedTask) -> TaskResult:
+    """Call a handler for a claimed task; its outcome as an event to commit."""
+    call = TaskCall(task.instance_id, task.node, task.attempt, task.key)
+    event: rt.TaskCompleted | rt.TaskFailed
+    faults.hit("handler.before", task.service)
+    try:
+        result = _invoke(fn, task.args, call)
+    except TaskError as err:
+        event = rt.TaskFailed(task.key, err.error, err.transient, err.message)
+    except Exception as err:  # a crashing handler fails its attempt, transiently
+        event = rt.TaskFailed(task.key, type(err).__name__, True, str(err))
+    else:
+        event = rt.TaskCompleted(task.key, dict(result or {}))
+    faults.hit("handler.after", task.service)
+    return TaskResult(task.key, task.epoch, event)
+
+
+class Worker:
+    """Runs workflows from a store with Python handlers registered by service name."""
+
+    def __init__(
+        self,
+        store: Store,
+        handlers: Mapping[str, Handler],
+        *,
+        concurrency: int = 4,
+        lease_ms: int = 30_000,
+        batch: int = 32,
+        poll_ms: int = 500,
+        group_commit: bool = True,
+        at_most_once: frozenset[str] = frozenset(),
+        worker_id: str | None = None,
+        on_advance: Callable[[Advanced], None] | None = None,
+    ) -> None:
+        if concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
+        self.store = store
+        self.handlers = dict(handlers)
+        self.concurrency = concurrency
+        self.lease_ms = lease_ms
+        self.batch = batch
+        self.poll_ms = poll_ms
+        self.group_commit = group_commit
+        self.at_most_once = at_most_once
+        self.id = worker_id or new_worker_id()
+        self.counters = Counters()
+        self.on_advance = on_advance
+        self.stop_event = threading.Event()
+        self.wake = threading.Event()
+        self._results: queue.SimpleQueue[TaskResult] = queue.SimpleQueue()
+        self._running: dict[str, tuple[int, Future[None]]] = {}
+        self._services: dict[str, str] = {}  # task key -> service, for the outcome counters
+
+    # -- one transaction -----------------------------------------------------------
+
+    def _advance(self, results: list[TaskResult], claim: int, instances: int) -> Advanced:
+        adv = self.store.advance(
+            self.id,
+            results=results,
+            instances=instances,
+            claim=claim,
+            services=self.handlers,
+            at_most_once=self.at_most_once,
+            lease_ms=self.lease_ms,
+        )
+        if adv.transitions:
+            faults.hit("transition.after-commit")
+        c = self.counters
+        c.transitions += adv.transitions
+        c.results += adv.results
+        c.stale += adv.stale
+        c.claimed += len(adv.claimed)
+        c.finished += len(adv.finished)
+        for r in results:
+            outcome = "ok" if isinstance(r.event, rt.TaskCompleted) else "error"
+            service = self._services.pop(r.key, "")
+            c.outcomes[service, outcome] = c.outcomes.get((service, outcome), 0) + 1
+        for task in adv.claimed:
+            self._services[task.key] = task.service
+        if adv.transitions or adv.claimed or adv.stale:
+            log.debug(
+                "advanced",
+                extra={
+                    "transitions": adv.transitions,
+                    "results": adv.results,
+                    "stale": adv.stale,
+                    "claimed": len(adv.claimed),
+                    "finished": len(adv.finished),
+                },
+            )
+        if self.on_advance is not None:
+            self.on_advance(adv)
+        return adv
+
+    # -- synchronous: tests, the demo, `wf worker --once` --------------------------------
+
+    def run_until_idle(self, max_rounds: int = 1_000_000) -> int:
+        """Do everything that is due now, handlers inline, until nothing is left.
+
+        The store's clock decides what is due (a virtual clock in tests); the
+        number of transitions committed is returned.
+        """
+        total = 0
+        pending: list[TaskResult] = []
+        for _ in range(max_rounds):
+            if self.group_commit or not pending:
+                batch, pending = pending, []
+            else:
+                batch, pending = pending[:1], pending[1:]
+            adv = self._advance(batch, self.concurrency, self.batch)
+            total += adv.transitions
+            for task in adv.claimed:
+                pending.append(run_handler(self.handlers[task.service], task))
+            if not pending and not adv.claimed and not adv.transitions and not adv.stale:
+                return total
+        raise RuntimeError(f"still busy after {max_rounds} rounds")
+
+    # -- the process loop --------------------------------------------------------------
+
+    def stop(self) -> None:
+        """Drain: claim nothing new, let running calls finish and commit, then return."""
+        self.stop_event.set()
+        self.wake.set()
+
+    def run(self) -> None:
+        """Work until ``stop``; returns once drained."""
+        log.info("worker started", extra={"worker": self.id, "concurrency": self.concurrency})
+        pool = ThreadPoolExecutor(self.concurrency, thread_name_prefix="wf-handler")
+        next_beat = time.monotonic() + self.lease_ms / 3000
+        try:
+            while True:
+                stopping = self.stop_event.is_set()
+                if stopping and not self._running:
+                    break
+                results = self._take_results()
+                free = 0 if stopping else self.concurrency - len(self._running)
+                adv = self._advance(results, free, 0 if stopping else self.batch)
+                for task in adv.claimed:
+                    self._running[task.key] = (task.epoch, pool.submit(self._call, task))
+                if time.monotonic() >= next_beat:
+                    self._heartbeat()
+                    next_beat = time.monotonic() + self.lease_ms / 3000
+                busy = adv.transitions or adv.claimed or results
+                if not busy:
+                    self.wake.wait(self.poll_ms / 1000)
+                    self.wake.clear()
+        finally:
+            pool.shutdown(wait=True)
+            log.info("worker stopped", extra={"worker": self.id, **self._summary()})
+
+    def _call(self, task: ClaimedTask) -> None:
+        started = time.monotonic()
+        try:
+            result = run_handler(self.handlers[task.service], task)
+        except BaseException:  # never lose the slot, whatever happens
+            log.exception("handler crashed the worker thread", extra={"task": task.key})
+            result = TaskResult(task.key, task.epoch, rt.TaskFailed(task.key, "WorkerError"))
+        log.debug(
+            "task ran",
+            extra={
+                "task": task.key,
+                "service": task.service,
+                "ms": round((time.monotonic() - started) * 1000, 2),
+            },
+        )
+        self._results.put(result)
+        self.wake.set()
+
+    def _take_results(self) -> list[TaskResult]:
+        results: list[TaskResult] = []
+        limit = None if self.group_commit else 1
+        while limit is None or len(results) < limit:
+            try:
+                r = self._results.get_nowait()
+            except queue.Empty:
+                break
+            results.append(r)
+        for r in results:
+            self._running.pop(r.key, None)
+        return results
+
+    def _heartbeat(self) -> None:
+        leases = [(key, epoch) for key, (epoch, _) in self._running.items()]
+        lost = self.store.heartbeat(self.id, leases, self.lease_ms)
+        if lost:
+            self.counters.lost_leases += len(lost)
+            log.warning("leases lost", extra={"tasks": lost})
+
+    def _summary(self) -> dict[str, int]:
+        c = self.counters
+        return {
+            "transitions": c.transitions,
+            "results": c.results,
+            "stale": c.stale,
+            "claimed": c.claimed,
+            "finished": c.finished,
+        }

@@ -1,0 +1,203 @@
+"""JSON for runtime values: instances, events, commands and history entries.
+
+Durable stores keep an instance as one JSON document after every step and a
+history row per step; ``wf history --json`` prints the same documents that
+``replay`` and ``wf render --history`` read. Decimals stay exact: they are
+written as JSON numbers (``4.95``, never a float's ``4.9500000001``) and read
+back with ``parse_float=Decimal``; integers stay integers.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+from collections.abc import Sequence
+from decimal import Decimal
+from typing import Any
+
+import cattrs
+from cattrs.strategies import configure_tagged_union
+
+from wflang.runtime import instance as rt
+from wflang.runtime.engine import HistoryEntry
+from wflang.runtime.ir import Value
+from wflang.runtime.table import Table
+
+HISTORY_FORMAT = "wflang.history/1"
+
+# A per-process random marker: Decimals travel through the C JSON encoder as
+# marked strings and are turned back into bare numbers afterwards. No input can
+# forge the marker because nobody knows it.
+_MARK = "\x1f" + secrets.token_hex(8) + ":"
+_MARKED = re.compile('"' + re.escape(json.dumps(_MARK)[1:-1]) + r'(-?[0-9][0-9.Ee+-]*)"')
+
+
+def _mark(value: object) -> object:
+    if isinstance(value, Decimal):
+        return _MARK + str(value) if value.is_finite() else str(value)
+    if isinstance(value, dict):
+        return {k: _mark(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_mark(v) for v in value]
+    return value
+
+
+def dumps(data: object) -> str:
+    """Compact JSON of unstructured data; Decimals as exact numbers.
+
+    Keys keep their order: a record's field order is part of its value, and the
+    same instance must always give the same bytes.
+    """
+    text = json.dumps(_mark(data), separators=(",", ":"), ensure_ascii=False)
+    return _MARKED.sub(r"\1", text) if _MARK[1:] in text else text
+
+
+def loads(text: str | bytes) -> Any:
+    """Parse JSON written by ``dumps``: numbers with a point or exponent become Decimals."""
+    return json.loads(text, parse_float=Decimal)
+
+
+def _is_value(t: Any) -> bool:
+    """``Value`` as annotated (resolved annotations expand the alias): passed through."""
+    return t is Value or Decimal in getattr(t, "__args__", ())
+
+
+def _converter() -> cattrs.Converter:
+    conv = cattrs.Converter()
+    conv.register_structure_hook_func(_is_value, lambda v, _: v)
+    conv.register_unstructure_hook_func(_is_value, lambda v: v)
+    configure_tagged_union(rt.Event, conv, tag_name="type", tag_generator=lambda c: c.__name__)
+    configure_tagged_union(rt.Command, conv, tag_name="type", tag_generator=lambda c: c.__name__)
+    return conv
+
+
+CONVERTER = _converter()
+
+
+def unstructure_instance(instance: rt.Instance) -> dict[str, Any]:
+    data: dict[str, Any] = CONVERTER.unstructure(instance, rt.Instance)
+    return data
+
+
+def structure_instance(data: Any) -> rt.Instance:
+    instance: rt.Instance = CONVERTER.structure(data, rt.Instance)
+    return instance
+
+
+def dump_instance(instance: rt.Instance) -> str:
+    return dumps(unstructure_instance(instance))
+
+
+def load_instance(text: str | bytes) -> rt.Instance:
+    return structure_instance(loads(text))
+
+
+def unstructure_event(event: rt.Event) -> dict[str, Any]:
+    data: dict[str, Any] = CONVERTER.unstructure(event, rt.Event)
+    return data
+
+
+def structure_event(data: Any) -> rt.Event:
+    event: rt.Event = CONVERTER.structure(data, rt.Event)  # type: ignore[arg-type]
+    return event
+
+
+def dump_event(event: rt.Event) -> str:
+    return dumps(unstructure_event(event))
+
+
+def load_event(text: str | bytes) -> rt.Event:
+    return structure_event(loads(text))
+
+
+def unstructure_commands(commands: Sequence[rt.Command]) -> list[dict[str, Any]]:
+    return [CONVERTER.unstructure(c, rt.Command) for c in commands]
+
+
+def structure_commands(data: Any) -> tuple[rt.Command, ...]:
+    return tuple(CONVERTER.structure(c, rt.Command) for c in data)  # type: ignore[arg-type]
+
+
+def unstructure_entry(entry: HistoryEntry) -> dict[str, Any]:
+    return {
+        "seq": entry.seq,
+        "at": entry.at,
+        "event": None if entry.event is None else unstructure_event(entry.event),
+        "input": entry.input,
+        "decisions": list(entry.decisions),
+        "commands": unstructure_commands(entry.commands),
+    }
+
+
+def structure_entry(data: Any) -> HistoryEntry:
+    return HistoryEntry(
+        seq=int(data["seq"]),
+        at=int(data["at"]),
+        event=None if data.get("event") is None else structure_event(data["event"]),
+        input=data.get("input"),
+        decisions=tuple(data.get("decisions", ())),
+        commands=structure_commands(data.get("commands", ())),
+    )
+
+
+def history_document(
+    table: Table,
+    table_hash: str,
+    instance: rt.Instance,
+    history: Sequence[HistoryEntry],
+    extra: Sequence[dict[str, Any]] = (),
+) -> dict[str, Any]:
+    """The ``wflang.history/1`` document: what ``wf history --json`` prints.
+
+    ``current`` names the nodes where the instance's tokens are now; ``failed``
+    the node whose failure dead-lettered or failed it (read from the last
+    decision that says so). ``extra`` carries per-entry store fields (who did an
+    ops action and why), merged into the entries by position.
+    """
+    entries = [unstructure_entry(e) for e in history]
+    for entry, more in zip(entries, extra, strict=False):
+        entry.update({k: v for k, v in more.items() if v is not None})
+    current = (
+        []
+        if instance.status.finished
+        else sorted({table.states[t.state].name for t in instance.tokens})
+    )
+    return {
+        "format": HISTORY_FORMAT,
+        "instance": instance.id,
+        "workflow": instance.workflow,
+        "version": instance.version,
+        "table_hash": table_hash,
+        "status": instance.status.value,
+        "current": current,
+        "failed": _failed_node(table, instance, history),
+        "output": instance.output,
+        "error": instance.error,
+        "entries": entries,
+    }
+
+
+def load_history(data: Any) -> list[HistoryEntry]:
+    """The entries of a ``wflang.history/1`` document, for ``replay``."""
+    if not isinstance(data, dict) or data.get("format") != HISTORY_FORMAT:
+        raise ValueError(f"not a {HISTORY_FORMAT} document")
+    return [structure_entry(e) for e in data["entries"]]
+
+
+def _failed_node(
+    table: Table, instance: rt.Instance, history: Sequence[HistoryEntry]
+) -> str | None:
+    if instance.status not in (
+        rt.Status.DEAD_LETTERED,
+        rt.Status.FAILED,
+        rt.Status.COMPENSATED,
+    ):
+        return None
+    names = {s.name for s in table.states}
+    for entry in reversed(history):
+        for decision in reversed(entry.decisions):
+            head, sep, rest = decision.partition(": ")
+            if sep and head in names and ("dead-lettered" in rest or "unhandled" in rest):
+                return head
+    return None

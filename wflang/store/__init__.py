@@ -1,0 +1,43 @@
+"""Durable stores: where instances, histories, timers, inboxes and tasks live.
+
+``open_store(url)`` gives a ``Store`` on SQLite (``sqlite:///path.db``, the
+default ``sqlite:///.wflang/state.db``) or PostgreSQL (``postgresql://...``).
+"""
+
+from __future__ import annotations
+
+import os
+
+from wflang.store.records import StoreError
+from wflang.store.sql import Clock, Store
+
+DEFAULT_URL = "sqlite:///.wflang/state.db"
+
+
+def default_url() -> str:
+    """``$WFLANG_STORE`` if set, else the embedded SQLite file of the current folder."""
+    return os.environ.get("WFLANG_STORE") or DEFAULT_URL
+
+
+def open_store(url: str | None = None, *, clock: Clock | None = None, pool: int = 8) -> Store:
+    """Open the store at ``url``; the schema is not touched (see ``Store.migrate``)."""
+    url = url or default_url()
+    if url.startswith("sqlite:///"):
+        from wflang.store.sqlite import SqliteBackend
+
+        path = url.removeprefix("sqlite:///")
+        if not path:
+            raise StoreError(f"no file in {url!r}: write sqlite:///path/state.db")
+        return Store(SqliteBackend(path), clock)
+    if url.startswith(("postgresql://", "postgres://")):
+        try:
+            from wflang.store.postgres import PostgresBackend
+        except ImportError as err:  # pragma: no cover - the extra is installed in CI
+            raise StoreError("PostgreSQL needs psycopg 3: pip install 'wflang[postgres]'") from err
+        return Store(PostgresBackend(url, max_size=pool), clock)
+    raise StoreError(
+        f"unknown store URL {url!r}: use sqlite:///path/state.db or postgresql://user@host/db"
+    )
+
+
+__all__ = ["DEFAULT_URL", "Clock", "Store", "StoreError", "default_url", "open_store"]

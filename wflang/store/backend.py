@@ -1,0 +1,77 @@
+"""What differs between SQLite and PostgreSQL, and nothing else.
+
+The store's logic (``wflang.store.sql``) is written once, with ``?``
+placeholders and a handful of dialect words; a backend supplies connections,
+write transactions and those words. SQLite: one connection per thread, WAL,
+``synchronous=FULL``, ``BEGIN IMMEDIATE`` for every write transaction (a
+deferred read-then-write upgrade can fail with SQLITE_BUSY without waiting).
+PostgreSQL: a psycopg 3 connection pool, READ COMMITTED transactions,
+``FOR UPDATE SKIP LOCKED`` for claims and a retry on deadlock or serialisation
+failure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
+from typing import Protocol
+
+from attrs import frozen
+
+Param = str | int | float | bytes | None
+Row = tuple[object, ...]
+
+
+@frozen
+class Dialect:
+    name: str
+    json: str  # column type of JSON documents
+    autoid: str  # an auto-incrementing primary key column
+    now: str  # the database clock in epoch milliseconds
+    lock: str  # appended to a SELECT that locks rows, waiting
+    skip_locked: str  # appended to a SELECT that locks rows, skipping locked ones
+    notify: str  # a statement that wakes listening workers at commit ("" for none)
+
+
+class Tx(Protocol):
+    """A write transaction: statements with ``?`` placeholders."""
+
+    def execute(self, sql: str, params: Sequence[Param] = ()) -> int:
+        """Run a statement; the number of rows it changed."""
+        ...
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Param]]) -> None: ...
+
+    def query(self, sql: str, params: Sequence[Param] = ()) -> list[Row]: ...
+
+
+class Backend(Protocol):
+    dialect: Dialect
+    url: str
+
+    def transaction(self) -> AbstractContextManager[Tx]:
+        """A write transaction, committed when the block ends, rolled back on an error."""
+        ...
+
+    def read(self) -> AbstractContextManager[Tx]:
+        """A read-only snapshot for queries."""
+        ...
+
+    def migration_lock(self) -> AbstractContextManager[Tx]:
+        """A transaction that holds the store-wide migration lock."""
+        ...
+
+    def retryable(self, err: BaseException) -> bool:
+        """Whether a failed transaction may simply be run again (deadlock, busy)."""
+        ...
+
+    def close(self) -> None: ...
+
+
+def placeholders(n: int) -> str:
+    return ", ".join("?" * n)
+
+
+def chunks(items: Sequence[str], size: int = 500) -> Iterator[Sequence[str]]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]

@@ -1,0 +1,104 @@
+"""The shared store: PostgreSQL through psycopg 3 and its connection pool.
+
+Many workers on many machines claim work with ``FOR UPDATE SKIP LOCKED`` in
+short READ COMMITTED transactions; a deadlock or serialisation failure rolls
+back and the transaction is simply run again. Migrations take a transaction
+advisory lock so that two ``wf store migrate`` at once are serialised.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+
+import psycopg
+from psycopg import errors
+from psycopg_pool import ConnectionPool
+
+from wflang.store.backend import Dialect, Param, Row
+
+DIALECT = Dialect(
+    name="postgresql",
+    json="text",
+    autoid="bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY",
+    now="CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS bigint)",
+    lock=" FOR UPDATE",
+    notify="SELECT pg_notify('wflang', '')",
+    skip_locked=" FOR UPDATE SKIP LOCKED",
+)
+
+_MIGRATION_LOCK = 0x77666C616E67  # "wflang"
+
+
+def _pg(sql: str) -> str:
+    """Our statements use ``?``; psycopg wants ``%s`` (none of ours has a literal %)."""
+    return sql.replace("?", "%s")
+
+
+class _Tx:
+    __slots__ = ("conn",)
+
+    def __init__(self, conn: psycopg.Connection[tuple[object, ...]]) -> None:
+        self.conn = conn
+
+    def execute(self, sql: str, params: Sequence[Param] = ()) -> int:
+        cur = self.conn.execute(_pg(sql), params, prepare=True)
+        return cur.rowcount
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Param]]) -> None:
+        if rows:
+            with self.conn.cursor() as cur:
+                cur.executemany(_pg(sql), rows)
+
+    def query(self, sql: str, params: Sequence[Param] = ()) -> list[Row]:
+        return self.conn.execute(_pg(sql), params, prepare=True).fetchall()
+
+
+class PostgresBackend:
+    """``postgresql://user@host:port/dbname``."""
+
+    dialect = DIALECT
+
+    def __init__(self, url: str, *, min_size: int = 1, max_size: int = 8) -> None:
+        self.url = url
+        self.pool: ConnectionPool[psycopg.Connection[tuple[object, ...]]] = ConnectionPool(
+            url,
+            min_size=min_size,
+            max_size=max_size,
+            kwargs={"autocommit": True},
+            check=ConnectionPool.check_connection,
+            open=True,
+            name="wflang",
+        )
+
+    @contextmanager
+    def transaction(self) -> Iterator[_Tx]:
+        with self.pool.connection() as conn, conn.transaction():
+            yield _Tx(conn)
+
+    @contextmanager
+    def read(self) -> Iterator[_Tx]:
+        with self.pool.connection() as conn, conn.transaction():
+            yield _Tx(conn)
+
+    @contextmanager
+    def migration_lock(self) -> Iterator[_Tx]:
+        with self.transaction() as tx:
+            tx.execute("SELECT pg_advisory_xact_lock(?)", (_MIGRATION_LOCK,))
+            yield tx
+
+    def retryable(self, err: BaseException) -> bool:
+        return isinstance(err, errors.DeadlockDetected | errors.SerializationFailure)
+
+    def notify(self, channel: str) -> None:
+        with self.pool.connection() as conn:
+            conn.execute("SELECT pg_notify(%s, '')", (channel,))
+
+    def listen(self, channel: str) -> psycopg.Connection[tuple[object, ...]]:
+        """A dedicated autocommit connection, outside the pool, listening on ``channel``."""
+        conn = psycopg.connect(self.url, autocommit=True)
+        conn.execute(f"LISTEN {channel}")
+        return conn
+
+    def close(self) -> None:
+        self.pool.close()

@@ -1,0 +1,150 @@
+"""What the store hands out: plain frozen records, decoded from rows."""
+
+from __future__ import annotations
+
+from attrs import frozen
+
+from wflang.runtime import instance as rt
+from wflang.runtime.engine import HistoryEntry
+from wflang.runtime.ir import Value
+from wflang.runtime.table import Table
+
+
+class StoreError(Exception):
+    """A request the store refuses; the message says why. Nothing was changed."""
+
+
+class UnknownInstance(StoreError):
+    def __init__(self, instance_id: str) -> None:
+        super().__init__(f"no instance '{instance_id}'")
+        self.instance_id = instance_id
+
+
+class UnknownWorkflow(StoreError):
+    pass
+
+
+class UnknownTask(StoreError):
+    pass
+
+
+class VersionConflict(StoreError):
+    """The same workflow name and version deployed with different content."""
+
+
+class IllegalAction(StoreError):
+    """An action the instance's (or task's) current status does not allow."""
+
+
+@frozen
+class Deployed:
+    name: str
+    version: int
+    hash: str
+    table: Table
+    deployed_at: int
+
+
+@frozen
+class VersionInfo:
+    """A deployed version and how many of its instances are still running (drain)."""
+
+    name: str
+    version: int
+    hash: str
+    deployed_at: int
+    running: int
+    finished: int
+    latest: bool
+
+
+@frozen
+class InstanceInfo:
+    id: str
+    workflow: str
+    version: int
+    table_hash: str
+    status: str  # pending until the start transition, then the instance's status
+    input: dict[str, Value]
+    instance: rt.Instance | None
+    parent_id: str | None
+    wake_at: int | None
+    created_at: int
+    updated_at: int
+
+
+@frozen
+class HistoryRow:
+    entry: HistoryEntry
+    idempotency_key: str
+    actor: str | None
+    reason: str | None
+    worker: str | None
+
+
+@frozen
+class TaskInfo:
+    key: str
+    instance_id: str
+    node: str
+    kind: str  # service | human
+    service: str | None
+    args: dict[str, Value]
+    attempt: int
+    form: tuple[str, ...]
+    assignee: str | None
+    status: str  # ready | running | open | done | cancelled | interrupted
+    claims: int
+    lease_owner: str | None
+    lease_epoch: int
+    created_at: int
+
+
+@frozen
+class ClaimedTask:
+    """A service call leased to a worker until ``expires_at``; ``epoch`` fences its result."""
+
+    key: str
+    instance_id: str
+    node: str
+    service: str
+    args: dict[str, Value]
+    attempt: int
+    epoch: int
+    expires_at: int
+
+
+@frozen
+class TaskResult:
+    """What a handler did, to commit under the lease it ran with."""
+
+    key: str
+    epoch: int
+    event: rt.TaskCompleted | rt.TaskFailed
+
+
+@frozen
+class Advanced:
+    """What one ``advance`` transaction did."""
+
+    transitions: int  # committed steps (history rows)
+    instances: int  # instances stepped
+    results: int  # handler results committed
+    stale: int  # handler results refused: their lease had been lost
+    claimed: tuple[ClaimedTask, ...]
+    finished: tuple[str, ...]  # instances that reached a final status
+    at: int  # the database time of the transaction
+
+
+@frozen
+class Stats:
+    """Queue depth and lag, for metrics and ``wf ops``."""
+
+    now: int
+    ready_tasks: int
+    running_tasks: int
+    open_human_tasks: int
+    oldest_ready_ms: int  # how long the oldest ready task has waited (0: none)
+    due_timers: int
+    pending_events: int
+    instances: dict[str, int]

@@ -1,0 +1,139 @@
+"""The store's schema, as numbered migrations shared by SQLite and PostgreSQL.
+
+A migration is a list of statements written once for both databases; the few
+words that differ (``{json}``, ``{autoid}``) are filled in per dialect.
+``migrate`` applies the missing ones in order, each in its own transaction,
+and records it in ``wf_schema``; running it twice does nothing the second
+time, and two processes running it at once are serialised by a lock (an
+advisory lock on PostgreSQL, the write lock of ``BEGIN IMMEDIATE`` on SQLite),
+so the loser sees the winner's rows and skips.
+
+Times are integer milliseconds since the epoch, taken from the database clock
+(or from an injected clock in tests), so every worker agrees on "now".
+"""
+
+from __future__ import annotations
+
+from attrs import frozen
+
+
+@frozen
+class Migration:
+    version: int
+    name: str
+    statements: tuple[str, ...]
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(
+        1,
+        "initial schema",
+        (
+            # Compiled versions: the table JSON is the contract a worker runs.
+            """CREATE TABLE wf_workflow (
+                name text NOT NULL,
+                version integer NOT NULL,
+                hash text NOT NULL,
+                table_json {json} NOT NULL,
+                source_file text,
+                deployed_at bigint NOT NULL,
+                PRIMARY KEY (name, version))""",
+            """CREATE UNIQUE INDEX wf_workflow_hash ON wf_workflow (hash)""",
+            # One row per instance, pinned to the table hash it started on.
+            # state is NULL until a worker takes the start transition.
+            # wake_at: when its next timer is due (NULL: none).
+            """CREATE TABLE wf_instance (
+                id text PRIMARY KEY,
+                workflow text NOT NULL,
+                version integer NOT NULL,
+                table_hash text NOT NULL,
+                status text NOT NULL,
+                input {json} NOT NULL,
+                state {json},
+                seq bigint NOT NULL DEFAULT -1,
+                seed bigint NOT NULL,
+                parent_id text,
+                parent_key text,
+                wake_at bigint,
+                created_at bigint NOT NULL,
+                updated_at bigint NOT NULL)""",
+            """CREATE INDEX wf_instance_wake ON wf_instance (wake_at)
+                WHERE wake_at IS NOT NULL""",
+            """CREATE INDEX wf_instance_status ON wf_instance (status, workflow)""",
+            """CREATE INDEX wf_instance_hash ON wf_instance (table_hash, status)""",
+            # Append-only: one row per committed transition.
+            """CREATE TABLE wf_history (
+                instance_id text NOT NULL,
+                seq bigint NOT NULL,
+                at bigint NOT NULL,
+                event {json},
+                input {json},
+                decisions {json} NOT NULL,
+                commands {json} NOT NULL,
+                idempotency_key text NOT NULL,
+                actor text,
+                reason text,
+                worker text,
+                PRIMARY KEY (instance_id, seq))""",
+            # Scheduled timers; a due timer wakes its instance.
+            """CREATE TABLE wf_timer (
+                instance_id text NOT NULL,
+                timer_id text NOT NULL,
+                due_at bigint NOT NULL,
+                PRIMARY KEY (instance_id, timer_id))""",
+            """CREATE INDEX wf_timer_due ON wf_timer (due_at)""",
+            # Events for an instance from outside its own transitions: signals,
+            # messages, human-task outputs, child outcomes, ops actions. A key
+            # makes a delivery idempotent: a second insert with it is ignored.
+            """CREATE TABLE wf_inbox (
+                id {autoid},
+                instance_id text NOT NULL,
+                event {json} NOT NULL,
+                dedupe_key text,
+                actor text,
+                reason text,
+                available_at bigint NOT NULL,
+                consumed_seq bigint)""",
+            """CREATE UNIQUE INDEX wf_inbox_dedupe ON wf_inbox (instance_id, dedupe_key)""",
+            """CREATE INDEX wf_inbox_pending ON wf_inbox (available_at, instance_id)
+                WHERE consumed_seq IS NULL""",
+            # The work queue: service calls run by workers under a lease, and
+            # human tasks waiting for a person. lease_epoch is the fencing token.
+            """CREATE TABLE wf_task (
+                key text PRIMARY KEY,
+                instance_id text NOT NULL,
+                node text NOT NULL,
+                kind text NOT NULL,
+                service text,
+                args {json} NOT NULL,
+                attempt integer NOT NULL,
+                form {json},
+                assignee text,
+                status text NOT NULL,
+                run_at bigint NOT NULL,
+                at_most_once integer NOT NULL DEFAULT 0,
+                claims integer NOT NULL DEFAULT 0,
+                lease_owner text,
+                lease_epoch bigint NOT NULL DEFAULT 0,
+                lease_expires_at bigint,
+                created_at bigint NOT NULL,
+                updated_at bigint NOT NULL)""",
+            """CREATE INDEX wf_task_ready ON wf_task (run_at) WHERE status = 'ready'""",
+            """CREATE INDEX wf_task_leased ON wf_task (lease_expires_at)
+                WHERE status = 'running'""",
+            """CREATE INDEX wf_task_instance ON wf_task (instance_id, status)""",
+            # The outbox: what other systems may consume (instances finished).
+            """CREATE TABLE wf_outbox (
+                id {autoid},
+                instance_id text NOT NULL,
+                seq bigint NOT NULL,
+                kind text NOT NULL,
+                payload {json} NOT NULL,
+                created_at bigint NOT NULL,
+                published_at bigint)""",
+            """CREATE INDEX wf_outbox_unpublished ON wf_outbox (id) WHERE published_at IS NULL""",
+        ),
+    ),
+)
+
+LATEST = MIGRATIONS[-1].version

@@ -1,0 +1,1034 @@
+"""The durable store: the same logic on SQLite and PostgreSQL.
+
+Two kinds of work move an instance, and they are guarded differently:
+
+* **Transitions** run the pure step function. They take microseconds, so a
+  worker does them *inside* one short write transaction that locks the
+  instance rows (``FOR UPDATE [SKIP LOCKED]`` on PostgreSQL, the single writer
+  lock on SQLite), steps them, and writes everything a step produces: the new
+  state, one history row per event, consumed inbox rows, timers, tasks, child
+  instances, parent notifications and outbox rows. Either all of it commits or
+  none does; a worker killed before the commit leaves no trace.
+* **Handler calls** take as long as they take, so they never run inside a
+  transaction. A worker claims a task with a lease (``lease_epoch`` + 1,
+  expiry from the database clock; expired leases are reclaimed by the same
+  claim query), renews it by heartbeat, and commits the result only while its
+  epoch is still the task's: a worker whose lease was lost cannot commit
+  (``stale``). The result's commit is fused with the transition it causes and
+  with the claim of the next tasks (``advance``), so a chain of steps costs one
+  transaction per step; a worker with many results commits them together
+  (group commit), each instance still atomic and each result still fenced.
+
+Rows are locked in one order (instances by id, then tasks), so two workers can
+only wait for each other, never deadlock; a deadlock or busy error from the
+database is retried. Times come from the database clock unless a clock is
+injected (tests, where time is virtual).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from attrs import define, field
+
+from wflang import faults
+from wflang.runtime import codec
+from wflang.runtime import instance as rt
+from wflang.runtime import step as st
+from wflang.runtime.engine import HistoryEntry
+from wflang.runtime.ir import Value
+from wflang.runtime.table import Table, dumps, loads, table_hash
+from wflang.store.backend import Backend, Param, Tx, chunks, placeholders
+from wflang.store.records import (
+    Advanced,
+    ClaimedTask,
+    Deployed,
+    HistoryRow,
+    IllegalAction,
+    InstanceInfo,
+    Stats,
+    StoreError,
+    TaskInfo,
+    TaskResult,
+    UnknownInstance,
+    UnknownTask,
+    UnknownWorkflow,
+    VersionConflict,
+    VersionInfo,
+)
+from wflang.store.schema import LATEST, MIGRATIONS
+
+log = logging.getLogger("wflang.store")
+
+Clock = Callable[[], int]
+PENDING = "pending"  # an instance whose start transition has not run yet
+_FINISHED = tuple(s.value for s in rt.Status if s.finished)
+_OPEN_TASK = ("ready", "running", "open")
+
+
+def _seed(instance_id: str) -> int:
+    """A stable seed per instance (jitter), the same on every worker."""
+    import zlib
+
+    return zlib.crc32(instance_id.encode("utf-8"))
+
+
+@define
+class _Work:
+    """One locked instance and the events to step it with, in order."""
+
+    id: str
+    table: Table
+    hash: str
+    instance: rt.Instance | None
+    input: dict[str, Value]
+    seed: int
+    parent_id: str | None
+    parent_key: str | None
+    events: list[tuple[rt.Event, str, str | None, str | None, int | None]] = field(factory=list)
+    # (event, idempotency key, actor, reason, inbox row id)
+
+
+class Store:
+    """A durable store on a backend; thread-safe (each thread has its connection)."""
+
+    def __init__(self, backend: Backend, clock: Clock | None = None) -> None:
+        self.backend = backend
+        self.dialect = backend.dialect
+        self.clock = clock
+        self._tables: dict[str, Table] = {}
+
+    @property
+    def url(self) -> str:
+        return self.backend.url
+
+    def close(self) -> None:
+        self.backend.close()
+
+    # ------------------------------------------------------------------ plumbing
+
+    def now(self, tx: Tx | None = None) -> int:
+        """The store's clock: the injected one, else the database's."""
+        if self.clock is not None:
+            return self.clock()
+        if tx is not None:
+            return int(str(tx.query(f"SELECT {self.dialect.now}")[0][0]))
+        with self.backend.read() as rtx:
+            return int(str(rtx.query(f"SELECT {self.dialect.now}")[0][0]))
+
+    def _write(self, fn: Callable[[Tx], Any]) -> Any:
+        """Run ``fn`` in a write transaction, again if the database asks for a retry."""
+        for attempt in range(50):
+            try:
+                with self.backend.transaction() as tx:
+                    return fn(tx)
+            except Exception as err:
+                if not self.backend.retryable(err) or attempt == 49:
+                    raise
+                time.sleep(min(0.001 * 2**attempt, 0.1))  # contention backoff, not a test
+        raise AssertionError("unreachable")
+
+    # ---------------------------------------------------------------- migrations
+
+    def schema_version(self) -> int:
+        with self.backend.read() as tx:
+            try:
+                rows = tx.query("SELECT max(version) FROM wf_schema")
+            except Exception:
+                return 0
+        return int(str(rows[0][0])) if rows and rows[0][0] is not None else 0
+
+    def migrate(self) -> list[int]:
+        """Apply the missing migrations in order; safe to run twice or at once."""
+        applied: list[int] = []
+        for m in MIGRATIONS:
+            with self.backend.migration_lock() as tx:
+                tx.execute(
+                    "CREATE TABLE IF NOT EXISTS wf_schema (version integer PRIMARY KEY, "
+                    "name text NOT NULL, applied_at bigint NOT NULL)"
+                )
+                done = tx.query("SELECT 1 FROM wf_schema WHERE version = ?", (m.version,))
+                if done:
+                    continue
+                for statement in m.statements:
+                    tx.execute(statement.format(json=self.dialect.json, autoid=self.dialect.autoid))
+                tx.execute(
+                    "INSERT INTO wf_schema (version, name, applied_at) VALUES (?, ?, ?)",
+                    (m.version, m.name, self.now(tx)),
+                )
+                applied.append(m.version)
+        return applied
+
+    def check_schema(self) -> None:
+        found = self.schema_version()
+        if found < LATEST:
+            raise StoreError(
+                f"the store at {self.url} has schema version {found}, this wflang needs "
+                f"{LATEST}: run `wf store migrate --store {self.url}`"
+            )
+        if found > LATEST:
+            raise StoreError(
+                f"the store at {self.url} has schema version {found}, newer than this "
+                f"wflang knows ({LATEST}): upgrade wflang"
+            )
+
+    # ------------------------------------------------------------------ versions
+
+    def deploy(self, table: Table, source_file: str | None = None) -> bool:
+        """Register a compiled version; False when exactly this version is already there."""
+        text = dumps(table)
+        digest = table_hash(table)
+
+        def run(tx: Tx) -> bool:
+            rows = tx.query(
+                "SELECT hash FROM wf_workflow WHERE name = ? AND version = ?",
+                (table.workflow, table.version),
+            )
+            if rows:
+                if rows[0][0] == digest:
+                    return False
+                raise VersionConflict(
+                    f"{table.workflow} version {table.version} is already deployed with "
+                    f"different content (hash {str(rows[0][0])[:12]}, this one "
+                    f"{digest[:12]}): give the changed workflow a new version number"
+                )
+            other = tx.query("SELECT name, version FROM wf_workflow WHERE hash = ?", (digest,))
+            if other:
+                raise VersionConflict(
+                    f"this table is already deployed as {other[0][0]} version {other[0][1]}"
+                )
+            tx.execute(
+                "INSERT INTO wf_workflow (name, version, hash, table_json, source_file, "
+                "deployed_at) VALUES (?, ?, ?, ?, ?, ?)",
+                (table.workflow, table.version, digest, text, source_file, self.now(tx)),
+            )
+            return True
+
+        result: bool = self._write(run)
+        self._tables[digest] = table
+        return result
+
+    def deployed(self, name: str, version: int | None = None) -> Deployed:
+        with self.backend.read() as tx:
+            if version is None:
+                rows = tx.query(
+                    "SELECT name, version, hash, table_json, deployed_at FROM wf_workflow "
+                    "WHERE name = ? ORDER BY version DESC LIMIT 1",
+                    (name,),
+                )
+            else:
+                rows = tx.query(
+                    "SELECT name, version, hash, table_json, deployed_at FROM wf_workflow "
+                    "WHERE name = ? AND version = ?",
+                    (name, version),
+                )
+            if not rows:
+                known = [str(r[0]) for r in tx.query("SELECT DISTINCT name FROM wf_workflow")]
+                if version is not None and name in known:
+                    raise UnknownWorkflow(f"workflow '{name}' has no deployed version {version}")
+                raise UnknownWorkflow(
+                    f"no deployed workflow '{name}'"
+                    + (f" (deployed: {', '.join(sorted(known))})" if known else "")
+                    + "; deploy it with `wf deploy FILE`"
+                )
+        n, v, h, text, at = rows[0]
+        table = self._tables.get(str(h)) or loads(str(text))
+        self._tables[str(h)] = table
+        return Deployed(str(n), int(str(v)), str(h), table, int(str(at)))
+
+    def table_for(self, digest: str, tx: Tx | None = None) -> Table:
+        table = self._tables.get(digest)
+        if table is None:
+            sql = "SELECT table_json FROM wf_workflow WHERE hash = ?"
+            if tx is not None:
+                rows = tx.query(sql, (digest,))
+            else:
+                with self.backend.read() as rtx:
+                    rows = rtx.query(sql, (digest,))
+            if not rows:
+                raise UnknownWorkflow(f"no deployed table with hash {digest}")
+            table = loads(str(rows[0][0]))
+            self._tables[digest] = table
+        return table
+
+    def versions(self, name: str | None = None) -> list[VersionInfo]:
+        """Every deployed version with its running and finished instance counts."""
+        with self.backend.read() as tx:
+            rows = tx.query(
+                "SELECT w.name, w.version, w.hash, w.deployed_at, "
+                f"SUM(CASE WHEN i.status IN ({placeholders(len(_FINISHED))}) THEN 0 "
+                "WHEN i.id IS NULL THEN 0 ELSE 1 END), "
+                f"SUM(CASE WHEN i.status IN ({placeholders(len(_FINISHED))}) THEN 1 ELSE 0 END) "
+                "FROM wf_workflow w LEFT JOIN wf_instance i ON i.table_hash = w.hash "
+                + ("WHERE w.name = ? " if name else "")
+                + "GROUP BY w.name, w.version, w.hash, w.deployed_at "
+                "ORDER BY w.name, w.version",
+                (*_FINISHED, *_FINISHED, *((name,) if name else ())),
+            )
+        if name and not rows:
+            raise UnknownWorkflow(f"no deployed workflow '{name}'")
+        latest: dict[str, int] = {}
+        for r in rows:
+            latest[str(r[0])] = max(latest.get(str(r[0]), 0), int(str(r[1])))
+        return [
+            VersionInfo(
+                str(r[0]),
+                int(str(r[1])),
+                str(r[2]),
+                int(str(r[3])),
+                int(str(r[4] or 0)),
+                int(str(r[5] or 0)),
+                latest[str(r[0])] == int(str(r[1])),
+            )
+            for r in rows
+        ]
+
+    # ----------------------------------------------------------------- instances
+
+    def create(
+        self,
+        deployed: Deployed,
+        input: Mapping[str, Value],
+        instance_id: str,
+        *,
+        actor: str | None = None,
+    ) -> bool:
+        """Create an instance for a worker to start; False if the id exists with this input.
+
+        Starting is idempotent by id: a client that retries after a lost answer
+        gets the same instance, not a second one.
+        """
+        text = codec.dumps(dict(input))
+
+        def run(tx: Tx) -> bool:
+            rows = tx.query(
+                "SELECT table_hash, input FROM wf_instance WHERE id = ?", (instance_id,)
+            )
+            if rows:
+                if rows[0][0] == deployed.hash and codec.loads(str(rows[0][1])) == dict(input):
+                    return False
+                raise IllegalAction(f"instance '{instance_id}' already exists")
+            now = self.now(tx)
+            tx.execute(
+                "INSERT INTO wf_instance (id, workflow, version, table_hash, status, input, "
+                "seed, wake_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    instance_id,
+                    deployed.name,
+                    deployed.version,
+                    deployed.hash,
+                    PENDING,
+                    text,
+                    _seed(instance_id),
+                    now,
+                    now,
+                    now,
+                ),
+            )
+            return True
+
+        created: bool = self._write(run)
+        return created
+
+    def instance(self, instance_id: str) -> InstanceInfo:
+        with self.backend.read() as tx:
+            rows = tx.query(_INSTANCE_SELECT + " WHERE id = ?", (instance_id,))
+        if not rows:
+            raise UnknownInstance(instance_id)
+        return _instance_info(rows[0])
+
+    def instances(
+        self,
+        *,
+        status: str | None = None,
+        workflow: str | None = None,
+        limit: int = 100,
+    ) -> list[InstanceInfo]:
+        where, params = [], []
+        if status:
+            where.append("status = ?")
+            params.append(status)
+        if workflow:
+            where.append("workflow = ?")
+            params.append(workflow)
+        sql = _INSTANCE_SELECT + (" WHERE " + " AND ".join(where) if where else "")
+        sql += " ORDER BY created_at, id LIMIT ?"
+        with self.backend.read() as tx:
+            rows = tx.query(sql, (*params, limit))
+        return [_instance_info(r) for r in rows]
+
+    def history(self, instance_id: str) -> list[HistoryRow]:
+        with self.backend.read() as tx:
+            rows = tx.query(
+                "SELECT seq, at, event, input, decisions, commands, idempotency_key, actor, "
+                "reason, worker FROM wf_history WHERE instance_id = ? ORDER BY seq",
+                (instance_id,),
+            )
+            if not rows and not tx.query("SELECT 1 FROM wf_instance WHERE id = ?", (instance_id,)):
+                raise UnknownInstance(instance_id)
+        return [
+            HistoryRow(
+                HistoryEntry(
+                    int(str(r[0])),
+                    int(str(r[1])),
+                    None if r[2] is None else codec.load_event(str(r[2])),
+                    None if r[3] is None else codec.loads(str(r[3])),
+                    tuple(codec.loads(str(r[4]))),
+                    codec.structure_commands(codec.loads(str(r[5]))),
+                ),
+                str(r[6]),
+                None if r[7] is None else str(r[7]),
+                None if r[8] is None else str(r[8]),
+                None if r[9] is None else str(r[9]),
+            )
+            for r in rows
+        ]
+
+    def deliver(
+        self,
+        instance_id: str,
+        event: rt.Event,
+        *,
+        dedupe_key: str | None = None,
+        actor: str | None = None,
+        reason: str | None = None,
+    ) -> bool:
+        """Put an event in an instance's inbox; False if its dedupe key was already there."""
+
+        def run(tx: Tx) -> bool:
+            if not tx.query("SELECT 1 FROM wf_instance WHERE id = ?", (instance_id,)):
+                raise UnknownInstance(instance_id)
+            return self._inbox(tx, instance_id, event, dedupe_key, actor, reason)
+
+        delivered: bool = self._write(run)
+        return delivered
+
+    def _inbox(
+        self,
+        tx: Tx,
+        instance_id: str,
+        event: rt.Event,
+        dedupe_key: str | None,
+        actor: str | None = None,
+        reason: str | None = None,
+        at: int | None = None,
+    ) -> bool:
+        return (
+            tx.execute(
+                "INSERT INTO wf_inbox (instance_id, event, dedupe_key, actor, reason, "
+                "available_at) VALUES (?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (instance_id, dedupe_key) DO NOTHING",
+                (
+                    instance_id,
+                    codec.dump_event(event),
+                    dedupe_key,
+                    actor,
+                    reason,
+                    self.now(tx) if at is None else at,
+                ),
+            )
+            > 0
+        )
+
+    # --------------------------------------------------------------------- tasks
+
+    def tasks(
+        self,
+        *,
+        kind: str | None = None,
+        status: str | None = None,
+        instance_id: str | None = None,
+        limit: int = 100,
+    ) -> list[TaskInfo]:
+        where, params = [], []
+        for column, value in (("kind", kind), ("status", status), ("instance_id", instance_id)):
+            if value:
+                where.append(f"{column} = ?")
+                params.append(value)
+        sql = _TASK_SELECT + (" WHERE " + " AND ".join(where) if where else "")
+        with self.backend.read() as tx:
+            rows = tx.query(sql + " ORDER BY created_at, key LIMIT ?", (*params, limit))
+        return [_task_info(r) for r in rows]
+
+    def task(self, key: str) -> TaskInfo:
+        with self.backend.read() as tx:
+            rows = tx.query(_TASK_SELECT + " WHERE key = ?", (key,))
+        if not rows:
+            raise UnknownTask(f"no task '{key}'")
+        return _task_info(rows[0])
+
+    def close_human_task(
+        self, key: str, event: rt.TaskCompleted | rt.TaskFailed, *, actor: str | None = None
+    ) -> None:
+        """Finish an open human task: the task closes and its event is delivered, together."""
+
+        def run(tx: Tx) -> None:
+            rows = tx.query("SELECT instance_id, status, kind FROM wf_task WHERE key = ?", (key,))
+            if not rows:
+                raise UnknownTask(f"no task '{key}'")
+            iid, status, kind = (str(x) for x in rows[0])
+            if kind != "human" or status != "open":
+                raise IllegalAction(f"task '{key}' is a {kind} task that is {status}, not open")
+            tx.execute(
+                "UPDATE wf_task SET status = 'done', updated_at = ? WHERE key = ?",
+                (self.now(tx), key),
+            )
+            self._inbox(tx, iid, event, f"task:{key}", actor)
+
+        self._write(run)
+
+    def heartbeat(self, worker: str, leases: Sequence[tuple[str, int]], lease_ms: int) -> list[str]:
+        """Extend the leases still held; the keys of those that were lost."""
+        if not leases:
+            return []
+
+        def run(tx: Tx) -> list[str]:
+            until = self.now(tx) + lease_ms
+            lost = []
+            for key, epoch in leases:
+                n = tx.execute(
+                    "UPDATE wf_task SET lease_expires_at = ? WHERE key = ? AND lease_epoch = ? "
+                    "AND status = 'running'",
+                    (until, key, epoch),
+                )
+                if n == 0:
+                    lost.append(key)
+            return lost
+
+        lost: list[str] = self._write(run)
+        return lost
+
+    # ------------------------------------------------------------------- advance
+
+    def advance(
+        self,
+        worker: str,
+        *,
+        results: Sequence[TaskResult] = (),
+        instances: int = 16,
+        claim: int = 0,
+        services: Iterable[str] | None = None,
+        at_most_once: Iterable[str] = (),
+        lease_ms: int = 30_000,
+    ) -> Advanced:
+        """One transaction: commit handler results (fenced), step every ready instance
+        (up to ``instances`` besides those the results wake), and claim up to ``claim``
+        due tasks of ``services`` (all when None) under a new lease.
+        """
+        once = frozenset(at_most_once)
+        wanted = None if services is None else sorted(set(services))
+
+        def run(tx: Tx) -> Advanced:
+            return _Advance(self, tx, worker, lease_ms).run(results, instances, claim, wanted, once)
+
+        advanced: Advanced = self._write(run)
+        return advanced
+
+    # --------------------------------------------------------------------- stats
+
+    def stats(self) -> Stats:
+        with self.backend.read() as tx:
+            now = self.now(tx)
+            counts = {
+                str(s): int(str(n))
+                for s, n in tx.query("SELECT status, count(*) FROM wf_instance GROUP BY status")
+            }
+            tasks = {
+                (str(k), str(s)): (int(str(n)), r)
+                for k, s, n, r in tx.query(
+                    "SELECT kind, status, count(*), min(run_at) FROM wf_task "
+                    "WHERE status IN ('ready', 'running', 'open') GROUP BY kind, status"
+                )
+            }
+            due = tx.query("SELECT count(*) FROM wf_timer WHERE due_at <= ?", (now,))
+            pending = tx.query(
+                "SELECT count(*) FROM wf_inbox WHERE consumed_seq IS NULL AND available_at <= ?",
+                (now,),
+            )
+        ready, oldest = tasks.get(("service", "ready"), (0, None))
+        return Stats(
+            now=now,
+            ready_tasks=ready,
+            running_tasks=tasks.get(("service", "running"), (0, None))[0],
+            open_human_tasks=tasks.get(("human", "open"), (0, None))[0],
+            oldest_ready_ms=max(0, now - int(str(oldest))) if oldest is not None else 0,
+            due_timers=int(str(due[0][0])),
+            pending_events=int(str(pending[0][0])),
+            instances=counts,
+        )
+
+
+_INSTANCE_SELECT = (
+    "SELECT id, workflow, version, table_hash, status, input, state, parent_id, wake_at, "
+    "created_at, updated_at FROM wf_instance"
+)
+_TASK_SELECT = (
+    "SELECT key, instance_id, node, kind, service, args, attempt, form, assignee, status, "
+    "claims, lease_owner, lease_epoch, created_at FROM wf_task"
+)
+
+
+def _int_or_none(x: object) -> int | None:
+    return None if x is None else int(str(x))
+
+
+def _instance_info(r: Sequence[object]) -> InstanceInfo:
+    return InstanceInfo(
+        id=str(r[0]),
+        workflow=str(r[1]),
+        version=int(str(r[2])),
+        table_hash=str(r[3]),
+        status=str(r[4]),
+        input=codec.loads(str(r[5])),
+        instance=None if r[6] is None else codec.load_instance(str(r[6])),
+        parent_id=None if r[7] is None else str(r[7]),
+        wake_at=_int_or_none(r[8]),
+        created_at=int(str(r[9])),
+        updated_at=int(str(r[10])),
+    )
+
+
+def _task_info(r: Sequence[object]) -> TaskInfo:
+    return TaskInfo(
+        key=str(r[0]),
+        instance_id=str(r[1]),
+        node=str(r[2]),
+        kind=str(r[3]),
+        service=None if r[4] is None else str(r[4]),
+        args=codec.loads(str(r[5])),
+        attempt=int(str(r[6])),
+        form=tuple(codec.loads(str(r[7]))) if r[7] is not None else (),
+        assignee=None if r[8] is None else str(r[8]),
+        status=str(r[9]),
+        claims=int(str(r[10])),
+        lease_owner=None if r[11] is None else str(r[11]),
+        lease_epoch=int(str(r[12])),
+        created_at=int(str(r[13])),
+    )
+
+
+class _Advance:
+    """The body of one ``advance`` transaction (see ``Store``'s docstring)."""
+
+    def __init__(self, store: Store, tx: Tx, worker: str, lease_ms: int) -> None:
+        self.store, self.tx, self.worker, self.lease_ms = store, tx, worker, lease_ms
+        self.d = store.dialect
+        self.now = store.now(tx)
+        self.transitions = 0
+        self.scheduled = 0  # tasks and inbox rows this transaction made for others
+        self.finished: list[str] = []
+
+    def run(
+        self,
+        results: Sequence[TaskResult],
+        limit: int,
+        claim: int,
+        services: list[str] | None,
+        once: frozenset[str],
+    ) -> Advanced:
+        work: dict[str, _Work] = {}
+        # 1. Lock the instances the results belong to (waiting: their steps are short).
+        keyed = self._result_instances(results)
+        self._lock(sorted(set(keyed.values())), work, skip=False)
+        # 2. Fence each result: it commits only under the epoch it ran with.
+        committed = stale = 0
+        accepted: list[tuple[str, TaskResult]] = []
+        for r in results:
+            iid = keyed.get(r.key)
+            n = 0
+            if iid is not None and iid in work:
+                n = self.tx.execute(
+                    "UPDATE wf_task SET status = 'done', lease_owner = NULL, "
+                    "lease_expires_at = NULL, updated_at = ? "
+                    "WHERE key = ? AND lease_epoch = ? AND status = 'running'",
+                    (self.now, r.key, r.epoch),
+                )
+            if n:
+                committed += 1
+                accepted.append((iid or "", r))
+            else:
+                stale += 1
+                log.warning("stale result refused", extra={"task": r.key, "epoch": r.epoch})
+        # 3. Lock other ready instances, skipping those another worker holds.
+        if limit > 0:
+            self._lock(self._ready(limit, exclude=work), work, skip=True)
+        # 4. Gather each instance's events in time order, step it, write what it did.
+        self._gather(work, accepted)
+        for w in sorted(work.values(), key=lambda w: w.id):
+            self._step(w)
+        # 5. Claim due tasks for the worker's free slots.
+        claimed = self._claim(claim, services, once) if claim > 0 else ()
+        if claimed:
+            faults.hit("claim.before-commit")
+        if self.transitions:
+            faults.hit("transition.before-commit")
+        if self.scheduled and self.d.notify:
+            self.tx.execute(self.d.notify)  # a wake-up hint, delivered at commit
+        return Advanced(
+            transitions=self.transitions,
+            instances=len(work),
+            results=committed,
+            stale=stale,
+            claimed=claimed,
+            finished=tuple(self.finished),
+            at=self.now,
+        )
+
+    # -- locking and gathering ----------------------------------------------------
+
+    def _result_instances(self, results: Sequence[TaskResult]) -> dict[str, str]:
+        keyed: dict[str, str] = {}
+        keys = [r.key for r in results]
+        for part in chunks(keys):
+            for key, iid in self.tx.query(
+                f"SELECT key, instance_id FROM wf_task WHERE key IN ({placeholders(len(part))})",
+                tuple(part),
+            ):
+                keyed[str(key)] = str(iid)
+        return keyed
+
+    def _ready(self, limit: int, exclude: Mapping[str, object]) -> list[str]:
+        rows = self.tx.query(
+            "SELECT id FROM wf_instance WHERE wake_at <= ? ORDER BY wake_at LIMIT ?",
+            (self.now, limit + len(exclude)),
+        )
+        rows += self.tx.query(
+            "SELECT instance_id FROM wf_inbox WHERE consumed_seq IS NULL AND available_at <= ? "
+            "ORDER BY id LIMIT ?",
+            (self.now, limit + len(exclude)),
+        )
+        seen: dict[str, None] = {}
+        for (iid,) in rows:
+            if str(iid) not in exclude:
+                seen[str(iid)] = None
+        return sorted(seen)[:limit]
+
+    def _lock(self, ids: list[str], work: dict[str, _Work], *, skip: bool) -> None:
+        suffix = self.d.skip_locked if skip else self.d.lock
+        for part in chunks(ids):
+            rows = self.tx.query(
+                "SELECT id, table_hash, state, input, seed, parent_id, parent_key, wake_at "
+                f"FROM wf_instance WHERE id IN ({placeholders(len(part))}) ORDER BY id{suffix}",
+                tuple(part),
+            )
+            for iid, digest, state, inp, seed, pid, pkey, _wake in rows:
+                work[str(iid)] = _Work(
+                    id=str(iid),
+                    table=self.store.table_for(str(digest), self.tx),
+                    hash=str(digest),
+                    instance=None if state is None else codec.load_instance(str(state)),
+                    input=codec.loads(str(inp)),
+                    seed=int(str(seed)),
+                    parent_id=None if pid is None else str(pid),
+                    parent_key=None if pkey is None else str(pkey),
+                )
+
+    def _gather(self, work: dict[str, _Work], accepted: list[tuple[str, TaskResult]]) -> None:
+        """Inbox rows and due timers by time, then the results committed here."""
+        timed: dict[str, list[tuple[int, int, rt.Event, str | None, str | None]]] = {
+            iid: [] for iid in work
+        }
+        ids = sorted(work)
+        for part in chunks(ids):
+            for row_id, iid, event, actor, reason, at in self.tx.query(
+                "SELECT id, instance_id, event, actor, reason, available_at FROM wf_inbox "
+                f"WHERE instance_id IN ({placeholders(len(part))}) AND consumed_seq IS NULL "
+                "AND available_at <= ? ORDER BY id",
+                (*part, self.now),
+            ):
+                timed[str(iid)].append(
+                    (
+                        int(str(at)),
+                        int(str(row_id)),
+                        codec.load_event(str(event)),
+                        None if actor is None else str(actor),
+                        None if reason is None else str(reason),
+                    )
+                )
+        for iid, w in work.items():
+            if w.instance is not None:
+                for t in w.instance.timers:
+                    if t.due <= self.now:
+                        timed[iid].append((t.due, -1, rt.TimerFired(t.id), None, None))
+            for _at, row_id, event, actor, reason in sorted(timed[iid], key=lambda x: (x[0], x[1])):
+                if isinstance(event, rt.TimerFired) and row_id < 0:
+                    w.events.append((event, f"timer:{event.timer}", None, None, None))
+                else:
+                    w.events.append((event, f"inbox:{row_id}", actor, reason, row_id))
+        for iid, r in accepted:
+            work[iid].events.append((r.event, f"task:{r.key}", None, None, None))
+
+    # -- stepping and writing -------------------------------------------------------
+
+    def _step(self, w: _Work) -> None:
+        history: list[tuple[Param, ...]] = []
+        consumed: list[tuple[Param, ...]] = []
+        commands: list[rt.Command] = []
+        inst = w.instance
+        if inst is None:
+            result = st.start(w.table, w.id, dict(w.input), self.now, w.seed)
+            inst = result.instance
+            history.append(self._history_row(w.id, inst.seq, None, w.input, result, "start"))
+            commands.extend(result.commands)
+        for event, key, actor, reason, row_id in w.events:
+            result = st.step(w.table, inst, event, self.now)
+            inst = result.instance
+            history.append(
+                self._history_row(w.id, inst.seq, event, None, result, key, actor, reason)
+            )
+            commands.extend(result.commands)
+            if row_id is not None:
+                consumed.append((inst.seq, row_id))
+        wake = min((t.due for t in inst.timers), default=None)
+        changed = self.tx.execute(
+            "UPDATE wf_instance SET state = ?, status = ?, seq = ?, wake_at = ?, updated_at = ? "
+            "WHERE id = ?",
+            (codec.dump_instance(inst), inst.status.value, inst.seq, wake, self.now, w.id),
+        )
+        if changed != 1:
+            raise StoreError(f"instance '{w.id}' vanished while locked")
+        self.tx.executemany(
+            "INSERT INTO wf_history (instance_id, seq, at, event, input, decisions, commands, "
+            "idempotency_key, actor, reason, worker) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            history,
+        )
+        self.tx.executemany(
+            "UPDATE wf_inbox SET consumed_seq = ? WHERE id = ? AND consumed_seq IS NULL", consumed
+        )
+        fired = [(w.id, e.timer) for e, *_ in w.events if isinstance(e, rt.TimerFired)]
+        self.tx.executemany("DELETE FROM wf_timer WHERE instance_id = ? AND timer_id = ?", fired)
+        for c in commands:
+            APPLY[type(c)](self, w, inst, c)
+        self.transitions += len(history)
+        if inst.status.finished and (w.instance is None or not w.instance.status.finished):
+            self.finished.append(w.id)
+
+    def _history_row(
+        self,
+        iid: str,
+        seq: int,
+        event: rt.Event | None,
+        input: dict[str, Value] | None,
+        result: st.Step,
+        key: str,
+        actor: str | None = None,
+        reason: str | None = None,
+    ) -> tuple[Param, ...]:
+        return (
+            iid,
+            seq,
+            self.now,
+            None if event is None else codec.dump_event(event),
+            None if input is None else codec.dumps(input),
+            codec.dumps(list(result.decisions)),
+            codec.dumps(codec.unstructure_commands(result.commands)),
+            key,
+            actor,
+            reason,
+            self.worker,
+        )
+
+    # -- claiming -------------------------------------------------------------------
+
+    def _claim(
+        self, n: int, services: list[str] | None, once: frozenset[str]
+    ) -> tuple[ClaimedTask, ...]:
+        only = "" if services is None else f" AND service IN ({placeholders(len(services))})"
+        params: tuple[Param, ...] = tuple(services or ())
+        if services == []:
+            return ()
+        candidates = self.tx.query(
+            "SELECT key FROM wf_task WHERE kind = 'service' AND status = 'ready' AND run_at <= ?"
+            f"{only} ORDER BY run_at, key LIMIT ?{self.d.skip_locked}",
+            (self.now, *params, n),
+        )
+        if len(candidates) < n:
+            candidates += self.tx.query(
+                "SELECT key FROM wf_task WHERE kind = 'service' AND status = 'running' "
+                f"AND lease_expires_at < ?{only} ORDER BY lease_expires_at, key "
+                f"LIMIT ?{self.d.skip_locked}",
+                (self.now, *params, n - len(candidates)),
+            )
+        keys = [str(k) for (k,) in candidates]
+        if not keys:
+            return ()
+        until = self.now + self.lease_ms
+        rows = self.tx.query(
+            "UPDATE wf_task SET status = 'running', lease_owner = ?, "
+            "lease_epoch = lease_epoch + 1, lease_expires_at = ?, claims = claims + 1, "
+            f"updated_at = ? WHERE key IN ({placeholders(len(keys))}) "
+            "RETURNING key, instance_id, node, service, args, attempt, lease_epoch, claims, "
+            "at_most_once",
+            (self.worker, until, self.now, *keys),
+        )
+        claimed: list[ClaimedTask] = []
+        for key, iid, node, service, args, attempt, epoch, claims, was_once in rows:
+            if str(service) in once:
+                if int(str(claims)) > 1 and int(str(was_once)):
+                    self._interrupt(str(key), str(iid), str(node))
+                    continue
+                self.tx.execute("UPDATE wf_task SET at_most_once = 1 WHERE key = ?", (str(key),))
+            claimed.append(
+                ClaimedTask(
+                    key=str(key),
+                    instance_id=str(iid),
+                    node=str(node),
+                    service=str(service),
+                    args=codec.loads(str(args)),
+                    attempt=int(str(attempt)),
+                    epoch=int(str(epoch)),
+                    expires_at=until,
+                )
+            )
+        claimed.sort(key=lambda c: c.key)
+        return tuple(claimed)
+
+    def _interrupt(self, key: str, iid: str, node: str) -> None:
+        """An at-most-once call whose worker vanished after starting it: never run again."""
+        self.tx.execute(
+            "UPDATE wf_task SET status = 'interrupted', lease_owner = NULL, "
+            "lease_expires_at = NULL WHERE key = ?",
+            (key,),
+        )
+        event = rt.TaskFailed(
+            key,
+            "Interrupted",
+            False,
+            f"{node} is at-most-once and its worker stopped after starting it; "
+            "it was not run again",
+        )
+        self.store._inbox(self.tx, iid, event, f"task:{key}", at=self.now)
+
+
+# ------------------------------------------------------------- applying commands
+
+
+def _schedule(a: _Advance, w: _Work, inst: rt.Instance, c: rt.ScheduleTask) -> None:
+    a.scheduled += 1
+    a.tx.execute(
+        "INSERT INTO wf_task (key, instance_id, node, kind, service, args, attempt, status, "
+        "run_at, created_at, updated_at) VALUES (?, ?, ?, 'service', ?, ?, ?, 'ready', ?, ?, ?) "
+        "ON CONFLICT (key) DO NOTHING",
+        (c.key, w.id, c.node, c.service, codec.dumps(c.args), c.attempt, a.now, a.now, a.now),
+    )
+
+
+def _human(a: _Advance, w: _Work, inst: rt.Instance, c: rt.CreateHumanTask) -> None:
+    a.tx.execute(
+        "INSERT INTO wf_task (key, instance_id, node, kind, service, args, attempt, form, "
+        "assignee, status, run_at, created_at, updated_at) "
+        "VALUES (?, ?, ?, 'human', ?, ?, 1, ?, ?, 'open', ?, ?, ?) ON CONFLICT (key) DO NOTHING",
+        (
+            c.key,
+            w.id,
+            c.node,
+            c.kind,
+            codec.dumps(c.args),
+            codec.dumps(list(c.form)),
+            c.assignee,
+            a.now,
+            a.now,
+            a.now,
+        ),
+    )
+
+
+def _cancel_task(a: _Advance, w: _Work, inst: rt.Instance, c: rt.CancelTask) -> None:
+    a.tx.execute(
+        "UPDATE wf_task SET status = 'cancelled', lease_owner = NULL, lease_expires_at = NULL, "
+        "updated_at = ? WHERE key = ? AND status IN ('ready', 'running', 'open')",
+        (a.now, c.key),
+    )
+
+
+def _start_timer(a: _Advance, w: _Work, inst: rt.Instance, c: rt.StartTimer) -> None:
+    a.tx.execute(
+        "INSERT INTO wf_timer (instance_id, timer_id, due_at) VALUES (?, ?, ?) "
+        "ON CONFLICT (instance_id, timer_id) DO NOTHING",
+        (w.id, c.id, c.due),
+    )
+
+
+def _cancel_timer(a: _Advance, w: _Work, inst: rt.Instance, c: rt.CancelTimer) -> None:
+    a.tx.execute("DELETE FROM wf_timer WHERE instance_id = ? AND timer_id = ?", (w.id, c.id))
+
+
+def _start_child(a: _Advance, w: _Work, inst: rt.Instance, c: rt.StartChild) -> None:
+    if c.version is None:
+        rows = a.tx.query(
+            "SELECT version, hash FROM wf_workflow WHERE name = ? ORDER BY version DESC LIMIT 1",
+            (c.workflow,),
+        )
+    else:
+        rows = a.tx.query(
+            "SELECT version, hash FROM wf_workflow WHERE name = ? AND version = ?",
+            (c.workflow, c.version),
+        )
+    child_id = f"{w.id}/{c.key}"
+    if not rows:  # not deployed: the call fails, as a handler error would
+        event = rt.ChildFailed(c.key, f"workflow '{c.workflow}' is not deployed")
+        a.store._inbox(a.tx, w.id, event, f"child:{c.key}", at=a.now)
+        return
+    version, digest = rows[0]
+    a.tx.execute(
+        "INSERT INTO wf_instance (id, workflow, version, table_hash, status, input, seed, "
+        "parent_id, parent_key, wake_at, created_at, updated_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
+        (
+            child_id,
+            c.workflow,
+            int(str(version)),
+            str(digest),
+            PENDING,
+            codec.dumps(c.input),
+            _seed(child_id),
+            w.id,
+            c.key,
+            a.now,
+            a.now,
+            a.now,
+        ),
+    )
+
+
+def _cancel_child(a: _Advance, w: _Work, inst: rt.Instance, c: rt.CancelChild) -> None:
+    event = rt.CancelRequested(True, "parent cancelled it")
+    a.store._inbox(a.tx, f"{w.id}/{c.key}", event, "cancel:parent", at=a.now)
+
+
+def _finish(a: _Advance, w: _Work, inst: rt.Instance, c: rt.Finish) -> None:
+    a.tx.execute(
+        "UPDATE wf_task SET status = 'cancelled', lease_owner = NULL, lease_expires_at = NULL, "
+        "updated_at = ? WHERE instance_id = ? AND status IN ('ready', 'running', 'open')",
+        (a.now, w.id),
+    )
+    a.tx.execute("DELETE FROM wf_timer WHERE instance_id = ?", (w.id,))
+    payload = {"status": c.status.value, "output": c.output, "error": c.error}
+    a.tx.execute(
+        "INSERT INTO wf_outbox (instance_id, seq, kind, payload, created_at) "
+        "VALUES (?, ?, 'instance.finished', ?, ?)",
+        (w.id, inst.seq, codec.dumps(payload), a.now),
+    )
+    if w.parent_id is not None and w.parent_key is not None:
+        event: rt.Event
+        if c.status is rt.Status.COMPLETED:
+            event = rt.ChildCompleted(w.parent_key, dict(c.output or {}))
+        else:
+            event = rt.ChildFailed(w.parent_key, c.error or c.status.value)
+        a.store._inbox(a.tx, w.parent_id, event, f"child:{w.parent_key}", at=a.now)
+
+
+APPLY: dict[type, Callable[[_Advance, _Work, rt.Instance, Any], None]] = {
+    rt.ScheduleTask: _schedule,
+    rt.CreateHumanTask: _human,
+    rt.CancelTask: _cancel_task,
+    rt.StartTimer: _start_timer,
+    rt.CancelTimer: _cancel_timer,
+    rt.StartChild: _start_child,
+    rt.CancelChild: _cancel_child,
+    rt.Finish: _finish,
+}
+"""What each command the step function emits writes, in the same transaction."""

@@ -1,0 +1,107 @@
+"""The embedded store: one SQLite file, no server.
+
+WAL lets readers run beside the single writer; ``synchronous=FULL`` makes a
+committed transition survive a power loss, not only a crash of the process;
+every write transaction starts with ``BEGIN IMMEDIATE`` so that it takes the
+write lock up front and waits for it (``busy_timeout``) instead of failing
+half-way. Each thread has its own connection.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
+
+from wflang.store.backend import Dialect, Param, Row
+
+DIALECT = Dialect(
+    name="sqlite",
+    json="text",
+    autoid="integer PRIMARY KEY AUTOINCREMENT",
+    now="CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)",
+    lock="",
+    notify="",
+    skip_locked="",
+)
+
+
+class _Tx:
+    __slots__ = ("conn",)
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def execute(self, sql: str, params: Sequence[Param] = ()) -> int:
+        return self.conn.execute(sql, params).rowcount
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Param]]) -> None:
+        self.conn.executemany(sql, rows)
+
+    def query(self, sql: str, params: Sequence[Param] = ()) -> list[Row]:
+        return self.conn.execute(sql, params).fetchall()
+
+
+class SqliteBackend:
+    """``sqlite:///path/state.db`` (relative) or ``sqlite:////abs/path.db``."""
+
+    dialect = DIALECT
+
+    def __init__(self, path: str | Path, *, synchronous: str = "FULL") -> None:
+        self.path = Path(path)
+        self.url = f"sqlite:///{self.path}"
+        self.synchronous = synchronous
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._local = threading.local()
+        self._all: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+
+    def _conn(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(
+                self.path, isolation_level=None, timeout=60.0, check_same_thread=False
+            )
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute(f"PRAGMA synchronous={self.synchronous}")
+            conn.execute("PRAGMA busy_timeout=60000")
+            conn.execute("PRAGMA foreign_keys=ON")
+            self._local.conn = conn
+            with self._lock:
+                self._all.append(conn)
+        return conn
+
+    @contextmanager
+    def transaction(self) -> Iterator[_Tx]:
+        conn = self._conn()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield _Tx(conn)
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    @contextmanager
+    def read(self) -> Iterator[_Tx]:
+        conn = self._conn()
+        conn.execute("BEGIN")
+        try:
+            yield _Tx(conn)
+        finally:
+            conn.execute("COMMIT")
+
+    def migration_lock(self) -> AbstractContextManager[_Tx]:
+        return self.transaction()  # BEGIN IMMEDIATE already excludes every other writer
+
+    def retryable(self, err: BaseException) -> bool:
+        return isinstance(err, sqlite3.OperationalError) and "locked" in str(err)
+
+    def close(self) -> None:
+        with self._lock:
+            for conn in self._all:
+                conn.close()
+            self._all.clear()
+        self._local = threading.local()

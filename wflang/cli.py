@@ -288,6 +288,26 @@ def cmd_run(args: argparse.Namespace) -> int:
     return EXIT_OK if inst.status.value in ("completed", "running") else EXIT_FINDINGS
 
 
+def cmd_render(args: argparse.Namespace) -> int:
+    from wflang.render.command import RenderError, Request, render
+
+    diff = tuple(args.diff) if args.diff else None
+    request = Request(args.file, args.format, args.check, diff, args.history)
+    try:
+        data = render(request)
+    except RenderError as err:
+        raise UsageError(str(err)) from err
+    if args.output in (None, "-"):
+        sys.stdout.flush()
+        sys.stdout.buffer.write(data)
+    else:
+        try:
+            Path(args.output).write_bytes(data)
+        except OSError as err:
+            raise UsageError(f"cannot write {args.output}: {err.strerror or err}") from err
+    return EXIT_OK
+
+
 def cmd_schema(args: argparse.Namespace) -> int:
     print(json.dumps(json_schema(), indent=2))
     return EXIT_OK
@@ -542,6 +562,29 @@ def build_parser() -> argparse.ArgumentParser:
         "'wf check --format json' follows; the document carries its own version.",
     )
     p.set_defaults(func=cmd_schema)
+    return _render_parser(sub, parser)
+
+
+def _render_parser(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], parser: argparse.ArgumentParser
+) -> argparse.ArgumentParser:
+    """``wf render`` and its options (returns ``parser``, to which ``sub`` belongs)."""
+    p = sub.add_parser(
+        "render",
+        help="draw a workflow, its findings, a version diff or a recorded history",
+        description="Draw a workflow as DOT (default), SVG or PNG (through Graphviz's "
+        "'dot') or a Mermaid flowchart for Markdown. --check colours the checker's "
+        "findings, --diff OLD NEW draws NEW with what changed since OLD, --history "
+        "draws the path a recorded instance took. The same input gives the same DOT "
+        "and Mermaid bytes.",
+    )
+    p.add_argument("file", nargs="?", help="the .wf file (omit with --diff)")
+    p.add_argument("--format", choices=("dot", "svg", "png", "mermaid"), default="dot")
+    p.add_argument("-o", "--output", help="write the diagram here (default: stdout)")
+    p.add_argument("--check", action="store_true", help="colour the findings of wf check")
+    p.add_argument("--diff", nargs=2, metavar=("OLD", "NEW"), help="draw NEW, changes marked")
+    p.add_argument("--history", metavar="FILE.json", help="mark the path of a recorded history")
+    p.set_defaults(func=cmd_render)
     return parser
 
 

@@ -1,0 +1,135 @@
+"""``wf render --history FILE.json``: a recorded instance drawn on its workflow.
+
+Reads the ``wflang.history/1`` document that ``wf history ID --json`` and
+``wf run ... --json`` write. Only what a diagram needs is kept: the nodes
+entered (every decision ``enter X``, in order), the nodes where tokens are now
+and the failed one. The reader is written against the document, not against
+the runtime's codec, so a diagram can be drawn from a file alone; anything that
+does not fit the format is a ``HistoryError`` naming what is wrong.
+"""
+
+from __future__ import annotations
+
+import json
+
+from attrs import frozen
+
+from wflang.render.build import START, join_key
+from wflang.render.diagram import Diagram, LegendEntry, Overlay
+
+FORMAT = "wflang.history/1"
+ENTER = "enter "
+
+
+class HistoryError(Exception):
+    """The file is not a wflang history, or not one of this workflow."""
+
+
+@frozen
+class History:
+    """What a diagram shows of one instance's history."""
+
+    instance: str
+    workflow: str
+    version: int
+    status: str
+    current: tuple[str, ...]
+    failed: str | None
+    entered: tuple[str, ...]  # node names, in the order they were entered
+
+
+def _field(doc: dict[str, object], key: str, kind: type, what: str) -> object:
+    value = doc.get(key)
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise HistoryError(f"'{key}' must be {what}, not {json.dumps(value)[:40]}")
+    return value
+
+
+def _strings(value: object, key: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise HistoryError(f"'{key}' must be a list of strings")
+    return tuple(value)
+
+
+def parse_history(text: str) -> History:
+    """A history from the text of a ``wflang.history/1`` document."""
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise HistoryError(f"not JSON: {err}") from err
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        found = doc.get("format") if isinstance(doc, dict) else type(doc).__name__
+        raise HistoryError(f"not a wflang history: expected format {FORMAT!r}, found {found!r}")
+    failed = doc.get("failed")
+    if failed is not None and not isinstance(failed, str):
+        raise HistoryError("'failed' must be a node name or null")
+    entries = _field(doc, "entries", list, "a list of entries")
+    entered: list[str] = []
+    assert isinstance(entries, list)
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            raise HistoryError(f"entry {i} must be an object")
+        for decision in _strings(entry.get("decisions", []), f"entries[{i}].decisions"):
+            if decision.startswith(ENTER):
+                entered.append(decision.removeprefix(ENTER))
+    return History(
+        instance=str(_field(doc, "instance", str, "a string")),
+        workflow=str(_field(doc, "workflow", str, "a string")),
+        version=int(_field(doc, "version", int, "an integer")),  # type: ignore[call-overload]
+        status=str(_field(doc, "status", str, "a string")),
+        current=_strings(doc.get("current"), "current"),
+        failed=failed,
+        entered=tuple(entered),
+    )
+
+
+def validate(history: History, workflow: str, version: int, nodes: set[str]) -> None:
+    """Refuse a history of another workflow or version, or one naming unknown nodes."""
+    if history.workflow != workflow or history.version != version:
+        raise HistoryError(
+            f"the history is of {history.workflow} version {history.version}, "
+            f"the file is {workflow} version {version}"
+        )
+    named = [*history.entered, *history.current, *([history.failed] if history.failed else [])]
+    unknown = sorted({n for n in named if n not in nodes})
+    if unknown:
+        raise HistoryError(
+            "the history names nodes that are not in the workflow: " + ", ".join(unknown)
+        )
+
+
+def history_overlay(d: Diagram, history: History, owners: dict[str, str]) -> Overlay:
+    """Visited path, current nodes and the failed step. ``owners`` maps each node of
+    a branch or map body to its parallel or map, whose join is visited with it."""
+    first: dict[str, int] = {}
+    last: dict[str, int] = {}
+    for i, name in enumerate(history.entered):
+        first.setdefault(name, i)
+        last[name] = i
+        owner = owners.get(name)
+        if owner is not None:  # the join of a body that ran
+            first.setdefault(join_key(owner), i)
+            last[join_key(owner)] = i
+    if history.entered:
+        first[START] = last[START] = -1
+    nodes: dict[str, set[str]] = {k: {"visited"} for k in first}
+    for name in history.current:
+        nodes.setdefault(name, set()).add("current")
+    if history.failed:
+        nodes.setdefault(history.failed, set()).add("failed")
+    edges = {
+        e.key: frozenset({"visited"})
+        for e in d.edges
+        if e.tail in first and e.head in last and first[e.tail] <= last[e.head]
+    }
+    legend = [LegendEntry("visited", f"visited ({len(set(history.entered))} nodes)")]
+    if history.current:
+        legend.append(LegendEntry("current", "current: " + ", ".join(history.current)))
+    if history.failed:
+        legend.append(LegendEntry("failed", f"failed: {history.failed}"))
+    return Overlay(
+        nodes={k: frozenset(v) for k, v in nodes.items()},
+        edges=edges,
+        legend_title=f"history of {history.instance}: {history.status}",
+        legend=tuple(legend),
+    )

@@ -1,0 +1,267 @@
+"""The visual language: one style per node kind, close to the BPMN conventions.
+
+Two registries, both plain dicts, so a new node kind is one entry in each and no
+renderer has an ``if kind == ...`` chain:
+
+- ``CLASSIFY`` maps a spec class to a function giving the node's kind key
+  (``task.service``, ``wait.message``, ``end.failed``...) and its detail lines;
+- ``KINDS`` maps a kind key to its ``Style``: the DOT shape, the Mermaid
+  brackets, the marker glyph and the colours.
+
+Tasks are rounded boxes with a small marker (gear for a service, pencil for a
+script, a face for a user, a hand for manual work); choices are diamonds; the
+start and the ends are circles, an end's outcome shown by its border and fill;
+waits and sleeps are double-bordered events with a clock, envelope or signal
+triangle; calls have the thick border of a BPMN call activity.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from attrs import frozen
+
+from wflang.dsl import spec as sp
+from wflang.dsl.formatter import format_expr
+
+
+@frozen
+class Style:
+    """How one kind of node is drawn in both formats."""
+
+    shape: str  # DOT shape
+    mermaid: tuple[str, str]  # Mermaid brackets: ("(", ")") is a rounded box
+    marker: str = ""  # glyph in front of the detail line
+    fill: str = "#ffffff"
+    border: str = "#455a64"
+    penwidth: float = 1.2
+    rounded: bool = False
+    peripheries: int = 1
+    width: float | None = None  # a fixed size for marker-only shapes (start, forks)
+    show_name: bool = True  # False for the start circle and the forks
+    small: bool = False  # a small name (joins)
+    outside: bool = False  # the name beside the shape (ends: fixed small circles)
+    description: str = ""  # for the tooltip and the docs
+
+
+_TASK = {"shape": "box", "mermaid": ("(", ")"), "fill": "#eef5fc", "border": "#1e5a8c"}
+_TASK_ARGS: dict[str, Any] = {**_TASK, "rounded": True}
+_EVENT: dict[str, Any] = {
+    "shape": "ellipse",
+    "mermaid": ("([", "])"),
+    "peripheries": 2,
+    "fill": "#fff8e1",
+    "border": "#a0740b",
+}
+_END: dict[str, Any] = {
+    "shape": "circle",
+    "mermaid": ("((", "))"),
+    "penwidth": 3.0,
+    "outside": True,
+    "width": 0.34,
+}
+
+KINDS: dict[str, Style] = {
+    "start": Style(
+        "circle",
+        ("((", "))"),
+        fill="#e8f5e9",
+        border="#2e7d32",
+        width=0.3,
+        show_name=False,
+        description="start",
+    ),
+    "task.service": Style(**_TASK_ARGS, marker="⚙", description="service task"),
+    "task.script": Style(**_TASK_ARGS, marker="✎", description="script task"),
+    "task.user": Style(**_TASK_ARGS, marker="☺", description="user task"),
+    "task.manual": Style(**_TASK_ARGS, marker="☝", description="manual task"),
+    "choice": Style("diamond", ("{", "}"), fill="#fffde7", border="#8d6e00", description="choice"),
+    "wait.signal": Style(**_EVENT, marker="△", description="wait for a signal"),
+    "wait.message": Style(**_EVENT, marker="✉", description="wait for a message"),
+    "wait.until": Style(**_EVENT, marker="◷", description="wait until a time"),
+    "sleep": Style(**_EVENT, marker="◷", description="sleep"),
+    "call": Style(
+        **{**_TASK_ARGS, "mermaid": ("[[", "]]")},
+        penwidth=2.6,
+        marker="⊞",
+        description="call of a sub-workflow",
+    ),
+    "fork.parallel": Style(
+        "diamond",
+        ("{", "}"),
+        marker="+",
+        fill="#fffde7",
+        border="#8d6e00",
+        width=0.4,
+        show_name=False,
+        description="parallel fork",
+    ),
+    "fork.map": Style(
+        "diamond",
+        ("{", "}"),
+        marker="|||",
+        fill="#fffde7",
+        border="#8d6e00",
+        width=0.4,
+        show_name=False,
+        description="map: one item each",
+    ),
+    "join": Style(
+        "diamond",
+        ("{", "}"),
+        marker="+",
+        fill="#fffde7",
+        border="#8d6e00",
+        small=True,
+        description="join",
+    ),
+    "end.completed": Style(
+        **_END, fill="#e8f5e9", border="#2e7d32", marker="✓", description="end: completed"
+    ),
+    "end.failed": Style(
+        **_END, fill="#ffebee", border="#c62828", marker="✕", description="end: failed"
+    ),
+    "end.cancelled": Style(
+        **_END, fill="#eceff1", border="#607d8b", marker="⊘", description="end: cancelled"
+    ),
+    "end.compensated": Style(
+        **_END, fill="#fff3e0", border="#e65100", marker="↺", description="end: compensated"
+    ),
+    "missing": Style(
+        "box",
+        ("[", "]"),
+        marker="?",
+        fill="#ffffff",
+        border="#c62828",
+        description="a node that is named but not defined",
+    ),
+}
+
+
+def _retry(retry: sp.Retry | None) -> str:
+    if retry is None or retry.attempts is None:
+        return ""
+    return f" · ↻ {retry.attempts}×"  # noqa: RUF001 (a multiplication sign)
+
+
+def _task(n: sp.TaskNode) -> tuple[str, tuple[str, ...]]:
+    kind, what = WORK[type(n.work)](n.work)
+    style = KINDS[f"task.{kind}"]
+    return f"task.{kind}", (f"{style.marker} {what}{_retry(n.retry)}",)
+
+
+def _service(w: sp.ServiceWork) -> tuple[str, str]:
+    return "service", w.service.text
+
+
+def _script(w: sp.ScriptWork) -> tuple[str, str]:
+    return "script", "script"
+
+
+def _user(w: sp.UserWork) -> tuple[str, str]:
+    return "user", "user" + ("" if w.assignee is None else f" · {w.assignee.value}")
+
+
+def _manual(w: sp.ManualWork) -> tuple[str, str]:
+    return "manual", "manual" + ("" if w.assignee is None else f" · {w.assignee.value}")
+
+
+#: A task's work -> (kind suffix, what the detail line says).
+WORK: dict[type, Callable[[Any], tuple[str, str]]] = {
+    sp.ServiceWork: _service,
+    sp.ScriptWork: _script,
+    sp.UserWork: _user,
+    sp.ManualWork: _manual,
+}
+
+
+def _signal(t: sp.SignalTrigger) -> tuple[str, str]:
+    return "wait.signal", f"signal {t.signal.text}"
+
+
+def _message(t: sp.MessageTrigger) -> tuple[str, str]:
+    return "wait.message", f"message {t.message.text}"
+
+
+def _until(t: sp.UntilTrigger) -> tuple[str, str]:
+    return "wait.until", f"until {format_expr(t.at)}"
+
+
+#: A wait's trigger -> (kind, what the detail line says).
+TRIGGERS: dict[type, Callable[[Any], tuple[str, str]]] = {
+    sp.SignalTrigger: _signal,
+    sp.MessageTrigger: _message,
+    sp.UntilTrigger: _until,
+}
+
+
+def _wait(n: sp.WaitNode) -> tuple[str, tuple[str, ...]]:
+    kind, what = TRIGGERS[type(n.trigger)](n.trigger)
+    return kind, (f"{KINDS[kind].marker} {what}",)
+
+
+def _choice(n: sp.ChoiceNode) -> tuple[str, tuple[str, ...]]:
+    return "choice", ()
+
+
+def _sleep(n: sp.SleepNode) -> tuple[str, tuple[str, ...]]:
+    return "sleep", (f"{KINDS['sleep'].marker} {format_expr(n.duration)}",)
+
+
+def _call(n: sp.CallNode) -> tuple[str, tuple[str, ...]]:
+    version = "" if n.version is None else f" v{n.version}"
+    return "call", (f"{KINDS['call'].marker} {n.workflow.text}{version}{_retry(n.retry)}",)
+
+
+def _end(n: sp.EndNode) -> tuple[str, tuple[str, ...]]:
+    kind = f"end.{n.outcome.value}"
+    error = "" if n.error is None else f" {n.error.text}"
+    return kind, (f"{KINDS[kind].marker}{error}",)
+
+
+def _parallel(n: sp.ParallelNode) -> tuple[str, tuple[str, ...]]:
+    return "fork.parallel", ()
+
+
+def _map(n: sp.MapNode) -> tuple[str, tuple[str, ...]]:
+    return "fork.map", ()
+
+
+#: A spec node class -> (kind key in ``KINDS``, detail lines).
+CLASSIFY: dict[type, Callable[[Any], tuple[str, tuple[str, ...]]]] = {
+    sp.TaskNode: _task,
+    sp.ChoiceNode: _choice,
+    sp.WaitNode: _wait,
+    sp.SleepNode: _sleep,
+    sp.ParallelNode: _parallel,
+    sp.MapNode: _map,
+    sp.CallNode: _call,
+    sp.EndNode: _end,
+}
+
+
+def classify(node: sp.Node) -> tuple[str, tuple[str, ...]]:
+    """A node's kind key and the detail lines drawn under its name."""
+    return CLASSIFY[type(node)](node)
+
+
+def join_label(join: sp.Join | None) -> str:
+    """``all``, ``any`` or ``2 of 3``: what a parallel's join node says."""
+    if join is None or join.kind is sp.JoinKind.ALL:
+        return "all"
+    if join.kind is sp.JoinKind.ANY:
+        return "any"
+    return f"{join.count}" + ("" if join.of is None else f" of {join.of}")
+
+
+def map_detail(n: sp.MapNode) -> str:
+    """The line under a map cluster's name: what it runs over and how."""
+    parts = [f"{'≡' if n.sequential else '|||'} over {format_expr(n.items)} as {n.alias.text}"]
+    if n.sequential:
+        parts.append("sequential")
+    if n.concurrency is not None:
+        parts.append(f"concurrency {n.concurrency}")
+    if n.tolerate is not None:
+        parts.append(f"tolerate {n.tolerate.value}{'%' if n.tolerate.percent else ''}")
+    return " · ".join(parts)

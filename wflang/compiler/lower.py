@@ -300,4 +300,39 @@ def lower(model: Model) -> tb.Table:
         input=inputs,
         context=context,
         errors=tuple(sorted(model.errors)),
+        types=_types(model),
+    )
+
+
+def _fields(fields: tuple[sp.Field, ...] | None) -> tuple[tb.FieldType, ...]:
+    return tuple(
+        tb.FieldType(f.name.text, str(f.type), f.default is not None) for f in fields or ()
+    )
+
+
+def _types(model: Model) -> tb.Types:
+    """The declared shapes the runtime checks outside values against (sorted: stable hash)."""
+    records, enums = [], []
+    for name, decl in sorted(model.types.items()):
+        if isinstance(decl, sp.EnumDecl):
+            enums.append(tb.Enum(name, tuple(m.text for m in decl.members)))
+        else:
+            records.append(tb.Shape(name, _fields(decl.fields)))
+    results = []
+    for name, info in sorted(model.nodes.items()):
+        node = info.node
+        if not isinstance(node, sp.TaskNode):
+            continue
+        if isinstance(node.work, sp.ServiceWork):
+            service = model.services.get(node.work.service.text)
+            if service is not None and service.result is not None:
+                results.append(tb.Shape(name, _fields(service.result)))
+        elif node.form is not None:
+            results.append(tb.Shape(name, _fields(node.form)))
+    return tb.Types(
+        records=tuple(records),
+        enums=tuple(enums),
+        signals=tuple(tb.Shape(n, _fields(d.payload)) for n, d in sorted(model.signals.items())),
+        messages=tuple(tb.Shape(n, _fields(d.payload)) for n, d in sorted(model.messages.items())),
+        results=tuple(results),
     )

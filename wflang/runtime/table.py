@@ -178,6 +178,45 @@ class InputField:
 
 
 @frozen
+class FieldType:
+    """A declared field: its name, its type as written, and whether it may be left out."""
+
+    name: str
+    type: str
+    has_default: bool = False
+
+
+@frozen
+class Shape:
+    """A named set of fields: a record type, a signal's payload, a step's output."""
+
+    name: str
+    fields: tuple[FieldType, ...]
+
+
+@frozen
+class Enum:
+    name: str
+    members: tuple[str, ...]
+
+
+@frozen
+class Types:
+    """The declarations values from outside are checked against.
+
+    Signals' and messages' payloads, the output a person or an operator gives a
+    step (``results``: a service task's result, a human task's form, by state
+    name), and the record and enum types those mention.
+    """
+
+    records: tuple[Shape, ...] = ()
+    enums: tuple[Enum, ...] = ()
+    signals: tuple[Shape, ...] = ()
+    messages: tuple[Shape, ...] = ()
+    results: tuple[Shape, ...] = ()
+
+
+@frozen
 class Table:
     """A compiled workflow."""
 
@@ -193,6 +232,7 @@ class Table:
     input: tuple[InputField, ...] = ()
     context: tuple[tuple[str, int | None], ...] = ()  # (field, default expression)
     errors: tuple[str, ...] = ()
+    types: Types = Types()
 
     def state_id(self, name: str) -> int:
         for i, s in enumerate(self.states):

@@ -1,18 +1,20 @@
-"""Checking a start input against the workflow's declared input fields.
+"""Checking values from outside against the workflow's declared types.
 
-The table carries each input field's type as written (``list[Item]``,
-``decimal?``); this checks the shape that can be checked without the record
-declarations: required fields present, no unknown fields, scalars of the
-right kind. Records and enums are checked by the fields they must have.
+A start input, a signal's payload, the output a person gives a human task and
+the output an operator forces on a step all come from outside the workflow;
+they are checked here, deeply, before anything is stored: required fields
+present, no unknown fields, scalars of the right kind, enum members, records
+by their fields, and every element of lists and maps. The table carries the
+types as written (``list[Item]``, ``decimal?``) and the declarations they name.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from decimal import Decimal
 
 from wflang.runtime.ir import Value
-from wflang.runtime.table import Table
+from wflang.runtime.table import FieldType, Table, Types
 
 _SCALARS: dict[str, tuple[type, ...]] = {
     "string": (str,),
@@ -22,41 +24,130 @@ _SCALARS: dict[str, tuple[type, ...]] = {
     "duration": (int,),
     "timestamp": (int, str),
 }
+_MAX_DEPTH = 64
 
 
 def validate_input(table: Table, data: Mapping[str, Value]) -> list[str]:
     """Problems with a start input, in words; empty when it fits."""
+    fields = tuple(FieldType(f.name, f.type, f.default is not None) for f in table.input)
+    return validate_fields(table.types, fields, data, "input")
+
+
+def validate_signal(table: Table, kind: str, name: str, payload: Mapping[str, Value]) -> list[str]:
+    """Problems with a signal's (or message's) name and payload."""
+    shapes = table.types.signals if kind == "signal" else table.types.messages
+    for shape in shapes:
+        if shape.name == name:
+            return validate_fields(table.types, shape.fields, payload, f"{kind} {name}")
+    known = ", ".join(s.name for s in shapes) or "none"
+    return [f"{table.workflow} declares no {kind} '{name}' ({kind}s: {known})"]
+
+
+def validate_result(table: Table, state: str, output: Mapping[str, Value]) -> list[str]:
+    """Problems with the output given to a step (a human task's form, a service's result)."""
+    for shape in table.types.results:
+        if shape.name == state:
+            return validate_fields(table.types, shape.fields, output, f"output of {state}")
+    if output:
+        return [f"{state} declares no output, but fields were given: {', '.join(output)}"]
+    return []
+
+
+def validate_fields(
+    types: Types, fields: Sequence[FieldType], data: Mapping[str, Value], where: str
+) -> list[str]:
+    if not isinstance(data, Mapping):
+        return [f"{where} must be an object, not {_kind(data)}"]
     problems: list[str] = []
-    declared = {f.name: f for f in table.input}
+    declared = {f.name: f for f in fields}
     for name in data:
         if name not in declared:
             known = ", ".join(declared) or "none"
-            problems.append(f"unknown input field '{name}' (fields: {known})")
+            problems.append(
+                f"unknown input field '{name}' (fields: {known})"
+                if where == "input"
+                else f"unknown field '{name}' in {where} (fields: {known})"
+            )
     for name, f in declared.items():
         if name not in data:
-            if not f.type.endswith("?") and f.default is None:
-                problems.append(f"missing input field '{name}' ({f.type})")
+            if not f.type.endswith("?") and not f.has_default:
+                problems.append(
+                    f"missing input field '{name}' ({f.type})"
+                    if where == "input"
+                    else f"missing field '{name}' ({f.type}) in {where}"
+                )
             continue
-        problem = _check(data[name], f.type, name)
-        if problem:
-            problems.append(problem)
+        problems.extend(_check(types, data[name], f.type, name, 0))
     return problems
 
 
-def _check(value: Value, type_text: str, where: str) -> str | None:
+def _check(types: Types, value: Value, type_text: str, where: str, depth: int) -> list[str]:
+    if depth > _MAX_DEPTH:
+        return [f"'{where}' is nested too deeply"]
+    type_text = type_text.strip()
     if type_text.endswith("?"):
         if value is None:
-            return None
+            return []
         type_text = type_text[:-1]
     if value is None:
-        return f"'{where}' is null but its type {type_text} is not optional"
+        return [f"'{where}' is null but its type {type_text} is not optional"]
     if type_text in _SCALARS:
         ok = isinstance(value, _SCALARS[type_text]) and not (
             isinstance(value, bool) and type_text != "bool"
         )
-        return None if ok else f"'{where}' must be {type_text}, not {type(value).__name__}"
-    if type_text.startswith("list[") and not isinstance(value, list):
-        return f"'{where}' must be a list, not {type(value).__name__}"
-    if type_text.startswith("map[") and not isinstance(value, dict):
-        return f"'{where}' must be a map, not {type(value).__name__}"
-    return None
+        if ok and type_text == "decimal" and isinstance(value, str):
+            ok = _is_decimal(value)
+        return [] if ok else [f"'{where}' must be {type_text}, not {_kind(value)}"]
+    if type_text.startswith("list[") and type_text.endswith("]"):
+        if not isinstance(value, list):
+            return [f"'{where}' must be a list, not {_kind(value)}"]
+        inner = type_text[5:-1]
+        return [
+            p
+            for i, v in enumerate(value)
+            for p in _check(types, v, inner, f"{where}[{i}]", depth + 1)
+        ]
+    if type_text.startswith("map[") and type_text.endswith("]"):
+        if not isinstance(value, dict):
+            return [f"'{where}' must be a map, not {_kind(value)}"]
+        _, _, inner = _split_pair(type_text[4:-1])
+        return [
+            p
+            for k, v in value.items()
+            for p in _check(types, v, inner, f"{where}[{k!r}]", depth + 1)
+        ]
+    for enum in types.enums:
+        if enum.name == type_text:
+            if isinstance(value, str) and value in enum.members:
+                return []
+            return [f"'{where}' must be one of {', '.join(enum.members)}, not {value!r}"]
+    for record in types.records:
+        if record.name == type_text:
+            if not isinstance(value, dict):
+                return [f"'{where}' must be a {type_text} record, not {_kind(value)}"]
+            problems = validate_fields(types, record.fields, value, f"'{where}'")
+            return problems
+    return []  # a type the table does not describe (an imported alias): not checked here
+
+
+def _split_pair(text: str) -> tuple[str, str, str]:
+    depth = 0
+    for i, ch in enumerate(text):
+        if ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            return text[:i].strip(), ",", text[i + 1 :].strip()
+    return text, "", "string"
+
+
+def _is_decimal(text: str) -> bool:
+    try:
+        return Decimal(text).is_finite()
+    except ArithmeticError:
+        return False
+
+
+def _kind(value: object) -> str:
+    return "object" if isinstance(value, dict) else type(value).__name__

@@ -157,12 +157,21 @@ class RetryFrom:
     """Ops: put a dead-lettered instance back to work at a state (default: where it failed)."""
 
     state: str | None = None
+    input: dict[str, Value] | None = None  # fields of the workflow input to change first
 
 
 @frozen
 class ForceComplete:
     """Ops: finish an instance as completed with this output."""
 
+    output: dict[str, Value] = field(factory=dict)
+
+
+@frozen
+class CompleteStep:
+    """Ops: finish a waiting or dead-lettered step as if it had completed with ``output``."""
+
+    state: str
     output: dict[str, Value] = field(factory=dict)
 
 
@@ -176,6 +185,7 @@ Event = (
     | CancelRequested
     | RetryFrom
     | ForceComplete
+    | CompleteStep
 )
 
 # ---------------------------------------------------------------------- commands

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import operator
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal
 
 from attrs import frozen
@@ -36,7 +36,7 @@ class WorkflowError(Exception):
     """A failure of the workflow itself (not of a handler): an expression, a budget."""
 
 
-@frozen
+@frozen(slots=False)
 class Step:
     """The outcome of one step: the new instance, what to do, and why (for the history)."""
 
@@ -174,7 +174,7 @@ def step(table: tb.Table, instance: rt.Instance, event: rt.Event, now: int) -> S
     run = _Run(compiled(table), instance, now)
     status = instance.status
     if (status is not _RUNNING and status is not _COMPENSATING) and not isinstance(
-        event, rt.RetryFrom | rt.ForceComplete
+        event, rt.RetryFrom | rt.ForceComplete | rt.CompleteStep
     ):
         run.decide(f"ignored {type(event).__name__}: the instance is {instance.status.value}")
         return run.freeze()
@@ -187,21 +187,30 @@ def step(table: tb.Table, instance: rt.Instance, event: rt.Event, now: int) -> S
 
 
 _RUNNING, _COMPENSATING = Status.RUNNING, Status.COMPENSATING
-#: Where a frozen instance keeps its tokens by id, for the next step (not a field).
-_TOKEN_INDEX = "_tokens_by_id"
+_new_instance = object.__new__
+_set_dict = object.__setattr__
+#: Where a frozen instance keeps its tokens, timers and joins by id for the next step:
+#: beside its fields, not one of them (not compared, not serialised).
+_INDEX = "_step_index"
+_Index = tuple[dict[int, rt.Token], dict[str, rt.Timer], dict[int, rt.Join]]
 
 
-def _tokens_by_id(inst: rt.Instance) -> dict[int, rt.Token]:
-    """A fresh dict of an instance's tokens by id, in id order.
+def _index(inst: rt.Instance) -> _Index:
+    """Fresh dicts of an instance's tokens, timers and joins by id, in their order.
 
-    The step that made an instance leaves this index beside its fields, so that
-    the next step copies a dict (C speed) instead of rebuilding it token by token:
-    a wide parallel has many tokens on every step.
+    The step that made an instance leaves these beside its fields, so that the next
+    step copies dicts (C speed) instead of rebuilding them one value at a time: a
+    wide parallel has many tokens on every step.
     """
-    index: dict[int, rt.Token] | None = inst.__dict__.get(_TOKEN_INDEX)
+    index: _Index | None = inst.__dict__.get(_INDEX)
     if index is not None:
-        return index.copy()
-    return dict(zip(map(_ID, inst.tokens), inst.tokens, strict=True))
+        tokens, timers, joins = index
+        return tokens.copy(), timers.copy(), joins.copy()
+    return (
+        dict(zip(map(_ID, inst.tokens), inst.tokens, strict=True)),
+        dict(zip(map(_ID, inst.timers), inst.timers, strict=True)),
+        dict(zip(map(_JOIN_TOKEN, inst.joins), inst.joins, strict=True)),
+    )
 
 
 class _Run:
@@ -219,17 +228,11 @@ class _Run:
         self.status = inst.status
         self.input = inst.input
         self.context = inst.context  # copied on the first write (see ``act``)
-        self.tokens = _tokens_by_id(inst)
-        timers, joins = inst.timers, inst.joins
-        self.timers: dict[str, rt.Timer] = (
-            dict(zip(map(_ID, timers), timers, strict=True)) if timers else {}
-        )
-        self.joins: dict[int, rt.Join] = (
-            dict(zip(map(_JOIN_TOKEN, joins), joins, strict=True)) if joins else {}
-        )
-        self.compensations = list(inst.compensations)
-        self.buffered = list(inst.buffered)
-        self.seen = list(inst.seen_keys)
+        self.tokens, self.timers, self.joins = _index(inst)
+        # Rarely changed: kept as the instance's tuples, replaced by lists when written.
+        self.compensations: Sequence[int] = inst.compensations
+        self.buffered: Sequence[rt.Signal] = inst.buffered
+        self.seen: Sequence[str] = inst.seen_keys
         self.next_token = inst.next_token
         self.output, self.error = inst.output, inst.error
         self.after_saga = inst.outcome_after_compensation
@@ -244,30 +247,31 @@ class _Run:
     def freeze(self) -> Step:
         # The dicts keep insertion order, and tokens are inserted in id order, so the
         # tuples come out in a stable order without sorting.
+        #
+        # The new instance is the old one's fields (its id, workflow, version and
+        # seed never change) with those a step may change replaced: a copy of the old
+        # one's ``__dict__``, about half the cost of calling the 19-field constructor.
         old = self.inst
-        tokens = self.tokens
-        inst = rt.Instance(
-            old.id,
-            old.workflow,
-            old.version,
-            self.status,
-            old.input,
-            self.context,
-            tuple(tokens.values()),
-            tuple(self.timers.values()),
-            tuple(self.joins.values()),
-            tuple(self.compensations),
-            tuple(self.buffered),
-            tuple(self.seen),
-            old.seq + 1,
-            self.next_token,
-            old.seed,
-            self.output,
-            self.error,
-            self.after_saga,
-            self.snapshot,
-        )
-        inst.__dict__[_TOKEN_INDEX] = tokens  # this run is over: nobody changes it now
+        tokens, timers, joins = self.tokens, self.timers, self.joins
+        fields = old.__dict__.copy()
+        fields["status"] = self.status
+        fields["input"] = self.input  # changed only by an operator's retry with new input
+        fields["context"] = self.context
+        fields["tokens"] = tuple(tokens.values())
+        fields["timers"] = tuple(timers.values())
+        fields["joins"] = tuple(joins.values())
+        fields["compensations"] = tuple(self.compensations)
+        fields["buffered"] = tuple(self.buffered)
+        fields["seen_keys"] = tuple(self.seen)
+        fields["seq"] = old.seq + 1
+        fields["next_token"] = self.next_token
+        fields["output"] = self.output
+        fields["error"] = self.error
+        fields["outcome_after_compensation"] = self.after_saga
+        fields["snapshot"] = self.snapshot
+        fields[_INDEX] = (tokens, timers, joins)  # this run is over: no more changes
+        inst = _new_instance(rt.Instance)
+        _set_dict(inst, "__dict__", fields)
         return Step(inst, tuple(self.commands), tuple(self.decisions))
 
     def decide(self, text: str) -> None:
@@ -424,7 +428,7 @@ class _Run:
                     if write is not None:
                         self.context = {**self.context, **write(env)}
                     else:
-                        self.compensations.append(compensation)
+                        self.compensations = [*self.compensations, compensation]
                         self.decide(f"registered compensation {self.name(compensation)}")
                 if self.timers:
                     self.cancel_timers(token)
@@ -533,7 +537,8 @@ class _Run:
             self.decide(f"instance {self.status.value}")
             self.commands.append(rt.Finish(self.status, self.output, self.error))
             return
-        state = self.compensations.pop()
+        state = self.compensations[-1]
+        self.compensations = self.compensations[:-1]
         self.decide(f"compensate with {self.name(state)}")
         self.enter(self.new_token(state, compensating=True), state)
 
@@ -644,7 +649,7 @@ def _enter_wait(run: _Run, token: rt.Token, entry: tb.WaitEntry) -> None:
     else:
         for i, sig in enumerate(run.buffered):
             if sig.kind == entry.trigger and sig.name == entry.name:
-                del run.buffered[i]
+                run.buffered = [*run.buffered[:i], *run.buffered[i + 1 :]]
                 run.decide(f"{run.name(token.state)} takes buffered {sig.kind} {sig.name}")
                 run.done(token, {sig.kind: sig.payload})
                 return
@@ -804,13 +809,20 @@ def _by_key(run: _Run, key: str, kinds: tuple[str, ...]) -> rt.Token | None:
     except (IndexError, ValueError):
         return None
     token = run.tokens.get(token_id)
-    if token is None or token.waiting not in kinds or run.key(token) != key:
+    if token is None or token.waiting not in kinds:
+        return None
+    # the key it would have now (a waiting token is at a node: no end of scope here)
+    name = run.states[token.state].name
+    if key != f"{run.inst.id}:{name}:{token.id}:{token.attempt}":
         return None
     return token
 
 
+_TASK_KINDS = ("task", "human")
+
+
 def _on_task_completed(run: _Run, e: rt.TaskCompleted) -> None:
-    token = _by_key(run, e.key, ("task", "human"))
+    token = _by_key(run, e.key, _TASK_KINDS)
     if token is None:
         run.decide(f"ignored a stale completion of {e.key}")
         return
@@ -819,7 +831,7 @@ def _on_task_completed(run: _Run, e: rt.TaskCompleted) -> None:
 
 
 def _on_task_failed(run: _Run, e: rt.TaskFailed) -> None:
-    token = _by_key(run, e.key, ("task", "human"))
+    token = _by_key(run, e.key, _TASK_KINDS)
     if token is None:
         run.decide(f"ignored a stale failure of {e.key}")
         return
@@ -868,11 +880,11 @@ def _on_signal(run: _Run, e: rt.SignalReceived) -> None:
         run.decide(f"ignored duplicate {e.kind} {e.name} (key {e.key})")
         return
     if e.key:
-        run.seen.append(e.key)
+        run.seen = [*run.seen, e.key]
     want = f"{e.kind}:{e.name}"
     waiting = sorted((t for t in run.tokens.values() if t.waiting == want), key=lambda t: t.id)
     if not waiting:
-        run.buffered.append(rt.Signal(e.kind, e.name, e.payload, e.key))
+        run.buffered = [*run.buffered, rt.Signal(e.kind, e.name, e.payload, e.key)]
         run.decide(f"buffered {e.kind} {e.name}")
         return
     token = waiting[0]
@@ -914,13 +926,27 @@ def _on_retry_from(run: _Run, e: rt.RetryFrom) -> None:
         return
     run.status = Status.RUNNING
     run.error, run.snapshot = None, None
+    if e.input is not None:
+        run.input = {**run.input, **e.input}
+        run.decide(f"input changed by an operator: {', '.join(sorted(e.input))}")
     if e.state is None:
         stuck = [
             t for t in run.tokens.values() if t.waiting in ("task", "human", "child", "retry", "")
         ]
         for token in stuck:
+            # A fresh token: the new attempts get idempotency keys of their own,
+            # so a receiver that deduplicates by key does not drop the retry.
             run.cancel_timers(token)
-            run.enter(run.update(token, attempt=1), token.state)
+            del run.tokens[token.id]
+            fresh = run.new_token(
+                token.state,
+                parent=token.parent,
+                index=token.index,
+                side=token.side,
+                compensating=token.compensating,
+                locals=token.locals,
+            )
+            run.enter(fresh, token.state)
         return
     state = run.t.state_id(e.state)
     run.stop_everything()
@@ -934,6 +960,29 @@ def _on_force_complete(run: _Run, e: rt.ForceComplete) -> None:
     run.commands.append(rt.Finish(Status.COMPLETED, run.output, None))
 
 
+def _on_complete_step(run: _Run, e: rt.CompleteStep) -> None:
+    if run.status is not Status.DEAD_LETTERED and run.status.finished:
+        run.decide(f"ignored: the instance is {run.status.value}")
+        return
+    waiting = [
+        t
+        for t in run.tokens.values()
+        if run.name(t.state) == e.state and t.waiting in ("task", "human", "child", "retry", "")
+    ]
+    if not waiting:
+        run.decide(f"ignored: nothing waits at {e.state}")
+        return
+    token = waiting[0]
+    if run.status is Status.DEAD_LETTERED:
+        run.status = Status.RUNNING
+        run.error, run.snapshot = None, None
+    run.cancel_timers(token)
+    if token.waiting in ("task", "human", "retry", ""):
+        run.commands.append(rt.CancelTask(run.key(token)))
+    run.decide(f"{e.state} completed by an operator")
+    run.done(token, {"result": dict(e.output)})
+
+
 HANDLERS: dict[type, Callable[[_Run, object], None]] = {
     rt.TaskCompleted: _on_task_completed,  # type: ignore[dict-item]
     rt.TaskFailed: _on_task_failed,  # type: ignore[dict-item]
@@ -944,4 +993,5 @@ HANDLERS: dict[type, Callable[[_Run, object], None]] = {
     rt.CancelRequested: _on_cancel,  # type: ignore[dict-item]
     rt.RetryFrom: _on_retry_from,  # type: ignore[dict-item]
     rt.ForceComplete: _on_force_complete,  # type: ignore[dict-item]
+    rt.CompleteStep: _on_complete_step,  # type: ignore[dict-item]
 }

@@ -54,8 +54,9 @@ def validate_result(table: Table, state: str, output: Mapping[str, Value]) -> li
 
 
 def validate_fields(
-    types: Types, fields: Sequence[FieldType], data: Mapping[str, Value], where: str
+    types: Types, fields: Sequence[FieldType], data: object, where: str
 ) -> list[str]:
+    """Problems with an object given for these fields (JSON from outside: any shape)."""
     if not isinstance(data, Mapping):
         return [f"{where} must be an object, not {_kind(data)}"]
     problems: list[str] = []

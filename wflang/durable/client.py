@@ -1,0 +1,258 @@
+"""What people and operators do to durable workflows: the logic behind the CLI.
+
+Every request is checked before anything is written: the instance or task must
+exist, the action must be legal in its current status, and every value from
+outside (start input, signal payload, task output, forced step output) must fit
+the declared types of the version the instance runs on. A refused request
+raises a ``StoreError`` whose message says why, and the store is unchanged.
+Accepted ops actions travel through the instance's inbox with who asked and
+why, and a worker records them in the history like any other event.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from attrs import frozen
+
+from wflang.runtime import codec
+from wflang.runtime import instance as rt
+from wflang.runtime.ir import Value
+from wflang.runtime.table import Table
+from wflang.runtime.validate import (
+    validate_input,
+    validate_result,
+    validate_signal,
+)
+from wflang.store.records import (
+    IllegalAction,
+    InstanceInfo,
+    StoreError,
+    TaskInfo,
+    UnknownInstance,
+)
+from wflang.store.sql import PENDING, Store
+
+
+class InvalidValue(StoreError):
+    """A value from outside does not fit the declared type; ``problems`` lists why."""
+
+    def __init__(self, what: str, problems: Sequence[str]) -> None:
+        super().__init__(f"{what} does not fit: " + "; ".join(problems))
+        self.problems = tuple(problems)
+
+
+@frozen
+class Deployment:
+    name: str
+    version: int
+    hash: str
+    new: bool
+
+
+def default_actor() -> str:
+    """Who is acting: ``$WF_ACTOR``, else the login name."""
+    try:
+        return os.environ.get("WF_ACTOR") or getpass.getuser()
+    except (KeyError, OSError):  # no passwd entry (containers)
+        return f"uid:{os.getuid()}"
+
+
+class Client:
+    def __init__(self, store: Store, actor: str | None = None) -> None:
+        self.store = store
+        self.actor = actor or default_actor()
+
+    # -- versions ----------------------------------------------------------------
+
+    def deploy(self, table: Table, source: str | None = None) -> Deployment:
+        from wflang.runtime.table import table_hash
+
+        new = self.store.deploy(table, source)
+        return Deployment(table.workflow, table.version, table_hash(table), new)
+
+    # -- instances ---------------------------------------------------------------
+
+    def start(
+        self,
+        workflow: str,
+        input: Mapping[str, Value],
+        *,
+        version: int | None = None,
+        instance_id: str | None = None,
+    ) -> InstanceInfo:
+        deployed = self.store.deployed(workflow, version)
+        problems = validate_input(deployed.table, input)
+        if problems:
+            raise InvalidValue(f"the input of {workflow} v{deployed.version}", problems)
+        iid = instance_id or f"{workflow}-{uuid.uuid4().hex[:12]}"
+        self.store.create(deployed, input, iid, actor=self.actor)
+        return self.store.instance(iid)
+
+    def _running(self, instance_id: str, action: str) -> tuple[InstanceInfo, Table]:
+        info = self.store.instance(instance_id)
+        if info.status in {s.value for s in rt.Status if s.finished}:
+            raise IllegalAction(
+                f"instance '{instance_id}' is {info.status}: it cannot {action} any more"
+            )
+        return info, self.store.table_for(info.table_hash)
+
+    def signal(
+        self,
+        instance_id: str,
+        name: str,
+        payload: Mapping[str, Value],
+        *,
+        key: str | None = None,
+        kind: str = "signal",
+    ) -> bool:
+        """Send a signal; False when a signal with the same key was already taken."""
+        info, table = self._running(instance_id, f"take the {kind} '{name}'")
+        problems = validate_signal(table, kind, name, payload)
+        if problems:
+            raise InvalidValue(f"the {kind} '{name}'", problems)
+        event = rt.SignalReceived(name, dict(payload), key or "", kind)
+        return self.store.deliver(
+            info.id,
+            event,
+            dedupe_key=None if key is None else f"{kind}:{name}:{key}",
+            actor=self.actor,
+        )
+
+    # -- human tasks ---------------------------------------------------------------
+
+    def open_tasks(self, instance_id: str | None = None) -> list[TaskInfo]:
+        return self.store.tasks(kind="human", status="open", instance_id=instance_id)
+
+    def complete_task(self, key: str, output: Mapping[str, Value]) -> TaskInfo:
+        task = self.store.task(key)
+        if task.kind != "human":
+            raise IllegalAction(
+                f"task '{key}' is a service call; only human tasks are completed by hand "
+                f"(an operator can use `wf ops force-complete {task.instance_id} {task.node}`)"
+            )
+        if task.status != "open":
+            raise IllegalAction(f"task '{key}' is {task.status}, not open")
+        info = self.store.instance(task.instance_id)
+        table = self.store.table_for(info.table_hash)
+        problems = validate_result(table, task.node, output)
+        if problems:
+            raise InvalidValue(f"the output of task '{key}'", problems)
+        self.store.close_human_task(key, rt.TaskCompleted(key, dict(output)), actor=self.actor)
+        return self.store.task(key)
+
+    # -- ops ---------------------------------------------------------------------------
+
+    def dead_letters(self, workflow: str | None = None) -> list[InstanceInfo]:
+        return self.store.instances(status=rt.Status.DEAD_LETTERED.value, workflow=workflow)
+
+    def cancel(self, instance_id: str, *, compensate: bool, reason: str | None) -> None:
+        info, _ = self._running(instance_id, "be cancelled")
+        self._ops(
+            info.id, rt.CancelRequested(compensate, reason or "cancelled by an operator"), reason
+        )
+
+    def retry(self, instance_id: str, *, reason: str | None) -> None:
+        """Put a dead-lettered instance back to work from the step that failed."""
+        self._dead_lettered(instance_id, "retry")
+        self._ops(instance_id, rt.RetryFrom(None), reason)
+
+    def replay_from(
+        self,
+        instance_id: str,
+        step: str,
+        *,
+        input: Mapping[str, Value] | None = None,
+        reason: str | None,
+    ) -> None:
+        """Re-run a dead-lettered instance from ``step``, optionally with changed input."""
+        info = self._dead_lettered(instance_id, "replay")
+        table = self.store.table_for(info.table_hash)
+        self._state(table, step)
+        if input is not None:
+            merged = {**info.input, **(info.instance.input if info.instance else {}), **input}
+            problems = validate_input(table, merged)
+            if problems:
+                raise InvalidValue("the new input", problems)
+        event = rt.RetryFrom(step, None if input is None else dict(input))
+        self._ops(instance_id, event, reason)
+
+    def force_complete(
+        self, instance_id: str, step: str, output: Mapping[str, Value], *, reason: str | None
+    ) -> None:
+        """Finish a step that waits (or dead-lettered) as if it completed with ``output``."""
+        info = self.store.instance(instance_id)
+        table = self.store.table_for(info.table_hash)
+        self._state(table, step)
+        inst = info.instance
+        dead = info.status == rt.Status.DEAD_LETTERED.value
+        if info.status != PENDING and not dead and info.status in _FINISHED:
+            raise IllegalAction(f"instance '{instance_id}' is {info.status}")
+        waiting = (
+            []
+            if inst is None
+            else [
+                t
+                for t in inst.tokens
+                if table.states[t.state].name == step
+                and t.waiting in ("task", "human", "child", "retry", "")
+            ]
+        )
+        if not waiting:
+            now = sorted({table.states[t.state].name for t in inst.tokens}) if inst else []
+            raise IllegalAction(
+                f"nothing waits at '{step}' in instance '{instance_id}'"
+                + (f" (it is at {', '.join(now)})" if now else "")
+            )
+        problems = validate_result(table, step, output)
+        if problems:
+            raise InvalidValue(f"the output of {step}", problems)
+        self._ops(instance_id, rt.CompleteStep(step, dict(output)), reason)
+
+    def _dead_lettered(self, instance_id: str, action: str) -> InstanceInfo:
+        info = self.store.instance(instance_id)
+        if info.status != rt.Status.DEAD_LETTERED.value:
+            raise IllegalAction(
+                f"instance '{instance_id}' is {info.status}; only dead-lettered instances "
+                f"can be {action}ed"
+            )
+        return info
+
+    @staticmethod
+    def _state(table: Table, step: str) -> None:
+        names = [s.name for s in table.states]
+        if step not in names:
+            raise IllegalAction(
+                f"{table.workflow} v{table.version} has no step '{step}' "
+                f"(steps: {', '.join(names)})"
+            )
+
+    def _ops(self, instance_id: str, event: rt.Event, reason: str | None) -> None:
+        self.store.deliver(instance_id, event, actor=self.actor, reason=reason)
+
+    # -- reading -------------------------------------------------------------------------
+
+    def history_document(self, instance_id: str) -> dict[str, Any]:
+        info = self.store.instance(instance_id)
+        rows = self.store.history(instance_id)
+        table = self.store.table_for(info.table_hash)
+        if info.instance is None:
+            raise IllegalAction(
+                f"instance '{instance_id}' has not started yet: no worker has taken it"
+            )
+        extra = [
+            {"idempotency_key": r.idempotency_key, "actor": r.actor, "reason": r.reason}
+            for r in rows
+        ]
+        return codec.history_document(
+            table, info.table_hash, info.instance, [r.entry for r in rows], extra
+        )
+
+
+_FINISHED = frozenset(s.value for s in rt.Status if s.finished)
+
+__all__ = ["Client", "Deployment", "InvalidValue", "UnknownInstance", "default_actor"]

@@ -170,14 +170,14 @@ def _cluster_open(c: Cluster, indent: str) -> list[str]:
 
 
 def _legend(d: Diagram) -> str:
-    rows = [f'<tr><td colspan="2" align="left"><b>{dot_html(d.legend_title)}</b></td></tr>']
+    rows = [f'<tr><td align="left"><b>{dot_html(d.legend_title)}</b></td></tr>']
     for entry in d.legend:
         color = MARKS[entry.mark].color if entry.mark in MARKS else MUTED
         rows.append(
-            f'<tr><td bgcolor="{color}" width="10" height="10" fixedsize="true"></td>'
-            f'<td align="left" balign="left">{lines(entry.text, 70)}</td></tr>'
+            f'<tr><td align="left" balign="left"><font color="{color}">■</font> '
+            f"{lines(entry.text, 70)}</td></tr>"
         )
-    table = '<table border="1" color="#b0bec5" cellborder="0" cellspacing="3" cellpadding="2">'
+    table = '<table border="1" color="#b0bec5" cellborder="0" cellspacing="2" cellpadding="2">'
     return f'"-legend" [shape=plain, label=<{table}{"".join(rows)}</table>>];'
 
 

@@ -75,7 +75,7 @@ def _ghosts(
                         f"{name}/{label}-removed",
                         ghost_key(name),
                         head,
-                        "next",
+                        _kind(label),
                         "" if label == "next" else label,
                         marks=frozenset({"removed"}),
                     )
@@ -101,6 +101,7 @@ def diff_overlay(d: Diagram, p: Pairing, result: DiffResult) -> Overlay:
 
     for name, _rec in p.nodes.added:
         nodes.setdefault(new_name[name], set()).add("added")
+    added = {new_name[name] for name, _rec in p.nodes.added}
     for x in p.nodes.both:
         key = new_name[x.key]
         if _changed(x.old, x.new):
@@ -124,7 +125,7 @@ def diff_overlay(d: Diagram, p: Pairing, result: DiffResult) -> Overlay:
                         f"{key}/{label}-removed",
                         tail,
                         head,
-                        "next",
+                        _kind(label),
                         "" if label == "next" else label,
                         boundary,
                         frozenset({"removed"}),
@@ -147,6 +148,9 @@ def diff_overlay(d: Diagram, p: Pairing, result: DiffResult) -> Overlay:
                     marks=frozenset({"removed"}),
                 )
             )
+    for e in d.edges:  # the edges of an added node are added with it
+        if e.tail in added or e.tail.removesuffix("-join") in added:
+            edges.setdefault(e.key, set()).add("added")
     old_start, new_start = start_of(p.old), start_of(p.new)
     if old_start and new_start and where(old_start.target.text) != new_start.target.text:
         edges.setdefault("start", set()).add("changed")
@@ -191,6 +195,12 @@ def _element(key: str | None, where: Callable[[str], str | None]) -> str | None:
         return None
     name = path[1].split("/", 1)[0]
     return where(name)
+
+
+def _kind(label: str) -> str:
+    """The drawn kind of a removed edge, from its ``wf diff`` label."""
+    prefixes = {"on ": "error", "timeout": "timeout"}
+    return next((k for p, k in prefixes.items() if label.startswith(p)), "next")
 
 
 def _title(spec: sp.WorkflowSpec) -> str:

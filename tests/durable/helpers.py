@@ -1,0 +1,117 @@
+"""Helpers of the durable-execution reliability tests: fixtures' building blocks,
+worker processes and the checks every test makes on a store's histories."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from wflang.compiler.compile import compile_workflow
+from wflang.dsl.parser import parse_file
+from wflang.runtime.table import Table
+from wflang.store import Store
+
+REPO = Path(__file__).resolve().parents[2]
+DATA = REPO / "tests" / "data" / "durable"
+WORKER_PROC = Path(__file__).with_name("worker_proc.py")
+PG_DSN = os.environ.get("WFLANG_TEST_PG_DSN", "")
+
+# What the crash and load tests found, printed at the end of the run (conftest).
+SUMMARY: list[str] = []
+
+
+def fixture_table(name: str) -> Table:
+    """The compiled table of ``tests/data/durable/NAME.wf``."""
+    return compile_workflow(parse_file(DATA / f"{name}.wf")).table
+
+
+def with_search_path(dsn: str, schema: str) -> str:
+    """``dsn`` with ``options=-csearch_path=SCHEMA`` in its query string."""
+    parts = urlsplit(dsn)
+    query = [(k, v) for k, v in parse_qsl(parts.query) if k != "options"]
+    query.append(("options", f"-csearch_path={schema}"))
+    return urlunsplit(parts._replace(query=urlencode(query)))
+
+
+class VirtualClock:
+    """Epoch milliseconds that move only when a test says so."""
+
+    def __init__(self, start: int = 1_700_000_000_000) -> None:
+        self.ms = start
+
+    def __call__(self) -> int:
+        return self.ms
+
+    def advance(self, ms: int) -> None:
+        self.ms += ms
+
+
+def start_worker(
+    url: str,
+    effects: Path,
+    workload: str,
+    *,
+    fault: str | None = None,
+    concurrency: int = 1,
+    lease_ms: int = 300,
+    at_most_once: tuple[str, ...] = (),
+    mode: str = "idle",
+    deadline_s: float = 60.0,
+) -> subprocess.Popen[str]:
+    """Start ``worker_proc.py`` as a process, with a crash point when ``fault`` is given."""
+    env = {k: v for k, v in os.environ.items() if k != "WFLANG_FAULT"}
+    if fault:
+        env["WFLANG_FAULT"] = fault
+    cmd = [
+        sys.executable,
+        str(WORKER_PROC),
+        "--store",
+        url,
+        "--effects",
+        str(effects),
+        "--workload",
+        workload,
+        "--lease-ms",
+        str(lease_ms),
+        "--concurrency",
+        str(concurrency),
+        "--mode",
+        mode,
+        "--deadline-s",
+        str(deadline_s),
+    ]
+    for service in at_most_once:
+        cmd += ["--at-most-once", service]
+    return subprocess.Popen(
+        cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+
+def finish(proc: subprocess.Popen[str], timeout: float = 90.0) -> tuple[int, str]:
+    """Wait for a worker process; its exit code and its output (stdout, then stderr)."""
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        raise AssertionError(
+            f"worker {proc.pid} still running after {timeout}s:\n{out}\n{err}"
+        ) from None
+    return proc.returncode, out + err
+
+
+def history_gaps(store: Store, instance_id: str) -> list[str]:
+    """What is wrong with an instance's history sequence (empty: 1..n, as the instance says)."""
+    seqs = [row.entry.seq for row in store.history(instance_id)]
+    problems = []
+    if seqs != list(range(1, len(seqs) + 1)):
+        problems.append(f"{instance_id}: history seqs {seqs} are not 1..{len(seqs)}")
+    info = store.instance(instance_id)
+    if info.instance is not None and info.instance.seq != len(seqs):
+        problems.append(
+            f"{instance_id}: instance at seq {info.instance.seq}, history has {len(seqs)}"
+        )
+    return problems

@@ -43,9 +43,11 @@ from wflang.dsl.formatter import format_spec
 from wflang.dsl.parser import ParseResult, parse_bytes
 from wflang.dsl.serialize import unstructure
 from wflang.dsl.spec import WorkflowSpec
+from wflang.durable import cli as durable_cli
 from wflang.runtime.describe import describe
 from wflang.runtime.table import Table, dumps, table_hash
 from wflang.runtime.validate import validate_input
+from wflang.store.records import StoreError
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -426,7 +428,7 @@ def build_parser() -> argparse.ArgumentParser:
         description=(
             "wflang: write a workflow in a typed .wf file, check it like code, format it, "
             "diff its versions for breaking changes, compile it to a transition table and "
-            "run it in memory (durable stores and diagrams are coming)."
+            "run it in memory or durably (SQLite or PostgreSQL) with workers, and draw it."
         ),
         epilog="Exit codes: 0 clean, 1 findings, 2 usage or I/O error. "
         "Run 'wf COMMAND --help' for a command's options.",
@@ -562,7 +564,24 @@ def build_parser() -> argparse.ArgumentParser:
         "'wf check --format json' follows; the document carries its own version.",
     )
     p.set_defaults(func=cmd_schema)
+    return _later_stages(sub, parser)
+
+
+def _later_stages(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], parser: argparse.ArgumentParser
+) -> argparse.ArgumentParser:
+    """The commands of the stages after the checker: durable execution and diagrams."""
+    durable_cli.register(sub, _compile_for_deploy)
     return _render_parser(sub, parser)
+
+
+def _compile_for_deploy(path: str) -> Table | None:
+    """Compile a file for ``wf deploy``; None (findings printed) when it has errors."""
+    args = argparse.Namespace(file=path, config=None, preset=None, color="auto")
+    try:
+        return _compiled(args)
+    except _Refused:
+        return None
 
 
 def _render_parser(
@@ -640,9 +659,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         code: int = args.func(args)
-    except UsageError as err:
+    except (UsageError, durable_cli.CliUsage) as err:
         print(f"wf: error: {err}", file=sys.stderr)
         return EXIT_USAGE
+    except StoreError as err:  # a refused request: nothing was changed
+        print(f"wf: error: {err}", file=sys.stderr)
+        return EXIT_FINDINGS
     except BrokenPipeError:  # pragma: no cover - e.g. `wf parse --json x | head`
         return EXIT_OK
     sys.stdout.flush()

@@ -1,0 +1,661 @@
+"""The ``wf`` commands of durable execution: store, deploy, start, worker, signal,
+tasks, status, history, list, versions and ops.
+
+Each command opens the store named by ``--store`` (default ``$WFLANG_STORE``,
+else ``sqlite:///.wflang/state.db``), checks its request through
+``wflang.durable.client`` and prints the outcome. A refused request (unknown
+id, a value of the wrong type, an illegal action) prints why and exits 1 with
+nothing changed; a usage or connection problem exits 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import signal
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from wflang.runtime import codec
+from wflang.runtime.ir import Value
+from wflang.store import DEFAULT_URL, Store, default_url, open_store
+from wflang.store.records import InstanceInfo, StoreError
+
+EXIT_OK, EXIT_REFUSED, EXIT_USAGE = 0, 1, 2
+
+Compile = Callable[[str], Any]  # path -> Table (the CLI's compile, which prints findings)
+
+
+class CliUsage(Exception):
+    """A usage problem (exit 2): bad JSON, an unreadable file, no such module."""
+
+
+# ----------------------------------------------------------------------- helpers
+
+
+def _store(args: argparse.Namespace, *, check: bool = True) -> Store:
+    try:
+        store = open_store(args.store)
+        if check:
+            store.check_schema()
+    except StoreError:
+        raise
+    except Exception as err:  # cannot connect, cannot open the file
+        raise CliUsage(f"cannot open the store {args.store or default_url()}: {err}") from err
+    return store
+
+
+def _json_arg(text: str, what: str) -> dict[str, Value]:
+    if text.startswith("@"):
+        try:
+            text = Path(text[1:]).read_text(encoding="utf-8")
+        except OSError as err:
+            raise CliUsage(f"cannot read {text[1:]}: {err.strerror or err}") from err
+    try:
+        data = codec.loads(text)
+    except json.JSONDecodeError as err:
+        raise CliUsage(f"{what} is not JSON: {err}") from err
+    if not isinstance(data, dict):
+        raise CliUsage(f"{what} must be a JSON object, not {type(data).__name__}")
+    return data
+
+
+def _print_json(data: object) -> None:
+    print(json.dumps(codec.loads(codec.dumps(data)), indent=2, default=str))
+
+
+def _client(args: argparse.Namespace) -> Any:
+    from wflang.durable.client import Client
+
+    return Client(_store(args), getattr(args, "actor", None))
+
+
+def _when(ms: int | None) -> str:
+    if ms is None:
+        return "-"
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(ms / 1000)) + f".{ms % 1000:03d}Z"
+
+
+# ---------------------------------------------------------------------- commands
+
+
+def cmd_store_migrate(args: argparse.Namespace) -> int:
+    store = _store(args, check=False)
+    applied = store.migrate()
+    version = store.schema_version()
+    if applied:
+        print(f"migrated {store.url} to schema version {version} (applied {applied})")
+    else:
+        print(f"{store.url} is at schema version {version}: nothing to do")
+    return EXIT_OK
+
+
+def cmd_store_info(args: argparse.Namespace) -> int:
+    store = _store(args, check=False)
+    version = store.schema_version()
+    print(f"store: {store.url}\nschema version: {version}")
+    if version:
+        s = store.stats()
+        print(
+            f"instances: {', '.join(f'{k} {v}' for k, v in sorted(s.instances.items())) or 'none'}"
+        )
+        print(
+            f"tasks: {s.ready_tasks} ready, {s.running_tasks} running, "
+            f"{s.open_human_tasks} human open; oldest ready waits {s.oldest_ready_ms} ms"
+        )
+        print(f"timers due: {s.due_timers}; inbox pending: {s.pending_events}")
+    return EXIT_OK
+
+
+def cmd_deploy(args: argparse.Namespace, compile_file: Compile) -> int:
+    client = _client(args)
+    tables = [(path, compile_file(path)) for path in args.files]
+    if any(t is None for _, t in tables):
+        return EXIT_REFUSED
+    for path, table in tables:
+        d = client.deploy(table, path)
+        what = "deployed" if d.new else "already deployed (same content)"
+        print(f"{d.name} v{d.version} {what}: sha256:{d.hash[:16]}")
+    return EXIT_OK
+
+
+def cmd_start(args: argparse.Namespace) -> int:
+    client = _client(args)
+    data = _json_arg(args.input, "--input")
+    info = client.start(args.workflow, data, version=args.version, instance_id=args.id)
+    if args.json:
+        _print_json({"instance": info.id, "workflow": info.workflow, "version": info.version})
+    else:
+        print(info.id)
+    return EXIT_OK
+
+
+def cmd_versions(args: argparse.Namespace) -> int:
+    store = _store(args)
+    rows = store.versions(args.workflow)
+    if args.json:
+        _print_json([r.__dict__ if hasattr(r, "__dict__") else _attrs(r) for r in rows])
+        return EXIT_OK
+    if not rows:
+        print("no workflow is deployed")
+        return EXIT_OK
+    print(f"{'workflow':24} {'version':>7} {'running':>8} {'finished':>9}  state     hash")
+    for r in rows:
+        state = "latest" if r.latest else ("draining" if r.running else "drained")
+        print(
+            f"{r.name:24} {r.version:>7} {r.running:>8} {r.finished:>9}  {state:9} "
+            f"sha256:{r.hash[:12]}"
+        )
+    return EXIT_OK
+
+
+def cmd_signal(args: argparse.Namespace) -> int:
+    client = _client(args)
+    payload = _json_arg(args.payload, "--payload")
+    kind = "message" if args.message else "signal"
+    delivered = client.signal(args.instance, args.name, payload, key=args.key, kind=kind)
+    if delivered:
+        print(f"{kind} {args.name} sent to {args.instance}")
+    else:
+        print(f"{kind} {args.name} with key {args.key!r} was already sent: ignored")
+    return EXIT_OK
+
+
+def cmd_tasks_list(args: argparse.Namespace) -> int:
+    client = _client(args)
+    tasks = client.open_tasks(args.instance)
+    if args.json:
+        _print_json([_attrs(t) for t in tasks])
+        return EXIT_OK
+    if not tasks:
+        print("no open human tasks")
+    for t in tasks:
+        who = f" for {t.assignee}" if t.assignee else ""
+        form = f" form: {', '.join(t.form)}" if t.form else ""
+        print(f"{t.key}  {t.service or 'user'} task {t.node}{who}{form}")
+    return EXIT_OK
+
+
+def cmd_tasks_complete(args: argparse.Namespace) -> int:
+    client = _client(args)
+    output = _json_arg(args.output, "--output")
+    task = client.complete_task(args.key, output)
+    print(f"task {task.key} completed")
+    return EXIT_OK
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    store = _store(args)
+    info = store.instance(args.instance)
+    if args.json:
+        _print_json(_status_json(store, info))
+        return EXIT_OK
+    print(f"instance: {info.id}")
+    print(f"workflow: {info.workflow} v{info.version} (sha256:{info.table_hash[:12]})")
+    print(f"status:   {info.status}")
+    print(f"created:  {_when(info.created_at)}   updated: {_when(info.updated_at)}")
+    inst = info.instance
+    if inst is not None:
+        table = store.table_for(info.table_hash)
+        if not inst.status.finished:
+            for t in inst.tokens:
+                wait = f" (waiting for {t.waiting})" if t.waiting else ""
+                print(f"at:       {table.states[t.state].name}{wait}")
+            if inst.timers:
+                nxt = min(inst.timers, key=lambda t: t.due)
+                print(f"next timer: {nxt.purpose} at {_when(nxt.due)}")
+        if inst.output is not None:
+            print("output:   " + codec.dumps(inst.output))
+        if inst.error:
+            print(f"error:    {inst.error}")
+        print(f"steps:    {inst.seq}")
+    for task in store.tasks(instance_id=info.id, status="open"):
+        print(f"open task: {task.key} ({task.node})")
+    return EXIT_OK
+
+
+def _status_json(store: Store, info: InstanceInfo) -> dict[str, Any]:
+    inst = info.instance
+    table = store.table_for(info.table_hash)
+    return {
+        "instance": info.id,
+        "workflow": info.workflow,
+        "version": info.version,
+        "table_hash": info.table_hash,
+        "status": info.status,
+        "created_at": info.created_at,
+        "updated_at": info.updated_at,
+        "current": []
+        if inst is None or inst.status.finished
+        else sorted({table.states[t.state].name for t in inst.tokens}),
+        "output": None if inst is None else inst.output,
+        "error": None if inst is None else inst.error,
+        "steps": 0 if inst is None else inst.seq,
+    }
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    client = _client(args)
+    doc = client.history_document(args.instance)
+    if args.json:
+        print(
+            codec.dumps(doc)
+            if args.compact
+            else json.dumps(codec.loads(codec.dumps(doc)), indent=1, default=str)
+        )
+        return EXIT_OK
+    for entry in doc["entries"]:
+        event = entry["event"]
+        label = "start" if event is None else event["type"]
+        who = ""
+        if entry.get("actor"):
+            who = f"  by {entry['actor']}" + (f": {entry['reason']}" if entry.get("reason") else "")
+        print(f"#{entry['seq']:<3} {_when(entry['at'])}  {label}{who}")
+        for decision in entry["decisions"]:
+            print(f"       {decision}")
+    print(f"status: {doc['status']}")
+    if doc.get("output") is not None:
+        print("output: " + codec.dumps(doc["output"]))
+    if doc.get("error"):
+        print(f"error: {doc['error']}")
+    return EXIT_OK
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    store = _store(args)
+    rows = store.instances(status=args.status, workflow=args.workflow, limit=args.limit)
+    if args.json:
+        _print_json(
+            [
+                {
+                    "instance": r.id,
+                    "workflow": r.workflow,
+                    "version": r.version,
+                    "status": r.status,
+                    "created_at": r.created_at,
+                    "updated_at": r.updated_at,
+                }
+                for r in rows
+            ]
+        )
+        return EXIT_OK
+    if not rows:
+        print("no instances")
+    for r in rows:
+        print(f"{r.id:40} {r.workflow} v{r.version:<4} {r.status:14} {_when(r.updated_at)}")
+    return EXIT_OK
+
+
+def cmd_ops_dead_letters(args: argparse.Namespace) -> int:
+    client = _client(args)
+    rows = client.dead_letters(args.workflow)
+    if args.json:
+        _print_json(
+            [
+                {
+                    "instance": r.id,
+                    "workflow": r.workflow,
+                    "version": r.version,
+                    "error": r.instance.error if r.instance else None,
+                    "snapshot": r.instance.snapshot if r.instance else None,
+                }
+                for r in rows
+            ]
+        )
+        return EXIT_OK
+    if not rows:
+        print("no dead-lettered instances")
+    for r in rows:
+        error = r.instance.error if r.instance else ""
+        print(f"{r.id:40} {r.workflow} v{r.version}  {error}")
+    return EXIT_OK
+
+
+def cmd_ops_retry(args: argparse.Namespace) -> int:
+    _client(args).retry(args.instance, reason=args.reason)
+    print(f"{args.instance}: retry requested; a worker resumes it from the failed step")
+    return EXIT_OK
+
+
+def cmd_ops_replay(args: argparse.Namespace) -> int:
+    data = None if args.input is None else _json_arg(args.input, "--input")
+    _client(args).replay_from(args.instance, args.step, input=data, reason=args.reason)
+    print(f"{args.instance}: replay from {args.step} requested")
+    return EXIT_OK
+
+
+def cmd_ops_force_complete(args: argparse.Namespace) -> int:
+    output = _json_arg(args.output, "--output")
+    _client(args).force_complete(args.instance, args.step, output, reason=args.reason)
+    print(f"{args.instance}: {args.step} will be completed with the given output")
+    return EXIT_OK
+
+
+def cmd_ops_cancel(args: argparse.Namespace) -> int:
+    _client(args).cancel(args.instance, compensate=args.compensate, reason=args.reason)
+    how = "with compensation" if args.compensate else "without compensation"
+    print(f"{args.instance}: cancel requested ({how})")
+    return EXIT_OK
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    from wflang.durable import logs
+    from wflang.durable.worker import Worker
+    from wflang.runtime.engine import at_most_once_services, registered_handlers
+
+    logs.configure(args.log_format, args.log_level)
+    for module in args.handlers:
+        try:
+            importlib.import_module(module)
+        except ImportError as err:
+            raise CliUsage(f"cannot import handlers module {module!r}: {err}") from err
+    handlers = registered_handlers()
+    if not handlers:
+        raise CliUsage("no handlers registered: pass --handlers MODULE with @handler functions")
+    store = _store(args)
+    worker = Worker(
+        store,
+        handlers,
+        concurrency=args.concurrency,
+        lease_ms=int(args.lease * 1000),
+        batch=args.batch,
+        poll_ms=args.poll,
+        group_commit=not args.no_group_commit,
+        at_most_once=at_most_once_services() | frozenset(args.at_most_once or ()),
+    )
+    if args.metrics_port:
+        from wflang.durable.metrics import serve
+
+        serve(worker, args.metrics_port)
+    if args.once:
+        n = worker.run_until_idle()
+        print(f"worker {worker.id}: {n} transitions, nothing more is due")
+        return EXIT_OK
+
+    def drain(signum: int, _frame: object) -> None:
+        worker.stop()
+
+    signal.signal(signal.SIGTERM, drain)
+    signal.signal(signal.SIGINT, drain)
+    listener = _listen(store, worker)
+    worker.run()
+    if listener is not None:
+        listener.close()
+    return EXIT_OK
+
+
+def _listen(store: Store, worker: Any) -> Any:
+    """On PostgreSQL, wake the worker on NOTIFY (a hint; it polls anyway)."""
+    listen = getattr(store.backend, "listen", None)
+    if listen is None:
+        return None
+    import threading
+
+    conn = listen("wflang")
+
+    def loop() -> None:
+        try:
+            for _ in conn.notifies():
+                worker.wake.set()
+        except Exception:  # the connection closed: polling goes on
+            return
+
+    threading.Thread(target=loop, name="wf-listen", daemon=True).start()
+    return conn
+
+
+def _attrs(value: object) -> dict[str, Any]:
+    import attrs
+
+    return attrs.asdict(value)  # type: ignore[arg-type]
+
+
+# -------------------------------------------------------------------- the parser
+
+
+if TYPE_CHECKING:
+    Sub = argparse._SubParsersAction[argparse.ArgumentParser]
+
+
+def store_opt(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--store",
+        metavar="URL",
+        default=None,
+        help=f"sqlite:///path.db or postgresql://user@host/db "
+        f"(default: $WFLANG_STORE, else {DEFAULT_URL})",
+    )
+
+
+def ops_opts(p: argparse.ArgumentParser) -> None:
+    store_opt(p)
+    p.add_argument("--reason", help="why: recorded in the history with who did it")
+    p.add_argument("--actor", help="who: recorded in the history (default $WF_ACTOR or login)")
+
+
+def json_opt(p: argparse.ArgumentParser, what: str = "print JSON") -> None:
+    p.add_argument("--json", action="store_true", help=what)
+
+
+def register(sub: Sub, compile_file: Compile) -> None:
+    """Add the durable commands to ``wf``'s subparsers."""
+    _store_parsers(sub, compile_file)
+    _worker_parser(sub)
+    _people_parsers(sub)
+    _ops_parser(sub)
+
+
+def _store_parsers(sub: Sub, compile_file: Compile) -> None:
+    p = sub.add_parser(
+        "store",
+        help="create or upgrade a durable store's schema; show its state",
+        description="Manage the durable store. 'migrate' applies the schema migrations "
+        "(safe to run twice or from two processes at once); 'info' shows the schema "
+        "version, instance counts and queue depth.",
+    )
+    ss = p.add_subparsers(dest="store_command", metavar="ACTION", required=True)
+    q = ss.add_parser("migrate", help="apply the missing schema migrations")
+    store_opt(q)
+    q.set_defaults(func=cmd_store_migrate)
+    q = ss.add_parser("info", help="schema version, instances and queue depth")
+    store_opt(q)
+    q.set_defaults(func=cmd_store_info)
+
+    p = sub.add_parser(
+        "deploy",
+        help="register compiled workflow versions in the store",
+        description="Compile each file (refusing files with check errors) and register its "
+        "version. Deploying the same version again is a no-op; the same name and version "
+        "with different content is refused: give the change a new version number.",
+    )
+    p.add_argument("files", nargs="+", metavar="FILE", help=".wf files")
+    store_opt(p)
+    p.set_defaults(func=lambda a: cmd_deploy(a, compile_file))
+
+    p = sub.add_parser(
+        "start",
+        help="start an instance of a deployed workflow",
+        description="Start an instance on the latest deployed version (or --version), "
+        "after checking the input against the declared input types. Prints the instance "
+        "id; a worker takes it from there. Starting again with the same --id and input "
+        "returns the same instance.",
+    )
+    p.add_argument("workflow", help="the workflow's name")
+    p.add_argument("--input", default="{}", help="the input as JSON, or @file.json")
+    p.add_argument("--version", type=int, help="a deployed version (default: the latest)")
+    p.add_argument("--id", help="the instance id (default: NAME-<random>)")
+    json_opt(p)
+    ops_opts(p)
+    p.set_defaults(func=cmd_start)
+
+    p = sub.add_parser(
+        "versions",
+        help="deployed versions and how many instances still run on each",
+        description="List deployed versions with their running and finished instances: "
+        "an older version is 'draining' while instances still run on it, then 'drained'.",
+    )
+    p.add_argument("workflow", nargs="?", help="one workflow (default: all)")
+    json_opt(p)
+    store_opt(p)
+    p.set_defaults(func=cmd_versions)
+
+
+def _worker_parser(sub: Sub) -> None:
+    p = sub.add_parser(
+        "worker",
+        help="run a worker: step instances and call handlers, durably",
+        description="Claim due work from the store and run it: instance transitions in "
+        "short transactions, service calls in a pool of --concurrency threads under a "
+        "lease renewed by heartbeat. SIGTERM or Ctrl-C drains: no new claims, running "
+        "calls finish and commit, then it exits.",
+    )
+    p.add_argument(
+        "--handlers",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="import this module, whose @handler functions serve the calls (repeatable)",
+    )
+    p.add_argument("--concurrency", type=int, default=4, help="handler threads (default 4)")
+    p.add_argument("--lease", type=float, default=30.0, help="lease in seconds (default 30)")
+    p.add_argument("--batch", type=int, default=32, help="instances stepped per transaction")
+    p.add_argument("--poll", type=int, default=500, help="idle poll interval in ms (default 500)")
+    p.add_argument(
+        "--no-group-commit",
+        action="store_true",
+        help="commit each handler result in its own transaction",
+    )
+    p.add_argument(
+        "--at-most-once",
+        action="append",
+        metavar="SERVICE",
+        help="never re-run this service after a crash (also @handler(..., at_most_once=True))",
+    )
+    p.add_argument("--metrics-port", type=int, help="serve Prometheus metrics on this port")
+    p.add_argument("--once", action="store_true", help="do what is due now, then exit")
+    p.add_argument("--log-format", choices=("text", "json"), default="text")
+    p.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info")
+    store_opt(p)
+    p.set_defaults(func=cmd_worker)
+
+
+def _people_parsers(sub: Sub) -> None:
+    p = sub.add_parser(
+        "signal",
+        help="send a signal (or message) to an instance",
+        description="Send a signal to an instance, after checking its name and payload "
+        "against the workflow's declaration. With --key, sending the same key again is "
+        "ignored; a signal sent before the instance waits for it is kept until it does.",
+    )
+    p.add_argument("instance", help="the instance id")
+    p.add_argument("name", help="the signal's name")
+    p.add_argument("--payload", default="{}", help="the payload as JSON, or @file.json")
+    p.add_argument("--key", help="a deduplication key: a second signal with it is ignored")
+    p.add_argument("--message", action="store_true", help="send a message instead")
+    ops_opts(p)
+    p.set_defaults(func=cmd_signal)
+
+    p = sub.add_parser(
+        "tasks",
+        help="list and complete human tasks",
+        description="Human (user and manual) tasks waiting for a person.",
+    )
+    ts = p.add_subparsers(dest="tasks_command", metavar="ACTION", required=True)
+    q = ts.add_parser("list", help="open human tasks")
+    q.add_argument("--instance", help="only this instance's")
+    json_opt(q)
+    store_opt(q)
+    q.set_defaults(func=cmd_tasks_list)
+    q = ts.add_parser(
+        "complete",
+        help="complete a human task with its form's values",
+        description="Complete an open human task; the output is checked against its form.",
+    )
+    q.add_argument("key", help="the task key (from 'wf tasks list')")
+    q.add_argument("--output", default="{}", help="the form's values as JSON, or @file.json")
+    ops_opts(q)
+    q.set_defaults(func=cmd_tasks_complete)
+
+    p = sub.add_parser("status", help="an instance's status, position and output")
+    p.add_argument("instance", help="the instance id")
+    json_opt(p)
+    store_opt(p)
+    p.set_defaults(func=cmd_status)
+
+    p = sub.add_parser(
+        "history",
+        help="an instance's history of events and decisions",
+        description="Print an instance's committed transitions. --json prints the "
+        "wflang.history/1 document that 'wf render --history' and replay read.",
+    )
+    p.add_argument("instance", help="the instance id")
+    json_opt(p, "print the wflang.history/1 document")
+    p.add_argument("--compact", action="store_true", help="with --json: one line")
+    store_opt(p)
+    p.set_defaults(func=cmd_history)
+
+    p = sub.add_parser("list", help="list instances")
+    p.add_argument("--status", help="only this status (running, completed, dead_lettered, …)")
+    p.add_argument("--workflow", help="only this workflow")
+    p.add_argument("--limit", type=int, default=100, help="at most this many (default 100)")
+    json_opt(p)
+    store_opt(p)
+    p.set_defaults(func=cmd_list)
+
+
+def _ops_parser(sub: Sub) -> None:
+    p = sub.add_parser(
+        "ops",
+        help="operator actions: dead letters, retry, replay, force-complete, cancel",
+        description="Operator actions. Each is checked (unknown ids, illegal actions and "
+        "values of the wrong type are refused with nothing changed) and recorded in the "
+        "instance's history with --actor and --reason.",
+    )
+    os_ = p.add_subparsers(dest="ops_command", metavar="ACTION", required=True)
+    q = os_.add_parser("dead-letters", help="list dead-lettered instances with their error")
+    q.add_argument("--workflow", help="only this workflow")
+    json_opt(q)
+    store_opt(q)
+    q.set_defaults(func=cmd_ops_dead_letters)
+    q = os_.add_parser("retry", help="resume a dead-lettered instance from the failed step")
+    q.add_argument("instance")
+    ops_opts(q)
+    q.set_defaults(func=cmd_ops_retry)
+    q = os_.add_parser("replay", help="re-run a dead-lettered instance from a step")
+    q.add_argument("instance")
+    q.add_argument("--from", dest="step", required=True, help="the step to run again from")
+    q.add_argument("--input", help="fields of the workflow input to change, as JSON")
+    ops_opts(q)
+    q.set_defaults(func=cmd_ops_replay)
+    q = os_.add_parser(
+        "force-complete",
+        help="complete a waiting or dead-lettered step with a given output",
+        description="Finish STEP as if it had completed with --output (checked against "
+        "the step's declared output), and go on from there.",
+    )
+    q.add_argument("instance")
+    q.add_argument("step")
+    q.add_argument("--output", default="{}", help="the step's output as JSON, or @file.json")
+    ops_opts(q)
+    q.set_defaults(func=cmd_ops_force_complete)
+    q = os_.add_parser("cancel", help="cancel a running instance")
+    q.add_argument("instance")
+    q.add_argument("--compensate", action="store_true", help="run the saga's compensations first")
+    ops_opts(q)
+    q.set_defaults(func=cmd_ops_cancel)
+
+
+def run_guarded(func: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
+    """Run a durable command: refusals exit 1, usage problems exit 2."""
+    try:
+        return func(args)
+    except StoreError as err:
+        print(f"wf: error: {err}", file=sys.stderr)
+        return EXIT_REFUSED
+    except CliUsage as err:
+        print(f"wf: error: {err}", file=sys.stderr)
+        return EXIT_USAGE

@@ -60,11 +60,13 @@ def start_worker(
     at_most_once: tuple[str, ...] = (),
     mode: str = "idle",
     deadline_s: float = 60.0,
+    extra_env: dict[str, str] | None = None,
 ) -> subprocess.Popen[str]:
     """Start ``worker_proc.py`` as a process, with a crash point when ``fault`` is given."""
     env = {k: v for k, v in os.environ.items() if k != "WFLANG_FAULT"}
     if fault:
         env["WFLANG_FAULT"] = fault
+    env.update(extra_env or {})
     cmd = [
         sys.executable,
         str(WORKER_PROC),

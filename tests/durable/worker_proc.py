@@ -112,12 +112,17 @@ def saga_handlers(log: EffectLog, epochs: dict[str, int]) -> dict[str, Handler]:
 
 
 def two_step_handlers(log: EffectLog, epochs: dict[str, int]) -> dict[str, Handler]:
-    """The services of tests/data/durable/two_step.wf."""
+    """The services of tests/data/durable/two_step.wf; with ``WF_TEST_SLOW_S`` set, each
+    ``step.one`` call pauses that long after its effect (the lease test stops it there)."""
+    slow = float(os.environ.get("WF_TEST_SLOW_S", "0"))
+    pause = threading.Event()  # never set: a bounded pause inside the handler
 
     def one(id: str, task: TaskCall) -> dict[str, Any]:
         log.record(
             task.idempotency_key, "step.one", task.attempt, epochs.get(task.idempotency_key, 0)
         )
+        if slow:
+            pause.wait(slow)
         return {"v": 1}
 
     def two(id: str, v: int, task: TaskCall) -> dict[str, Any]:

@@ -1,0 +1,497 @@
+"""Every example workflow runs durably to its main end, on both stores.
+
+Each scenario is written once against a small driver interface and run twice: on
+a durable store (client + worker + virtual clock) and on the in-memory engine of
+the test kit, with the same handlers, signals, human-task outputs and clock moves.
+The durable run must end where the in-memory one does, with the same status,
+output and context (children included), no open tasks, timers or tokens, history
+numbered without gaps, and a history that replays to the stored instance.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from decimal import Decimal
+from typing import Any, Protocol
+
+import pytest
+
+from wflang.runtime import instance as rt
+from wflang.runtime.engine import Handler, TaskCall, TaskError
+from wflang.runtime.ir import Value
+from wflang.store import Store
+from wflang.testing import WorkflowEnv
+
+from .kit import (
+    DAY,
+    EXAMPLES,
+    HOUR,
+    MINUTE,
+    SECOND,
+    T0,
+    Durable,
+    VirtualClock,
+    example,
+    fails,
+    handlers_of,
+    ok,
+    replays_exactly,
+    seq_problems,
+)
+
+
+class Driver(Protocol):
+    def start(self, workflow: str, input: Mapping[str, Value], iid: str) -> str: ...
+    def advance(self, ms: int) -> None: ...
+    def signal(self, iid: str, name: str, payload: Mapping[str, Value], **kw: Any) -> Any: ...
+    def open(self, node: str) -> list[str]: ...
+    def complete_key(self, key: str, output: Mapping[str, Value]) -> None: ...
+    def instance(self, iid: str) -> rt.Instance: ...
+
+
+class InMemory:
+    """The same driver interface on the test kit's in-memory engine."""
+
+    def __init__(self, handlers: Mapping[str, Handler], *tables: Any) -> None:
+        self.env = WorkflowEnv(tables, dict(handlers), now=T0)
+
+    def start(self, workflow: str, input: Mapping[str, Value], iid: str) -> str:
+        return self.env.start(workflow, input, instance_id=iid)
+
+    def advance(self, ms: int) -> None:
+        self.env.advance(ms=ms)
+
+    def signal(self, iid: str, name: str, payload: Mapping[str, Value], **kw: Any) -> None:
+        if kw.get("kind") == "message":
+            self.env.message(iid, name, payload, key=kw.get("key") or "")
+        else:
+            self.env.signal(iid, name, payload, key=kw.get("key") or "")
+
+    def open(self, node: str) -> list[str]:
+        return sorted(t.key for t in self.env.engine.human_tasks() if t.node == node)
+
+    def complete_key(self, key: str, output: Mapping[str, Value]) -> None:
+        self.env.complete(key, output)
+
+    def instance(self, iid: str) -> rt.Instance:
+        return self.env.instance(iid)
+
+    def children(self, iid: str) -> list[str]:
+        return sorted(c for c in self.env.engine.records if c.startswith(f"{iid}/"))
+
+
+class DurableDriver(Durable):
+    def open(self, node: str) -> list[str]:
+        return sorted(t.key for t in self.client.open_tasks() if t.node == node)
+
+    def complete_key(self, key: str, output: Mapping[str, Value]) -> None:
+        self.client.complete_task(key, output)
+        self.run()
+
+    def children(self, iid: str) -> list[str]:
+        return sorted(i.id for i in self.store.instances(limit=1000) if i.parent_id == iid)
+
+
+def complete(d: Driver, node: str, output: Mapping[str, Value]) -> None:
+    (key,) = d.open(node)
+    d.complete_key(key, output)
+
+
+CUSTOMER = {"id": "c-1", "name": "Ada Lovelace", "email": "ada@example.com", "tier": "gold"}
+ADDRESS = {"name": "Ada", "line1": "1 Main St", "city": "Oslo", "postcode": "0150", "country": "NO"}
+
+
+# ------------------------------------------------------------------- scenarios
+
+
+def order_saga(d: Driver) -> str:
+    """Shipped, after the first charge times out (transient) and its 1 s retry."""
+    order = {
+        "order_id": "o-1",
+        "customer": CUSTOMER,
+        "items": [{"sku": "A", "qty": 2, "unit_price": Decimal("5.00")}],
+        "subtotal": Decimal("10.00"),
+        "ship_to": ADDRESS,
+    }
+    iid = d.start("order_saga", order, "order-1")
+    assert d.instance(iid).status is rt.Status.RUNNING
+    d.advance(SECOND)
+    return iid
+
+
+def _charge(task: TaskCall, **_: Value) -> Mapping[str, Value]:
+    if task.attempt == 1:
+        raise TaskError("GatewayTimeout", "no answer", transient=True)
+    return {"charge_id": "ch-1", "settled": True}
+
+
+ORDER_HANDLERS = handlers_of(
+    inventory__reserve=ok({"reservation_id": "r-1"}),
+    payments__charge=_charge,
+    shipping__create=ok({"shipment_id": "s-1"}),
+    notify__send=ok({"message_id": "m-1"}),
+    inventory__release=ok(),
+    payments__refund=ok({"refund_id": "rf-1"}),
+    shipping__cancel=ok(),
+)
+
+
+def payment_retry(d: Driver) -> str:
+    """Declined, the customer updates the card (a signal), paid in round 1."""
+    iid = d.start(
+        "payment_retry", {"payment_id": "p-1", "customer": CUSTOMER, "amount": Decimal("49")}, "p"
+    )
+    (token,) = d.instance(iid).tokens
+    assert token.waiting == "signal:card_updated"
+    d.signal(iid, "card_updated", {"method_id": "pm-9", "updated_by": "ada"})
+    d.advance(2 * MINUTE)
+    return iid
+
+
+def _charge_by_round(key: str, **_: Value) -> Mapping[str, Value]:
+    if key.endswith("/0"):
+        raise TaskError("CardDeclined")
+    return {"charge_id": "ch-2", "settled": True}
+
+
+PAYMENT_HANDLERS = handlers_of(
+    payments__charge=_charge_by_round,
+    payments__charge_card=ok({"charge_id": "ch-backup"}),
+    ledger__post=ok({"entry_id": "e-1"}),
+    notify__send=ok({"message_id": "m-1"}),
+    ops__dead_letter=ok({"ticket_id": "t-1"}),
+)
+
+KYC_OK = handlers_of(
+    compliance__screen=ok({"hit": False, "list_name": None}),
+    identity__verify=ok({"score": 91}),
+    identity__check_document=ok({"valid": True}),
+)
+KYC = {"customer_id": "c-1", "full_name": "Ada", "country": "NL", "document_ids": ["passport"]}
+
+
+def kyc_check(d: Driver) -> str:
+    """A low identity score: passed by a manual review (a human task)."""
+    iid = d.start("kyc_check", KYC, "kyc-1")
+    complete(d, "manual_review", {"passed": True, "reason": "known customer"})
+    return iid
+
+
+def customer_onboarding(d: Driver) -> str:
+    """A child kyc_check passes; the paperwork is signed by hand; products provisioned."""
+    data = {
+        "customer": CUSTOMER,
+        "country": "NL",
+        "document_ids": ["passport"],
+        "products": ["current_account", "savings"],
+    }
+    iid = d.start("customer_onboarding", data, "onb-1")
+    complete(d, "paperwork", {"signed": True, "signed_on": T0})
+    return iid
+
+
+ONBOARD_HANDLERS = {
+    **KYC_OK,
+    **handlers_of(
+        accounts__open=ok({"account_id": "a-1"}),
+        accounts__close=ok(),
+        products__provision=ok({"product_ref": "pr-1"}),
+        notify__send=ok({"message_id": "m-1"}),
+    ),
+}
+
+REVIEW_HANDLERS = handlers_of(
+    notify__send=ok({"message_id": "m-1"}), reviews__record=ok({"review_id": "rv-1"})
+)
+
+
+def review_document(d: Driver) -> str:
+    """Reminded at two days (a non-interrupting timer), then reviewed."""
+    data = {"batch_id": "b-1", "document_id": "d-1", "title": "Q1", "reviewer_group": "editors"}
+    iid = d.start("review_document", data, "rev-1")
+    d.advance(2 * DAY)
+    complete(d, "review", {"verdict": "request_changes", "comments": " fix ", "reviewer": "g"})
+    return iid
+
+
+def document_review(d: Driver) -> str:
+    """Five child reviews, all approved by hand; signed off; published."""
+    docs = [
+        {"id": f"d-{n}", "title": f"Doc {n}", "author": "ada", "confidential": n == 2, "tags": []}
+        for n in range(5)
+    ]
+    iid = d.start("document_review", {"batch_id": "b-1", "documents": docs}, "batch-1")
+    keys = d.open("review")
+    assert len(keys) == 5
+    for key in keys:
+        d.complete_key(key, {"verdict": "approve", "comments": None, "reviewer": "grace"})
+    complete(d, "sign_off", {"publish": True, "note": "ok"})
+    return iid
+
+
+BATCH_HANDLERS = {
+    **REVIEW_HANDLERS,
+    **handlers_of(
+        reviews__open_batch=ok({"batch_url": "https://reviews/b-1"}),
+        reviews__summarise=ok({"approved": 5, "rejected": 0, "lapsed": 0}),
+        documents__publish=ok({"published_at": T0}),
+    ),
+}
+
+
+def incident_escalation(d: Driver) -> str:
+    """Sev1: acknowledged and resolved by signals, a postmortem planned, 30 quiet minutes."""
+    data = {
+        "incident_id": "inc-7",
+        "service_name": "checkout",
+        "severity": "sev1",
+        "summary": "5xx",
+        "opened_at": T0,
+        "primary": "alice",
+        "secondary": "bob",
+    }
+    iid = d.start("incident_escalation", data, "inc-7")
+    d.signal(iid, "acknowledged", {"responder": "alice"})
+    d.signal(iid, "resolved", {"resolution": "rolled back", "root_cause": "bad deploy"})
+    complete(d, "plan_postmortem", {"postmortem_at": T0 + 3 * DAY, "owner": "carol"})
+    d.advance(29 * MINUTE)
+    assert d.instance(iid).status is rt.Status.RUNNING
+    d.advance(MINUTE)
+    return iid
+
+
+INCIDENT_HANDLERS = handlers_of(
+    pager__page=ok({"page_id": "pg-1"}),
+    notify__send=ok({"message_id": "m-1"}),
+    statuspage__post=ok({"url": "https://status/inc-7"}),
+    conference__open_bridge=ok({"bridge_url": "https://bridge/inc-7"}),
+    postmortems__schedule=ok(),
+)
+
+
+def loan_approval(d: Driver) -> str:
+    """A child kyc_check, an offer accepted by signal, paid out on the funds date."""
+    data = {"application_id": "app-1", "applicant": CUSTOMER, "country": "NL", "amount": 10000}
+    iid = d.start("loan_approval", data, "loan-1")
+    d.signal(iid, "offer_response", {"accepted": True, "signed_at": T0})
+    d.advance(2 * DAY - MINUTE)
+    assert d.instance(iid).status is rt.Status.RUNNING
+    d.advance(MINUTE)
+    return iid
+
+
+LOAN_HANDLERS = {
+    **KYC_OK,
+    **handlers_of(
+        credit__score=ok({"score": 750, "band": "low"}),
+        loans__offer=ok(
+            {"offer_id": "of-1", "expires_at": T0 + 7 * DAY, "funds_available_at": T0 + 2 * DAY}
+        ),
+        loans__disburse=ok({"transfer_id": "tr-1"}),
+        notify__send=ok({"message_id": "m-1"}),
+    ),
+}
+
+
+def shipment_fanout(d: Driver) -> str:
+    """Quotes, labels for ten parcels, then a delivery message."""
+    data = {
+        "shipment_id": "sh-1",
+        "customer": CUSTOMER,
+        "origin": {**ADDRESS, "country": "nl"},
+        "destination": ADDRESS,
+        "parcels": [{"id": f"p-{n}", "weight_kg": Decimal("2.5")} for n in range(10)],
+        "total_weight_kg": Decimal("25"),
+        "declared_value": Decimal("900"),
+        "pickup_after": T0 + HOUR,
+    }
+    iid = d.start("shipment_fanout", data, "sh-1")
+    message = {"shipment_id": "sh-1", "delivered_at": T0 + 3 * DAY, "signed_by": "Ada"}
+    d.signal(iid, "parcel_delivered", message, kind="message")
+    return iid
+
+
+SHIP_HANDLERS = handlers_of(
+    carriers__quote=ok({"quote_id": "q"}),
+    carriers__best_quote=ok({"carrier": "ups", "price": Decimal("42.00")}),
+    carriers__book_pickup=ok({"pickup_ref": "pu-1"}),
+    labels__create=ok({"label_url": "https://labels/1"}),
+    customs__declare=ok({"customs_ref": "cu-1"}),
+    notify__send=ok({"message_id": "m-1"}),
+)
+
+
+def subscription_renewal(d: Driver) -> str:
+    """Two renewals a month apart, by timers only: the term completes."""
+    data = {
+        "subscription_id": "sub-1",
+        "customer": CUSTOMER,
+        "plan": "pro",
+        "price": Decimal("9.99"),
+        "first_renewal_at": T0 + DAY,
+        "max_renewals": 2,
+    }
+    iid = d.start("subscription_renewal", data, "sub-1")
+    d.advance(DAY + 60 * DAY)
+    return iid
+
+
+SUB_HANDLERS = handlers_of(
+    payments__charge=ok({"charge_id": "ch-1", "settled": True}),
+    notify__send=ok({"message_id": "m-1"}),
+)
+
+Scenario = Callable[[Any], str]
+SCENARIOS: dict[str, tuple[Scenario, tuple[str, ...], dict[str, Handler], str, str]] = {
+    # name: (drive, tables, handlers, end status, end node)
+    "order_saga": (order_saga, ("order_saga",), ORDER_HANDLERS, "completed", "shipped"),
+    "payment_retry": (payment_retry, ("payment_retry",), PAYMENT_HANDLERS, "completed", "paid"),
+    "kyc_check": (
+        kyc_check,
+        ("kyc_check",),
+        {**KYC_OK, "identity.verify": ok({"score": 55})},
+        "completed",
+        "passed",
+    ),
+    "customer_onboarding": (
+        customer_onboarding,
+        ("kyc_check", "customer_onboarding"),
+        ONBOARD_HANDLERS,
+        "completed",
+        "onboarded",
+    ),
+    "review_document": (
+        review_document,
+        ("review_document",),
+        REVIEW_HANDLERS,
+        "completed",
+        "reviewed",
+    ),
+    "document_review": (
+        document_review,
+        ("review_document", "document_review"),
+        BATCH_HANDLERS,
+        "completed",
+        "published",
+    ),
+    "incident_escalation": (
+        incident_escalation,
+        ("incident_escalation",),
+        INCIDENT_HANDLERS,
+        "completed",
+        "closed",
+    ),
+    "loan_approval": (
+        loan_approval,
+        ("kyc_check", "loan_approval"),
+        LOAN_HANDLERS,
+        "completed",
+        "approved",
+    ),
+    "shipment_fanout": (
+        shipment_fanout,
+        ("shipment_fanout",),
+        SHIP_HANDLERS,
+        "completed",
+        "delivered",
+    ),
+    "subscription_renewal": (
+        subscription_renewal,
+        ("subscription_renewal",),
+        SUB_HANDLERS,
+        "completed",
+        "term_complete",
+    ),
+}
+
+
+def test_every_example_workflow_has_a_scenario() -> None:
+    names = {p.stem for p in EXAMPLES.glob("*.wf")} - {"shared_types"}
+    assert names == set(SCENARIOS)
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_example_runs_durably_like_in_memory(name: str, store: Store, clock: VirtualClock) -> None:
+    drive, files, handlers, status, end = SCENARIOS[name]
+    tables = [example(f) for f in files]
+    durable = DurableDriver(store, clock, handlers, *tables)
+    iid = drive(durable)
+    memory = InMemory(handlers, *tables)
+    assert drive(memory) == iid
+
+    info = store.instance(iid)
+    got, want = durable.instance(iid), memory.instance(iid)
+    assert info.status == got.status.value == status, (got.error, info)
+    assert info.workflow == name and info.version == tables[-1].version
+    decisions = [d for r in store.history(iid) for d in r.entry.decisions]
+    assert f"enter {end}" in decisions
+    assert (got.status, got.output, got.error) == (want.status, want.output, want.error)
+    assert dict(got.context) == dict(want.context)
+    assert got.tokens == () and got.timers == ()
+    assert store.tasks(instance_id=iid, status="open") == []
+    assert store.tasks(instance_id=iid, status="ready") == []
+    assert seq_problems(store, iid) == []
+    replays_exactly(store, iid)
+    kids = durable.children(iid)
+    assert kids == memory.children(iid)
+    for kid in kids:
+        assert durable.instance(kid).status == memory.instance(kid).status, kid
+        assert durable.instance(kid).output == memory.instance(kid).output, kid
+        assert seq_problems(store, kid) == []
+        replays_exactly(store, kid)
+    assert sorted(durable.recorder.services()) == sorted(s for s, *_ in _memory_calls(memory)), (
+        "the same service calls, as many times"
+    )
+    assert store.stats().due_timers == 0
+
+
+def _memory_calls(memory: InMemory) -> list[tuple[str, dict[str, Value], TaskCall]]:
+    return memory.env.calls
+
+
+def test_order_saga_on_the_example_handlers_module(store: Store, clock: VirtualClock) -> None:
+    """examples/order_handlers.py (the demo's handlers) on order_input.json: shipped."""
+    import importlib.util
+    import json
+
+    spec = importlib.util.spec_from_file_location("_order_handlers", EXAMPLES / "order_handlers.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    handlers = handlers_of(
+        inventory__reserve=module.reserve,
+        inventory__release=module.release,
+        payments__charge=module.charge,
+        payments__refund=module.refund,
+        shipping__create=module.ship,
+        shipping__cancel=module.cancel_shipment,
+        notify__send=module.notify,
+    )
+    d = Durable(store, clock, handlers, example("order_saga"))
+    data = json.loads((EXAMPLES / "order_input.json").read_text())
+    iid = d.start("order_saga", data, "o-1001")
+    assert d.status(iid) == "running"  # the charge's first attempt timed out
+    d.advance(SECOND)
+    assert d.status(iid) == "completed"
+    assert d.instance(iid).output == {
+        "order_id": "o-1001",
+        "status": "shipped",
+        "shipment_id": "shp-o-1001",
+    }
+    first, second = d.recorder.keys("payments.charge")
+    assert first != second and first.startswith("o-1001:charge:")
+
+
+def test_a_failing_saga_compensates_durably(store: Store, clock: VirtualClock) -> None:
+    """order_saga whose shipment is rejected: refund, then release, in reverse order."""
+    handlers = {**ORDER_HANDLERS, "shipping.create": fails("AddressRejected")}
+    d = Durable(store, clock, handlers, example("order_saga"))
+    iid = order_saga(d)
+    assert d.status(iid) == "compensated"
+    assert d.instance(iid).output == {
+        "order_id": "o-1",
+        "status": "rolled_back",
+        "shipment_id": None,
+    }
+    assert d.recorder.services()[-2:] == ["payments.refund", "inventory.release"]
+    replays_exactly(store, iid)

@@ -1,5 +1,6 @@
 # Two commands do everything on a fresh machine with only python3:
-#   make demo   creates .venv, installs wflang and runs the main example
+#   make demo   creates .venv, installs wflang, runs the main example in memory,
+#               then durably on the embedded SQLite store (no server)
 #   make test   installs the dev extras, then runs ruff, mypy --strict and pytest
 PYTHON ?= python3
 VENV   := .venv
@@ -27,6 +28,7 @@ demo: $(STAMP)
 	$(BIN)/wf parse examples/order_saga.wf --summary
 	$(BIN)/wf table examples/order_saga.wf | head -n 12
 	PYTHONPATH=examples $(BIN)/wf run examples/order_saga.wf --input @examples/order_input.json --handlers order_handlers
+	WF=$(BIN)/wf bash examples/durable_demo.sh
 
 lint: $(DEVSTAMP)
 	$(BIN)/ruff check wflang tests bench

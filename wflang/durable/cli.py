@@ -335,6 +335,12 @@ def cmd_ops_force_complete(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_ops_fire_timers(args: argparse.Namespace) -> int:
+    fired = _client(args).fire_timers(args.instance, timer=args.timer, reason=args.reason)
+    print(f"{args.instance}: firing {', '.join(fired)}")
+    return EXIT_OK
+
+
 def cmd_ops_cancel(args: argparse.Namespace) -> int:
     _client(args).cancel(args.instance, compensate=args.compensate, reason=args.reason)
     how = "with compensation" if args.compensate else "without compensation"
@@ -642,6 +648,16 @@ def _ops_parser(sub: Sub) -> None:
     q.add_argument("--output", default="{}", help="the step's output as JSON, or @file.json")
     ops_opts(q)
     q.set_defaults(func=cmd_ops_force_complete)
+    q = os_.add_parser(
+        "fire-timers",
+        help="fire an instance's pending timers now (skip a sleep, a backoff or a wait)",
+        description="Fire the pending timers of a running instance now, as if they were "
+        "due: a sleep ends, a retry backoff is over, a boundary timeout takes its path.",
+    )
+    q.add_argument("instance")
+    q.add_argument("--timer", help="only this timer (default: all pending)")
+    ops_opts(q)
+    q.set_defaults(func=cmd_ops_fire_timers)
     q = os_.add_parser("cancel", help="cancel a running instance")
     q.add_argument("instance")
     q.add_argument("--compensate", action="store_true", help="run the saga's compensations first")

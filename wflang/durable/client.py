@@ -213,6 +213,35 @@ class Client:
             raise InvalidValue(f"the output of {step}", problems)
         self._ops(instance_id, rt.CompleteStep(step, dict(output)), reason)
 
+    def fire_timers(
+        self, instance_id: str, *, timer: str | None = None, reason: str | None
+    ) -> list[str]:
+        """Fire an instance's pending timers now (one, or all): skip a sleep or a backoff.
+
+        The timer fires as it would have at its due time (a boundary timer takes
+        its path, a sleep ends); firing it again later is a no-op.
+        """
+        info, _ = self._running(instance_id, "have its timers fired")
+        pending = [t.id for t in info.instance.timers] if info.instance else []
+        if timer is not None:
+            if timer not in pending:
+                raise IllegalAction(
+                    f"instance '{instance_id}' has no pending timer '{timer}'"
+                    + (f" (pending: {', '.join(pending)})" if pending else "")
+                )
+            pending = [timer]
+        if not pending:
+            raise IllegalAction(f"instance '{instance_id}' has no pending timers")
+        for tid in pending:
+            self.store.deliver(
+                instance_id,
+                rt.TimerFired(tid),
+                dedupe_key=f"timer:{tid}",
+                actor=self.actor,
+                reason=reason,
+            )
+        return pending
+
     def _dead_lettered(self, instance_id: str, action: str) -> InstanceInfo:
         info = self.store.instance(instance_id)
         if info.status != rt.Status.DEAD_LETTERED.value:

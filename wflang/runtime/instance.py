@@ -43,6 +43,10 @@ class Token:
     side: bool = False  # started by a non-interrupting timer: its end ends only itself
     compensating: bool = False  # runs a compensation of the saga
     locals: tuple[tuple[str, Value], ...] = ()  # the map item, bound to its alias
+    # The step at which the token entered its state: part of the keys of the task,
+    # call and timers it starts there, so that a loop's second visit of a node gets
+    # keys of its own and a late answer to the first visit is recognised as stale.
+    visit: int = 0
 
 
 @frozen

@@ -171,7 +171,8 @@ def start(
 
 def step(table: tb.Table, instance: rt.Instance, event: rt.Event, now: int) -> Step:
     """Apply one event to an instance."""
-    run = _Run(compiled(table), instance, now)
+    c = _COMPILED.get(id(table))
+    run = _Run(c if c is not None and c.table is table else compiled(table), instance, now)
     status = instance.status
     if (status is not _RUNNING and status is not _COMPENSATING) and not isinstance(
         event, rt.RetryFrom | rt.ForceComplete | rt.CompleteStep
@@ -299,6 +300,7 @@ class _Run:
             token.side,
             token.compensating,
             token.locals,
+            token.visit,
         )
         self.tokens[token.id] = new
         return new
@@ -315,12 +317,13 @@ class _Run:
             token.side,
             token.compensating,
             token.locals,
+            token.visit,
         )
         self.tokens[token.id] = new
         return new
 
     def key(self, token: rt.Token) -> str:
-        return f"{self.inst.id}:{self.name(token.state)}:{token.id}:{token.attempt}"
+        return f"{self.inst.id}:{self.name(token.state)}:{token.visit}:{token.id}:{token.attempt}"
 
     def env(self, token: rt.Token, extra: dict[str, Value] | None = None) -> dict[str, Value]:
         env: dict[str, Value] = {"input": self.input, "context": self.context}
@@ -346,7 +349,7 @@ class _Run:
 
     def start_timer(self, token: rt.Token, purpose: str, due: int) -> None:
         name = self.name(token.state)
-        timer_id = f"{self.inst.id}:{name}:{token.id}:{token.attempt}:{purpose}"
+        timer_id = f"{self.inst.id}:{name}:{token.visit}:{token.id}:{token.attempt}:{purpose}"
         timer = rt.Timer(timer_id, token.id, purpose, due)
         self.timers[timer.id] = timer
         self.commands.append(rt.StartTimer(timer.id, due))
@@ -390,6 +393,7 @@ class _Run:
             token.side,
             token.compensating,
             token.locals,
+            self.inst.seq + 1,
         )
         self.agenda.append((token_id, state))
 
@@ -595,7 +599,7 @@ def _submit_task(run: _Run, token: rt.Token, entry: tb.TaskEntry) -> rt.Token:
         token = run.wait(token, "task")
         run.commands.append(
             rt.ScheduleTask(
-                f"{run.inst.id}:{info.name}:{token.id}:{token.attempt}",
+                run.key(token),
                 token.id,
                 info.name,
                 entry.service,
@@ -801,8 +805,9 @@ JOINED: dict[type, Callable[[_Run, rt.Token, rt.Join], None]] = {
 def _by_key(run: _Run, key: str, kinds: tuple[str, ...]) -> rt.Token | None:
     """The token waiting for the task or child with this key; None if it moved on.
 
-    A key names an instance, a node, a token and an attempt, so an answer for an
-    earlier attempt, a cancelled task or a delivery seen twice finds no token.
+    A key names an instance, a node, the step its visit began, a token and an
+    attempt, so an answer for an earlier attempt or visit, a cancelled task or a
+    delivery seen twice finds no token.
     """
     try:
         token_id = int(key.rsplit(":", 2)[-2])
@@ -812,8 +817,7 @@ def _by_key(run: _Run, key: str, kinds: tuple[str, ...]) -> rt.Token | None:
     if token is None or token.waiting not in kinds:
         return None
     # the key it would have now (a waiting token is at a node: no end of scope here)
-    name = run.states[token.state].name
-    if key != f"{run.inst.id}:{name}:{token.id}:{token.attempt}":
+    if key != run.key(token):
         return None
     return token
 

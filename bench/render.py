@@ -22,12 +22,14 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from wflang.compiler.model import Model  # noqa: E402
 from wflang.dsl.parser import parse_bytes  # noqa: E402
 from wflang.render import build, to_dot, to_mermaid  # noqa: E402
 from wflang.render.command import model_of  # noqa: E402
@@ -37,6 +39,10 @@ def chain(n: int) -> str:
     """A workflow of ``n`` script tasks in a row and an end."""
     steps = "".join(f"task s{i}: script {{\n    next s{i + 1}\n}}\n\n" for i in range(n - 1))
     return f"workflow big version 1\n\nstart s0\n\n{steps}end s{n - 1}: completed\n"
+
+
+def _build_dot(model: Model) -> str:
+    return to_dot(build(model))
 
 
 def median(fn: Callable[[], object], repeat: int) -> float:
@@ -60,8 +66,8 @@ def main() -> None:
         parsed = parse_bytes(chain(n).encode("utf-8"), "big.wf")
         model = model_of(parsed)
         diagram = build(model)
-        t_dot = median(lambda m=model: to_dot(build(m)), args.repeat)
-        t_mmd = median(lambda d=diagram: to_mermaid(d), args.repeat)
+        t_dot = median(partial(_build_dot, model), args.repeat)
+        t_mmd = median(partial(to_mermaid, diagram), args.repeat)
         t_svg = "-"
         if n <= 1000 and shutil.which("dot"):
             text = to_dot(diagram).encode("utf-8")

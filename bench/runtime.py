@@ -197,17 +197,19 @@ def drive_steps(table: Table, decisions: list[str] | None = None) -> tuple[rt.In
     s = start(table, "bench", {}, 0)
     inst = s.instance
     steps = 1
-    pending = deque(c.key for c in s.commands if type(c) is schedule)
-    if decisions is not None:
-        decisions.extend(s.decisions)
-    while pending:
-        s = step(table, inst, completed(pending.popleft(), RESULT), 0)
-        inst = s.instance
-        steps += 1
-        pending.extend(c.key for c in s.commands if type(c) is schedule)
+    pending: deque[str] = deque()
+    append, popleft = pending.append, pending.popleft
+    while True:
+        for c in s.commands:  # a plain loop: a generator per step cost more than the rest
+            if type(c) is schedule:
+                append(c.key)
         if decisions is not None:
             decisions.extend(s.decisions)
-    return inst, steps
+        if not pending:
+            return inst, steps
+        s = step(table, inst, completed(popleft(), RESULT), 0)
+        inst = s.instance
+        steps += 1
 
 
 def _handler(**kw: Any) -> dict[str, Any]:

@@ -213,3 +213,77 @@ def handlers_of(**named: Handler) -> dict[str, Handler]:
 
 
 Factory = Callable[..., Store]
+
+
+OPSFLOW = """\
+// The store suite's own workflow: two service calls (the first retried with backoff),
+// a human task and a signal.
+workflow opsflow version {version}
+
+input {{ id: string, amount: int = 1 }}
+
+context {{ a: int = 0, b: int = 0, ok: bool = false, by: string? }}
+
+output {{ a: int, b: int, ok: bool, by: string? }}
+
+signal go {{ by: string }}
+
+service svc.a(id: string, amount: int) -> {{ a: int }}
+
+service svc.b(id: string, a: int) -> {{ b: int }}
+
+start a
+
+task a: service svc.a {{
+    args {{ id: input.id, amount: input.amount }}
+    output {{ a: result.a }}
+    retry {{ attempts: 4, backoff: 1s..1m, factor: 2 }}
+    next b
+}}
+
+task b: service svc.b {{
+    args {{ id: input.id, a: context.a }}
+    output {{ b: result.b }}
+    next approve
+}}
+
+task approve: user "ops" {{
+    form {{ ok: bool }}
+    output {{ ok: result.ok }}
+    next wait_go
+}}
+
+wait wait_go: signal go {{
+    output {{ by: signal.by }}
+    next {end}
+}}
+
+end {end}: completed {{
+    output {{ a: context.a, b: context.b, ok: context.ok, by: context.by }}
+}}
+"""
+
+
+def compile_text(text: str) -> Table:
+    from wflang.dsl.parser import parse
+
+    compiled = compile_workflow(parse(text))
+    assert compiled.table is not None, [d.message for d in compiled.check.diagnostics]
+    return compiled.table
+
+
+def opsflow(version: int = 1, end: str = "done") -> Table:
+    """The suite's workflow; another ``end`` name gives different content."""
+    return compile_text(OPSFLOW.format(version=version, end=end))
+
+
+def a_times(n: int) -> Handler:
+    """svc.a: a = amount × n."""
+
+    def fn(amount: int, **_: Value) -> Mapping[str, Value]:
+        return {"a": amount * n}
+
+    return fn
+
+
+OPS_HANDLERS: dict[str, Handler] = {"svc.a": a_times(10), "svc.b": lambda a, **_: {"b": a + 1}}

@@ -278,7 +278,7 @@ def opsflow(version: int = 1, end: str = "done") -> Table:
 
 
 def a_times(n: int) -> Handler:
-    """svc.a: a = amount × n."""
+    """svc.a: a = amount * n."""
 
     def fn(amount: int, **_: Value) -> Mapping[str, Value]:
         return {"a": amount * n}

@@ -65,7 +65,7 @@ def _json_arg(text: str, what: str) -> dict[str, Value]:
 
 
 def _print_json(data: object) -> None:
-    print(json.dumps(codec.loads(codec.dumps(data)), indent=2, default=str))
+    print(codec.dumps(data, indent=2))
 
 
 def _client(args: argparse.Namespace) -> Any:
@@ -242,11 +242,7 @@ def cmd_history(args: argparse.Namespace) -> int:
     client = _client(args)
     doc = client.history_document(args.instance)
     if args.json:
-        print(
-            codec.dumps(doc)
-            if args.compact
-            else json.dumps(codec.loads(codec.dumps(doc)), indent=1, default=str)
-        )
+        print(codec.dumps(doc, indent=None if args.compact else 1))
         return EXIT_OK
     for entry in doc["entries"]:
         event = entry["event"]

@@ -43,13 +43,14 @@ def _mark(value: object) -> object:
     return value
 
 
-def dumps(data: object) -> str:
+def dumps(data: object, indent: int | None = None) -> str:
     """Compact JSON of unstructured data; Decimals as exact numbers.
 
     Keys keep their order: a record's field order is part of its value, and the
     same instance must always give the same bytes.
     """
-    text = json.dumps(_mark(data), separators=(",", ":"), ensure_ascii=False)
+    separators = (",", ":") if indent is None else (",", ": ")
+    text = json.dumps(_mark(data), separators=separators, indent=indent, ensure_ascii=False)
     return _MARKED.sub(r"\1", text) if _MARK[1:] in text else text
 
 

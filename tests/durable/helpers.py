@@ -12,7 +12,9 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from wflang.compiler.compile import compile_workflow
 from wflang.dsl.parser import parse_file
 from wflang.runtime.table import Table
-from wflang.store import Store
+from wflang.store import Clock, Store, open_store
+from wflang.store.records import HistoryRow
+from wflang.store.sqlite import SqliteBackend
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "tests" / "data" / "durable"
@@ -105,9 +107,17 @@ def finish(proc: subprocess.Popen[str], timeout: float = 90.0) -> tuple[int, str
     return proc.returncode, out + err
 
 
-def history_gaps(store: Store, instance_id: str) -> list[str]:
+def bulk_store(url: str, clock: Clock | None = None) -> Store:
+    """A store for setting up many instances fast: on SQLite without an fsync per commit
+    (``synchronous=OFF``; what is under test runs on a normal store of the same file)."""
+    if url.startswith("sqlite:///"):
+        return Store(SqliteBackend(url.removeprefix("sqlite:///"), synchronous="OFF"), clock)
+    return open_store(url, clock=clock)
+
+
+def history_gaps(store: Store, instance_id: str, rows: list[HistoryRow] | None = None) -> list[str]:
     """What is wrong with an instance's history sequence (empty: 1..n, as the instance says)."""
-    seqs = [row.entry.seq for row in store.history(instance_id)]
+    seqs = [row.entry.seq for row in (store.history(instance_id) if rows is None else rows)]
     problems = []
     if seqs != list(range(1, len(seqs) + 1)):
         problems.append(f"{instance_id}: history seqs {seqs} are not 1..{len(seqs)}")

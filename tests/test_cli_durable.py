@@ -1,0 +1,310 @@
+"""The durable `wf` commands end to end on a SQLite store in tmp_path (issue 5).
+
+Each call goes through ``wflang.cli.main``: refused requests (unknown ids, values of
+the wrong type, illegal actions) exit 1 with the reason on stderr and change nothing;
+usage problems (bad JSON) exit 2. The worker runs with ``--once`` and the handlers
+of ``tests/data/cli_durable/wf_cli_handlers.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from wflang.cli import main
+
+DATA = Path(__file__).parent / "data" / "cli_durable"
+FLOW = str(DATA / "opsflow.wf")
+
+
+class Wf:
+    """Runs `wf` commands against one store and keeps what they printed."""
+
+    def __init__(self, url: str, capsys: pytest.CaptureFixture[str]) -> None:
+        self.url, self.capsys = url, capsys
+        self.out = self.err = ""
+
+    def __call__(self, *argv: str, store: bool = True) -> int:
+        args = list(argv)
+        if store:
+            args += ["--store", self.url]
+        code = main(args)
+        captured = self.capsys.readouterr()
+        self.out, self.err = captured.out, captured.err
+        return code
+
+    def ok(self, *argv: str) -> str:
+        code = self(*argv)
+        assert code == 0, (argv, self.out, self.err)
+        return self.out
+
+    def json(self, *argv: str) -> object:
+        return json.loads(self.ok(*argv, "--json"))
+
+    def work(self) -> str:
+        return self.ok("worker", "--once", "--handlers", "wf_cli_handlers", "--log-level", "error")
+
+
+@pytest.fixture
+def wf(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> Iterator[Wf]:
+    monkeypatch.syspath_prepend(str(DATA))
+    monkeypatch.setenv("WF_ACTOR", "cli-tester")
+    sys.modules.pop("wf_cli_handlers", None)
+    yield Wf(f"sqlite:///{tmp_path / 'state.db'}", capsys)
+    sys.modules.pop("wf_cli_handlers", None)
+
+
+@pytest.fixture
+def ready(wf: Wf) -> Wf:
+    """A migrated store with opsflow v1 deployed."""
+    wf.ok("store", "migrate")
+    wf.ok("deploy", FLOW)
+    return wf
+
+
+def _start(wf: Wf, iid: str, amount: int = 2) -> None:
+    out = wf.ok("start", "opsflow", "--input", json.dumps({"id": iid, "amount": amount}),
+                "--id", iid)  # fmt: skip
+    assert out.strip() == iid
+
+
+def _history(wf: Wf, iid: str) -> dict[str, object]:
+    doc = wf.json("history", iid)
+    assert isinstance(doc, dict)
+    return doc
+
+
+def test_happy_path(wf: Wf) -> None:
+    out = wf.ok("store", "migrate")
+    assert f"migrated {wf.url} to schema version 1 (applied [1])" in out
+    assert "schema version 1: nothing to do" in wf.ok("store", "migrate")
+    out = wf.ok("deploy", FLOW)
+    assert out.startswith("opsflow v1 deployed: sha256:")
+    assert "opsflow v1 already deployed (same content)" in wf.ok("deploy", FLOW)
+    _start(wf, "c-1")
+    assert "schema version: 1" in wf.ok("store", "info")
+    assert "instances: pending 1" in wf.out
+
+    out = wf.work()
+    assert "nothing more is due" in out and "transitions" in out
+    out = wf.ok("status", "c-1")
+    assert "status:   running" in out and "at:       approve (waiting for human)" in out
+    status = wf.json("status", "c-1")
+    assert isinstance(status, dict)
+    assert (status["status"], status["current"], status["version"]) == ("running", ["approve"], 1)
+
+    tasks = wf.json("tasks", "list")
+    assert isinstance(tasks, list) and len(tasks) == 1
+    key = tasks[0]["key"]
+    assert (tasks[0]["node"], tasks[0]["instance_id"]) == ("approve", "c-1")
+    assert key in wf.ok("tasks", "list") and "form: ok" in wf.out
+    assert wf.ok("tasks", "complete", key, "--output", '{"ok": true}') == f"task {key} completed\n"
+    assert "no open human tasks" in wf.ok("tasks", "list")
+    wf.work()
+
+    assert wf.ok("signal", "c-1", "go", "--payload", '{"by": "ada"}', "--key", "k-1") == (
+        "signal go sent to c-1\n"
+    )
+    out = wf.ok("signal", "c-1", "go", "--payload", '{"by": "bob"}', "--key", "k-1")
+    assert out == "signal go with key 'k-1' was already sent: ignored\n"
+    wf.work()
+
+    out = wf.ok("status", "c-1")
+    assert "status:   completed" in out
+    assert 'output:   {"a":20,"b":21,"ok":true,"by":"ada"}' in out
+    out = wf.ok("history", "c-1")
+    lines = out.splitlines()
+    assert lines[0].startswith("#1 ") and lines[0].endswith("start")
+    assert "       enter approve" in lines
+    assert "SignalReceived  by cli-tester" in out and "TaskCompleted  by cli-tester" in out
+    assert "status: completed" in lines
+    doc = _history(wf, "c-1")
+    assert doc["format"] == "wflang.history/1" and doc["status"] == "completed"
+    entries = doc["entries"]
+    assert isinstance(entries, list)
+    assert [e["seq"] for e in entries] == list(range(1, len(entries) + 1))
+    compact = wf.ok("history", "c-1", "--json", "--compact")
+    assert compact.count("\n") == 1 and json.loads(compact)["entries"] == entries
+
+    assert "c-1" in wf.ok("list") and "completed" in wf.out
+    listed = wf.json("list", "--status", "completed", "--workflow", "opsflow")
+    assert isinstance(listed, list) and [r["instance"] for r in listed] == ["c-1"]
+    assert wf.json("list", "--status", "running") == []
+    out = wf.ok("versions", "opsflow")
+    row = out.splitlines()[1].split()
+    assert row[:5] == ["opsflow", "1", "0", "1", "latest"]
+    versions = wf.json("versions")
+    assert isinstance(versions, list)
+    assert [(v["name"], v["running"], v["finished"]) for v in versions] == [("opsflow", 0, 1)]
+
+
+def test_an_early_signal_through_the_cli_is_taken_later(ready: Wf) -> None:
+    _start(ready, "e-1")
+    ready.work()
+    ready.ok("signal", "e-1", "go", "--payload", '{"by": "early"}')
+    ready.work()
+    key = ready.json("tasks", "list", "--instance", "e-1")[0]["key"]  # type: ignore[index]
+    ready.ok("tasks", "complete", key, "--output", '{"ok": false}')
+    ready.work()
+    status = ready.json("status", "e-1")
+    assert isinstance(status, dict)
+    assert status["status"] == "completed" and status["output"]["by"] == "early"
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["start", "opsflow", "--input", '{"id": 5}'], "'id' must be string, not int"),
+        (["start", "opsflow", "--input", '{"id": "x", "zz": 1}'], "unknown input field 'zz'"),
+        (["start", "nope", "--input", "{}"], "no deployed workflow 'nope'"),
+        (["start", "opsflow", "--input", '{"id": "x"}', "--version", "9"], "no deployed version 9"),
+        (["signal", "s-1", "go", "--payload", '{"by": 1}'], "'by' must be string, not int"),
+        (["signal", "s-1", "stop"], "opsflow declares no signal 'stop' (signals: go)"),
+        (["signal", "ghost", "go", "--payload", '{"by": "a"}'], "no instance 'ghost'"),
+        (["status", "ghost"], "no instance 'ghost'"),
+        (["history", "ghost"], "no instance 'ghost'"),
+        (["tasks", "complete", "nope", "--output", "{}"], "no task 'nope'"),
+        (["ops", "retry", "ghost"], "no instance 'ghost'"),
+        (["ops", "cancel", "ghost"], "no instance 'ghost'"),
+        (["ops", "replay", "ghost", "--from", "a"], "no instance 'ghost'"),
+        (["ops", "force-complete", "ghost", "a", "--output", "{}"], "no instance 'ghost'"),
+        (["ops", "retry", "s-1"], "is running; only dead-lettered instances"),
+        (["ops", "replay", "s-1", "--from", "a"], "is running; only dead-lettered instances"),
+        (["ops", "force-complete", "s-1", "zz"], "opsflow v1 has no step 'zz'"),
+        (["ops", "force-complete", "s-1", "a", "--output", '{"a": 1}'], "nothing waits at 'a'"),
+        (["ops", "force-complete", "s-1", "approve", "--output", '{"ok": 1}'], "must be bool"),
+    ],
+)
+def test_refused_requests_exit_1_and_change_nothing(
+    ready: Wf, argv: list[str], message: str
+) -> None:
+    _start(ready, "s-1")
+    ready.work()
+    before = (_history(ready, "s-1"), ready.json("list"), ready.json("tasks", "list"))
+    assert ready(*argv) == 1
+    assert message in ready.err and ready.err.startswith("wf: error: ")
+    assert ready.out == ""
+    ready.work()
+    assert (_history(ready, "s-1"), ready.json("list"), ready.json("tasks", "list")) == before
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["start", "opsflow", "--input", "{bad"], "--input is not JSON"),
+        (["start", "opsflow", "--input", "[1]"], "--input must be a JSON object, not list"),
+        (["signal", "x", "go", "--payload", "{"], "--payload is not JSON"),
+        (["tasks", "complete", "k", "--output", "nope"], "--output is not JSON"),
+        (["ops", "force-complete", "x", "a", "--output", "1"], "must be a JSON object"),
+        (["ops", "replay", "x", "--from", "a", "--input", "{"], "--input is not JSON"),
+        (["start", "opsflow", "--input", "@/nonexistent/in.json"], "cannot read"),
+        (["worker", "--once", "--handlers", "no_such_module_xyz"], "cannot import handlers"),
+    ],
+)
+def test_usage_problems_exit_2(ready: Wf, argv: list[str], message: str) -> None:
+    assert ready(*argv) == 2
+    assert message in ready.err
+    assert ready.json("list") == []
+
+
+def test_an_unmigrated_store_is_refused_with_what_to_run(wf: Wf) -> None:
+    assert wf("status", "x") == 1
+    assert "schema version 0" in wf.err and "wf store migrate --store" in wf.err
+
+
+def test_deploying_changed_content_under_the_same_version_is_refused(
+    ready: Wf, tmp_path: Path
+) -> None:
+    changed = tmp_path / "opsflow.wf"
+    changed.write_text(Path(FLOW).read_text().replace("end done", "end finished").replace(
+        "next done", "next finished"))  # fmt: skip
+    assert ready("deploy", str(changed)) == 1
+    assert "opsflow version 1 is already deployed with different content" in ready.err
+
+
+def test_ops_actions(ready: Wf) -> None:
+    _start(ready, "f-1", amount=0)  # svc.b refuses a = 0: dead-lettered
+    _start(ready, "g-1")
+    ready.work()
+    out = ready.ok("ops", "dead-letters")
+    assert "f-1" in out and "ZeroAmount" in out and "g-1" not in out
+    dead = ready.json("ops", "dead-letters", "--workflow", "opsflow")
+    assert isinstance(dead, list) and [(d["instance"], d["error"] is not None) for d in dead] == [
+        ("f-1", True)
+    ]
+
+    out = ready.ok("ops", "retry", "f-1", "--reason", "try again", "--actor", "alice")
+    assert "f-1: retry requested" in out
+    ready.work()  # svc.b refuses again: dead-lettered again
+    assert "by alice: try again" in ready.ok("history", "f-1")
+    assert ready.json("status", "f-1")["status"] == "dead_lettered"  # type: ignore[index]
+
+    out = ready.ok("ops", "replay", "f-1", "--from", "a", "--input", '{"amount": 3}',
+                   "--reason", "fixed the amount")  # fmt: skip
+    assert "f-1: replay from a requested" in out
+    ready.work()
+    status = ready.json("status", "f-1")
+    assert isinstance(status, dict)
+    assert (status["status"], status["current"]) == ("running", ["approve"])
+    assert "by cli-tester: fixed the amount" in ready.ok("history", "f-1")
+
+    out = ready.ok("ops", "force-complete", "f-1", "approve", "--output", '{"ok": true}',
+                   "--reason", "approved by phone")  # fmt: skip
+    assert "f-1: approve will be completed" in out
+    ready.work()
+    assert ready.json("status", "f-1")["current"] == ["wait_go"]  # type: ignore[index]
+
+    out = ready.ok("ops", "cancel", "f-1", "--reason", "customer left")
+    assert "cancel requested (without compensation)" in out
+    out = ready.ok("ops", "cancel", "g-1", "--compensate", "--reason", "fraud")
+    assert "cancel requested (with compensation)" in out
+    ready.work()
+    for iid, reason in (("f-1", "customer left"), ("g-1", "fraud")):
+        assert ready.json("status", iid)["status"] == "cancelled"  # type: ignore[index]
+        assert f"CancelRequested  by cli-tester: {reason}" in ready.ok("history", iid)
+    assert ready("ops", "cancel", "f-1") == 1
+    assert "instance 'f-1' is cancelled: it cannot be cancelled any more" in ready.err
+    assert "no dead-lettered instances" in ready.ok("ops", "dead-letters")
+
+
+DURABLE_COMMANDS = [
+    ["store"],
+    ["store", "migrate"],
+    ["store", "info"],
+    ["deploy"],
+    ["start"],
+    ["versions"],
+    ["worker"],
+    ["signal"],
+    ["tasks"],
+    ["tasks", "list"],
+    ["tasks", "complete"],
+    ["status"],
+    ["history"],
+    ["list"],
+    ["ops"],
+    ["ops", "dead-letters"],
+    ["ops", "retry"],
+    ["ops", "replay"],
+    ["ops", "force-complete"],
+    ["ops", "cancel"],
+]
+
+
+@pytest.mark.parametrize("argv", DURABLE_COMMANDS, ids=" ".join)
+def test_every_durable_command_has_help(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main([*argv, "--help"])
+    assert exit_.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"usage: wf {' '.join(argv)}")
+    if argv not in (["store"], ["tasks"], ["ops"]):
+        assert "--store" in out

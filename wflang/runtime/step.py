@@ -193,7 +193,47 @@ _set_dict = object.__setattr__
 #: Where a frozen instance keeps its tokens, timers and joins by id for the next step:
 #: beside its fields, not one of them (not compared, not serialised).
 _INDEX = "_step_index"
-_Index = tuple[dict[int, rt.Token], dict[str, rt.Timer], dict[int, rt.Join]]
+
+
+class _Draft:
+    """A token changed during one step: mutable, and frozen into a ``Token`` by ``freeze``.
+
+    A step changes a token two or three times (it enters a state, then waits there,
+    or moves on through a choice): building a frozen value for each change cost more
+    than the rest of the change. A draft never leaves its step.
+    """
+
+    __slots__ = (
+        "attempt", "compensating", "id", "index", "locals", "parent", "side", "state", "visit",
+        "waiting",
+    )  # fmt: skip
+
+    def __init__(self, id: int, state: int, parent: int = NO_TOKEN, index: int = 0,
+                 attempt: int = 1, waiting: str = "", side: bool = False,
+                 compensating: bool = False, locals: tuple[tuple[str, Value], ...] = (),
+                 visit: int = 0) -> None:  # fmt: skip
+        self.id, self.state, self.parent, self.index = id, state, parent, index
+        self.attempt, self.waiting, self.side = attempt, waiting, side
+        self.compensating, self.locals, self.visit = compensating, locals, visit
+
+    def frozen(self) -> _Token:
+        return rt.Token(
+            self.id,
+            self.state,
+            self.parent,
+            self.index,
+            self.attempt,
+            self.waiting,
+            self.side,
+            self.compensating,
+            self.locals,
+            self.visit,
+        )
+
+
+#: A token as a step sees it: the instance's, or this step's draft of it.
+_Token = rt.Token | _Draft
+_Index = tuple[dict[int, _Token], dict[str, rt.Timer], dict[int, rt.Join]]
 
 
 def _index(inst: rt.Instance) -> _Index:
@@ -219,7 +259,7 @@ class _Run:
 
     __slots__ = (
         "after_saga", "agenda", "budget", "buffered", "c", "commands", "compensations",
-        "context", "decisions", "error", "input", "inst", "joins", "next_token", "now",
+        "context", "decisions", "drafts", "error", "input", "inst", "joins", "next_token", "now",
         "output", "seen", "snapshot", "states", "status", "t", "timers", "tokens",
     )  # fmt: skip
 
@@ -242,6 +282,7 @@ class _Run:
         self.decisions: list[str] = []
         self.budget = STEP_BUDGET
         self.agenda: deque[tuple[int, int]] = deque()
+        self.drafts: list[_Draft] = []
 
     # -- bookkeeping -----------------------------------------------------------------
 
@@ -254,6 +295,9 @@ class _Run:
         # one's ``__dict__``, about half the cost of calling the 19-field constructor.
         old = self.inst
         tokens, timers, joins = self.tokens, self.timers, self.joins
+        for draft in self.drafts:  # the tokens changed in this step, frozen once each
+            if tokens.get(draft.id) is draft:
+                tokens[draft.id] = draft.frozen()
         fields = old.__dict__.copy()
         fields["status"] = self.status
         fields["input"] = self.input  # changed only by an operator's retry with new input
@@ -281,51 +325,55 @@ class _Run:
     def name(self, state: int) -> str:
         return "(end of scope)" if state == tb.NO_STATE else self.c.names[state]
 
-    def new_token(self, state: int, **kw: object) -> rt.Token:
-        token = rt.Token(self.next_token, state, **kw)  # type: ignore[arg-type]
+    def new_token(self, state: int, **kw: object) -> _Draft:
+        token = _Draft(self.next_token, state, **kw)  # type: ignore[arg-type]
         self.next_token += 1
         self.tokens[token.id] = token
+        self.drafts.append(token)
         return token
 
-    def update(self, token: rt.Token, state: int | None = None, waiting: str | None = None,
-               attempt: int | None = None) -> rt.Token:  # fmt: skip
-        """A token with a new state, wait or attempt (built directly: ``evolve`` is slow)."""
-        new = rt.Token(
-            token.id,
-            token.state if state is None else state,
-            token.parent,
-            token.index,
-            token.attempt if attempt is None else attempt,
-            token.waiting if waiting is None else waiting,
-            token.side,
-            token.compensating,
-            token.locals,
-            token.visit,
-        )
-        self.tokens[token.id] = new
-        return new
-
-    def wait(self, token: rt.Token, waiting: str) -> rt.Token:
-        """The token, now waiting for ``waiting`` (``update`` without its keywords)."""
-        new = rt.Token(
+    def draft(self, token: _Token) -> _Draft:
+        """The token as this step's draft of it: made (from ``token``) on its first change."""
+        if type(token) is _Draft and self.tokens.get(token.id) is token:
+            return token
+        new = _Draft(
             token.id,
             token.state,
             token.parent,
             token.index,
             token.attempt,
-            waiting,
+            token.waiting,
             token.side,
             token.compensating,
             token.locals,
             token.visit,
         )
         self.tokens[token.id] = new
+        self.drafts.append(new)
         return new
 
-    def key(self, token: rt.Token) -> str:
+    def update(self, token: _Token, state: int | None = None, waiting: str | None = None,
+               attempt: int | None = None) -> _Draft:  # fmt: skip
+        """The token with a new state, wait or attempt."""
+        new = self.draft(token)
+        if state is not None:
+            new.state = state
+        if waiting is not None:
+            new.waiting = waiting
+        if attempt is not None:
+            new.attempt = attempt
+        return new
+
+    def wait(self, token: _Token, waiting: str) -> _Draft:
+        """The token, now waiting for ``waiting`` (``update`` without its keywords)."""
+        new = self.draft(token)
+        new.waiting = waiting
+        return new
+
+    def key(self, token: _Token) -> str:
         return f"{self.inst.id}:{self.name(token.state)}:{token.visit}:{token.id}:{token.attempt}"
 
-    def env(self, token: rt.Token, extra: dict[str, Value] | None = None) -> dict[str, Value]:
+    def env(self, token: _Token, extra: dict[str, Value] | None = None) -> dict[str, Value]:
         env: dict[str, Value] = {"input": self.input, "context": self.context}
         if token.parent != NO_TOKEN and self.states[token.state].walk:
             parent = self.tokens.get(token.parent)
@@ -347,14 +395,14 @@ class _Run:
     def mapping(self, m: tb.Mapping, env: dict[str, Value]) -> dict[str, Value]:
         return {name: self.eval(i, env) for name, i in m.entries}
 
-    def start_timer(self, token: rt.Token, purpose: str, due: int) -> None:
+    def start_timer(self, token: _Token, purpose: str, due: int) -> None:
         name = self.name(token.state)
         timer_id = f"{self.inst.id}:{name}:{token.visit}:{token.id}:{token.attempt}:{purpose}"
         timer = rt.Timer(timer_id, token.id, purpose, due)
         self.timers[timer.id] = timer
         self.commands.append(rt.StartTimer(timer.id, due))
 
-    def cancel_timers(self, token: rt.Token, keep_boundary: bool = False) -> None:
+    def cancel_timers(self, token: _Token, keep_boundary: bool = False) -> None:
         if not self.timers:
             return
         for timer in [t for t in self.timers.values() if t.token == token.id]:
@@ -375,27 +423,16 @@ class _Run:
 
     # -- moving tokens -----------------------------------------------------------------
 
-    def enter(self, token: rt.Token, state: int) -> None:
+    def enter(self, token: _Token, state: int) -> None:
         """Move a token to a state; the state acts on it when the agenda gets there.
 
         Entering is queued, not called, so that a long chain of inline steps (a
         loop of scripts and choices, a map of a thousand items) runs in a loop,
         not in ever deeper recursion.
         """
-        token_id = token.id
-        self.tokens[token_id] = rt.Token(
-            token_id,
-            state,
-            token.parent,
-            token.index,
-            1,
-            "entering",
-            token.side,
-            token.compensating,
-            token.locals,
-            self.inst.seq + 1,
-        )
-        self.agenda.append((token_id, state))
+        new = self.draft(token)
+        new.state, new.attempt, new.waiting, new.visit = state, 1, "entering", self.inst.seq + 1
+        self.agenda.append((new.id, state))
 
     def drain(self) -> None:
         """Let every queued token act, until all of them wait for the world."""
@@ -418,12 +455,12 @@ class _Run:
             self.decisions.append(info.enter_decision)
             info.enter(self, token, info.entry)
 
-    def take(self, token: rt.Token, event: str, env: dict[str, Value]) -> bool:
+    def take(self, token: _Token, event: str, env: dict[str, Value]) -> bool:
         """Follow the first transition of (state, event) whose guard holds."""
         row = self.states[token.state].rows.get(event)
         return row is not None and self.follow(token, row, env)
 
-    def follow(self, token: rt.Token, row: tuple[_Transition, ...], env: dict[str, Value]) -> bool:
+    def follow(self, token: _Token, row: tuple[_Transition, ...], env: dict[str, Value]) -> bool:
         """Follow the first transition of a row whose guard holds."""
         for transition in row:
             guard = transition.guard
@@ -440,13 +477,13 @@ class _Run:
                 return True
         return False
 
-    def done(self, token: rt.Token, extra: dict[str, Value] | None = None) -> None:
+    def done(self, token: _Token, extra: dict[str, Value] | None = None) -> None:
         """The work at a token's state finished: go on along its ``done`` row."""
         row = self.states[token.state].done
         if row is None or not self.follow(token, row, self.env(token, extra)):
             raise WorkflowError(f"'{self.name(token.state)}' has nowhere to go")
 
-    def fail(self, token: rt.Token, error: str, transient: bool, message: str = "") -> None:
+    def fail(self, token: _Token, error: str, transient: bool, message: str = "") -> None:
         """Route an error as Step Functions does: retry a transient error while attempts
         remain, then ``on ERROR`` / ``on any``, else dead letters (or a failed saga)."""
         env = self.env(token)
@@ -482,7 +519,7 @@ class _Run:
         self.decide(f"{state.name}: {error} after {token.attempt} attempt(s): dead-lettered")
         self.dead_letter(f"{state.name}: {error} {message}".strip())
 
-    def stop_token(self, token: rt.Token) -> None:
+    def stop_token(self, token: _Token) -> None:
         """Remove a token and everything running for it (tasks, children, timers, its body)."""
         for child in [t for t in self.tokens.values() if t.parent == token.id]:
             self.stop_token(child)
@@ -501,7 +538,7 @@ class _Run:
     # -- ends of scopes -----------------------------------------------------------------
 
     def scope_end(
-        self, token: rt.Token, outcome: str, output: dict[str, Value], error: str | None = None
+        self, token: _Token, outcome: str, output: dict[str, Value], error: str | None = None
     ) -> None:
         """A token reached an end (or the end of a compensation handler)."""
         self.tokens.pop(token.id, None)
@@ -546,7 +583,7 @@ class _Run:
         self.decide(f"compensate with {self.name(state)}")
         self.enter(self.new_token(state, compensating=True), state)
 
-    def child_ended(self, token: rt.Token, ok: bool, output: dict[str, Value]) -> None:
+    def child_ended(self, token: _Token, ok: bool, output: dict[str, Value]) -> None:
         parent = self.tokens.get(token.parent)
         join = self.joins.get(token.parent)
         if parent is None or join is None:
@@ -581,7 +618,7 @@ def backoff_ms(retry: tb.Retry, attempt: int, seed: int, token: int) -> int:
 # --------------------------------------------------------------- entering states
 
 
-def _enter_task(run: _Run, token: rt.Token, entry: tb.TaskEntry) -> None:
+def _enter_task(run: _Run, token: _Token, entry: tb.TaskEntry) -> None:
     if entry.work == "script":
         run.done(token, {"result": {}})
         return
@@ -590,7 +627,7 @@ def _enter_task(run: _Run, token: rt.Token, entry: tb.TaskEntry) -> None:
         _boundary_timers(run, token, entry.timers)
 
 
-def _submit_task(run: _Run, token: rt.Token, entry: tb.TaskEntry) -> rt.Token:
+def _submit_task(run: _Run, token: _Token, entry: tb.TaskEntry) -> _Token:
     """Hand the work to a handler or a person (again, on a retry)."""
     info = run.states[token.state]
     args = info.args(run.env(token))
@@ -624,7 +661,7 @@ def _submit_task(run: _Run, token: rt.Token, entry: tb.TaskEntry) -> rt.Token:
 
 
 def _boundary_timers(
-    run: _Run, token: rt.Token, timers: tuple[tb.Timer, ...], env: dict[str, Value] | None = None
+    run: _Run, token: _Token, timers: tuple[tb.Timer, ...], env: dict[str, Value] | None = None
 ) -> None:
     if not timers:
         return
@@ -636,12 +673,12 @@ def _boundary_timers(
         run.start_timer(token, f"boundary:{k}", run.now + after)
 
 
-def _enter_choice(run: _Run, token: rt.Token, entry: tb.ChoiceEntry) -> None:
+def _enter_choice(run: _Run, token: _Token, entry: tb.ChoiceEntry) -> None:
     if not run.take(token, "enter", run.env(token)):
         raise WorkflowError(f"no arm of choice '{run.name(token.state)}' matched")
 
 
-def _enter_wait(run: _Run, token: rt.Token, entry: tb.WaitEntry) -> None:
+def _enter_wait(run: _Run, token: _Token, entry: tb.WaitEntry) -> None:
     env = run.env(token)
     if entry.trigger == "until":
         assert entry.expression is not None
@@ -661,7 +698,7 @@ def _enter_wait(run: _Run, token: rt.Token, entry: tb.WaitEntry) -> None:
     _boundary_timers(run, token, entry.timers, env)
 
 
-def _enter_sleep(run: _Run, token: rt.Token, entry: tb.SleepEntry) -> None:
+def _enter_sleep(run: _Run, token: _Token, entry: tb.SleepEntry) -> None:
     duration = run.eval(entry.duration, run.env(token))
     if not isinstance(duration, int) or isinstance(duration, bool):
         raise WorkflowError(f"sleep '{run.name(token.state)}' is not a duration")
@@ -669,7 +706,7 @@ def _enter_sleep(run: _Run, token: rt.Token, entry: tb.SleepEntry) -> None:
     run.start_timer(token, "sleep", run.now + duration)
 
 
-def _enter_parallel(run: _Run, token: rt.Token, entry: tb.ParallelEntry) -> None:
+def _enter_parallel(run: _Run, token: _Token, entry: tb.ParallelEntry) -> None:
     token = run.update(token, waiting="join")
     run.joins[token.id] = rt.Join(token.id, len(entry.branches))
     _boundary_timers(run, token, entry.timers)
@@ -679,7 +716,7 @@ def _enter_parallel(run: _Run, token: rt.Token, entry: tb.ParallelEntry) -> None
         run.done(token)
 
 
-def _enter_map(run: _Run, token: rt.Token, entry: tb.MapEntry) -> None:
+def _enter_map(run: _Run, token: _Token, entry: tb.MapEntry) -> None:
     env = run.env(token)
     items = run.eval(entry.items, env)
     if not isinstance(items, list):
@@ -693,7 +730,7 @@ def _enter_map(run: _Run, token: rt.Token, entry: tb.MapEntry) -> None:
     _fill(run, token, entry, items)
 
 
-def _fill(run: _Run, parent: rt.Token, entry: tb.MapEntry, items: list[Value]) -> None:
+def _fill(run: _Run, parent: _Token, entry: tb.MapEntry, items: list[Value]) -> None:
     """Start items until the map runs as many as its concurrency allows."""
     join = run.joins[parent.id]
     limit = join.total if entry.concurrency is None else max(1, entry.concurrency)
@@ -707,12 +744,12 @@ def _fill(run: _Run, parent: rt.Token, entry: tb.MapEntry, items: list[Value]) -
         run.enter(child, entry.body)
 
 
-def _enter_call(run: _Run, token: rt.Token, entry: tb.CallEntry) -> None:
+def _enter_call(run: _Run, token: _Token, entry: tb.CallEntry) -> None:
     token = _submit_call(run, token, entry)
     _boundary_timers(run, token, entry.timers)
 
 
-def _submit_call(run: _Run, token: rt.Token, entry: tb.CallEntry) -> rt.Token:
+def _submit_call(run: _Run, token: _Token, entry: tb.CallEntry) -> _Token:
     token = run.update(token, waiting="child")
     run.commands.append(
         rt.StartChild(
@@ -726,7 +763,7 @@ def _submit_call(run: _Run, token: rt.Token, entry: tb.CallEntry) -> rt.Token:
     return token
 
 
-def _enter_end(run: _Run, token: rt.Token, entry: tb.EndEntry) -> None:
+def _enter_end(run: _Run, token: _Token, entry: tb.EndEntry) -> None:
     output = run.states[token.state].args(run.env(token)) if entry.output.entries else {}
     run.scope_end(
         token,
@@ -736,7 +773,7 @@ def _enter_end(run: _Run, token: rt.Token, entry: tb.EndEntry) -> None:
     )
 
 
-ENTER: dict[type, Callable[[_Run, rt.Token, object], None]] = {
+ENTER: dict[type, Callable[[_Run, _Token, object], None]] = {
     tb.TaskEntry: _enter_task,  # type: ignore[dict-item]
     tb.ChoiceEntry: _enter_choice,  # type: ignore[dict-item]
     tb.WaitEntry: _enter_wait,  # type: ignore[dict-item]
@@ -748,7 +785,7 @@ ENTER: dict[type, Callable[[_Run, rt.Token, object], None]] = {
 }
 
 #: What a retry does: hand the same work out again, boundary timers left running.
-SUBMIT: dict[type, Callable[[_Run, rt.Token, object], object]] = {
+SUBMIT: dict[type, Callable[[_Run, _Token, object], object]] = {
     tb.TaskEntry: _submit_task,  # type: ignore[dict-item]
     tb.CallEntry: _submit_call,  # type: ignore[dict-item]
 }
@@ -756,7 +793,7 @@ SUBMIT: dict[type, Callable[[_Run, rt.Token, object], object]] = {
 # ----------------------------------------------------------------- joins
 
 
-def _joined_parallel(run: _Run, parent: rt.Token, join: rt.Join) -> None:
+def _joined_parallel(run: _Run, parent: _Token, join: rt.Join) -> None:
     entry = run.t.states[parent.state].entry
     assert isinstance(entry, tb.ParallelEntry)
     need = {"all": join.total, "any": 1}.get(entry.join, entry.count or join.total)
@@ -773,7 +810,7 @@ def _joined_parallel(run: _Run, parent: rt.Token, join: rt.Join) -> None:
         run.fail(parent, "BranchFailed", transient=False)
 
 
-def _joined_map(run: _Run, parent: rt.Token, join: rt.Join) -> None:
+def _joined_map(run: _Run, parent: _Token, join: rt.Join) -> None:
     entry = run.t.states[parent.state].entry
     assert isinstance(entry, tb.MapEntry)
     allowed = entry.tolerate * join.total // 100 if entry.tolerate_percent else entry.tolerate
@@ -794,7 +831,7 @@ def _joined_map(run: _Run, parent: rt.Token, join: rt.Join) -> None:
         run.done(parent, {"result": results})
 
 
-JOINED: dict[type, Callable[[_Run, rt.Token, rt.Join], None]] = {
+JOINED: dict[type, Callable[[_Run, _Token, rt.Join], None]] = {
     tb.ParallelEntry: _joined_parallel,
     tb.MapEntry: _joined_map,
 }
@@ -802,7 +839,7 @@ JOINED: dict[type, Callable[[_Run, rt.Token, rt.Join], None]] = {
 # ------------------------------------------------------------------ events
 
 
-def _by_key(run: _Run, key: str, kinds: tuple[str, ...]) -> rt.Token | None:
+def _by_key(run: _Run, key: str, kinds: tuple[str, ...]) -> _Token | None:
     """The token waiting for the task or child with this key; None if it moved on.
 
     A key names an instance, a node, the step its visit began, a token and an

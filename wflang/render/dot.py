@@ -170,15 +170,18 @@ def _cluster_open(c: Cluster, indent: str) -> list[str]:
 
 
 def _legend(d: Diagram) -> str:
-    rows = [f'<tr><td align="left"><b>{dot_html(d.legend_title)}</b></td></tr>']
+    """The legend, drawn under the title: as a node of its own it would sit beside
+    the start and push the first rank down by its height."""
+    head = f"<b>{dot_html(d.legend_title)}</b>"
+    rows = [f'<tr><td align="left"><font point-size="11">{head}</font></td></tr>']
     for entry in d.legend:
         color = MARKS[entry.mark].color if entry.mark in MARKS else MUTED
+        text = f'<font color="{color}">■</font> {lines(entry.text, 80)}'
         rows.append(
-            f'<tr><td align="left" balign="left"><font color="{color}">■</font> '
-            f"{lines(entry.text, 70)}</td></tr>"
+            f'<tr><td align="left" balign="left"><font point-size="10">{text}</font></td></tr>'
         )
     table = '<table border="1" color="#b0bec5" cellborder="0" cellspacing="2" cellpadding="2">'
-    return f'"-legend" [shape=plain, label=<{table}{"".join(rows)}</table>>];'
+    return f"{table}{''.join(rows)}</table>"
 
 
 def to_dot(d: Diagram) -> str:
@@ -190,9 +193,13 @@ def to_dot(d: Diagram) -> str:
     children: dict[str | None, list[Cluster]] = {}
     for c in d.clusters:
         children.setdefault(c.parent, []).append(c)
+    title = f"<b>{dot_html(d.title)}</b>"
+    if d.legend or d.legend_title:
+        title = f'<table border="0" cellspacing="4"><tr><td>{title}</td></tr>'
+        title += f"<tr><td>{_legend(d)}</td></tr></table>"
     out = [
         "digraph workflow {",
-        f'    graph [label=<<b>{dot_html(d.title)}</b>>, labelloc=t, fontname="{FONT}", '
+        f'    graph [label=<{title}>, labelloc=t, fontname="{FONT}", '
         "fontsize=13, rankdir=TB, compound=true, newrank=true, forcelabels=true, nodesep=0.3, "
         "ranksep=0.35, "
         f"tooltip={dot_string(d.title)}];",
@@ -210,7 +217,5 @@ def to_dot(d: Diagram) -> str:
 
     container(None, "    ")
     out.extend("    " + _edge(e, cluster_keys) for e in d.edges)
-    if d.legend or d.legend_title:
-        out.append("    " + _legend(d))
     out.append("}")
     return "\n".join(out) + "\n"

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 
 import pytest
 
 from wflang.durable.client import Client, InvalidValue
 from wflang.runtime.table import table_hash
-from wflang.store import Store
+from wflang.store import Store, open_store
 from wflang.store.records import (
     IllegalAction,
     StoreError,
@@ -37,9 +38,17 @@ def test_migrate_twice_applies_nothing_the_second_time(opener: Factory) -> None:
     store.check_schema()  # no error once migrated
 
 
-def test_migrate_from_two_threads_at_once(opener: Factory) -> None:
-    stores = [opener(), opener()]
-    barrier = threading.Barrier(2)
+SQLITE_WAL_RACE = (
+    "intermittent (about 2% of rounds): SqliteBackend._conn runs PRAGMA journal_mode=WAL on "
+    "every new connection; two connections opening a fresh file at once can get "
+    "sqlite3.OperationalError 'database is locked' from that pragma (SQLite returns BUSY "
+    "without waiting on the busy handler), so two `wf store migrate` (or workers) started "
+    "together on a new file can fail. Not strict: the race cannot be forced deterministically"
+)
+
+
+def _migrate_together(stores: list[Store]) -> tuple[list[list[int]], list[BaseException]]:
+    barrier = threading.Barrier(len(stores))
     applied: list[list[int]] = []
     errors: list[BaseException] = []
 
@@ -55,10 +64,30 @@ def test_migrate_from_two_threads_at_once(opener: Factory) -> None:
         t.start()
     for t in threads:
         t.join()
-    assert errors == []
-    assert sorted(applied) == [[], [1]]  # one of them applied version 1, once
-    assert [int(str(v)) for v, _ in _schema_rows(stores[0])] == [1]
-    assert stores[1].schema_version() == 1
+    return applied, errors
+
+
+def test_migrate_from_two_threads_at_once(
+    opener: Factory, url: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """Two stores (two connections, as two processes would have) migrate at once: no error,
+    version 1 applied exactly once. SQLite runs 25 rounds, each on a fresh file."""
+    if url.startswith("sqlite"):
+        request.applymarker(pytest.mark.xfail(strict=False, reason=SQLITE_WAL_RACE))
+        rounds = [f"sqlite:///{tmp_path / f'round-{n}.db'}" for n in range(25)]
+    else:
+        rounds = [url]
+    for n, round_url in enumerate(rounds):
+        stores = [open_store(round_url, pool=2), open_store(round_url, pool=2)]
+        try:
+            applied, errors = _migrate_together(stores)
+            assert errors == [], f"round {n}: {errors!r}"
+            assert sorted(applied) == [[], [1]]  # one of them applied version 1, once
+            assert [int(str(v)) for v, _ in _schema_rows(stores[0])] == [1]
+            assert stores[1].schema_version() == 1
+        finally:
+            for s in stores:
+                s.close()
 
 
 def test_check_schema_on_an_unmigrated_store_says_what_to_run(opener: Factory) -> None:
@@ -208,3 +237,18 @@ def test_start_on_the_latest_or_a_given_version(store: Store) -> None:
     assert (latest.version, latest.table_hash) == (2, table_hash(opsflow(2, end="finished")))
     assert (given.version, given.table_hash) == (1, table_hash(opsflow(1)))
     assert latest.id.startswith("opsflow-") and latest.status == "pending"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="Store.create compares the latest version's hash with the instance's pinned hash: "
+    "once a newer version is deployed, repeating a start (same id, same input, no --version) "
+    "raises IllegalAction 'already exists' instead of returning the existing instance",
+)
+def test_a_repeated_start_is_idempotent_across_a_deploy(store: Store) -> None:
+    client = Client(store, actor="t")
+    client.deploy(opsflow(1))
+    first = client.start("opsflow", {"id": "x"}, instance_id="same")
+    client.deploy(opsflow(2, end="finished"))  # a deploy between the start and its retry
+    again = client.start("opsflow", {"id": "x"}, instance_id="same")
+    assert again == first and again.version == 1

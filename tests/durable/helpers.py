@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 from wflang.compiler.compile import compile_workflow
 from wflang.dsl.parser import parse_file
@@ -30,12 +30,17 @@ def fixture_table(name: str) -> Table:
     return compile_workflow(parse_file(DATA / f"{name}.wf")).table
 
 
-def with_search_path(dsn: str, schema: str) -> str:
-    """``dsn`` with ``options=-csearch_path=SCHEMA`` in its query string."""
+def with_options(dsn: str, *options: str) -> str:
+    """``dsn`` with server ``options`` (``-cNAME=VALUE``) added to its query string."""
     parts = urlsplit(dsn)
-    query = [(k, v) for k, v in parse_qsl(parts.query) if k != "options"]
-    query.append(("options", f"-csearch_path={schema}"))
-    return urlunsplit(parts._replace(query=urlencode(query)))
+    query = dict(parse_qsl(parts.query))
+    query["options"] = " ".join(filter(None, [query.get("options", ""), *options]))
+    return urlunsplit(parts._replace(query=urlencode(query, quote_via=quote)))
+
+
+def with_search_path(dsn: str, schema: str) -> str:
+    """``dsn`` on its own schema: ``options=-csearch_path=SCHEMA`` in its query string."""
+    return with_options(dsn, f"-csearch_path={schema}")
 
 
 class VirtualClock:
@@ -108,11 +113,12 @@ def finish(proc: subprocess.Popen[str], timeout: float = 90.0) -> tuple[int, str
 
 
 def bulk_store(url: str, clock: Clock | None = None) -> Store:
-    """A store for setting up many instances fast: on SQLite without an fsync per commit
-    (``synchronous=OFF``; what is under test runs on a normal store of the same file)."""
+    """A store for setting up many instances fast, without waiting for a flush to disk at
+    each commit (SQLite ``synchronous=OFF``, PostgreSQL ``synchronous_commit=off``); what
+    is under test runs on a normal store of the same database."""
     if url.startswith("sqlite:///"):
         return Store(SqliteBackend(url.removeprefix("sqlite:///"), synchronous="OFF"), clock)
-    return open_store(url, clock=clock)
+    return open_store(with_options(url, "-csynchronous_commit=off"), clock=clock)
 
 
 def history_gaps(store: Store, instance_id: str, rows: list[HistoryRow] | None = None) -> list[str]:

@@ -9,6 +9,7 @@ this machine, see the report of issue 5).
 from __future__ import annotations
 
 import collections
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -50,11 +51,15 @@ def test_timer_storm_each_timer_fires_once(
         """Fire due timers until no instance is left running (another worker may hold the
         rows this one wanted, which makes one ``run_until_idle`` return early)."""
         worker = Worker(store, {}, batch=256, worker_id=f"firer-{k}")
+        idle = threading.Event()  # never set: a short pause when the other worker holds rows
         total = 0
         for _ in range(10_000):
-            total += worker.run_until_idle()
+            done = worker.run_until_idle()
+            total += done
             if not store.stats().instances.get("running"):
                 return total
+            if not done:
+                idle.wait(0.01)
         raise AssertionError(f"firer-{k} gave up with instances still running")
 
     started = time.monotonic()

@@ -27,7 +27,9 @@ SUMMARY: list[str] = []
 
 def fixture_table(name: str) -> Table:
     """The compiled table of ``tests/data/durable/NAME.wf``."""
-    return compile_workflow(parse_file(DATA / f"{name}.wf")).table
+    compiled = compile_workflow(parse_file(DATA / f"{name}.wf"))
+    assert compiled.table is not None, f"{name}.wf does not compile"
+    return compiled.table
 
 
 def with_options(dsn: str, *options: str) -> str:

@@ -63,7 +63,6 @@ POINTS = [
     Point("claim.before-commit:3", 1, why="the claim is fused with the commit of a result"),
     Point("handler.before:2", 0, why="the previous result is committed, this call not run"),
     Point("handler.after:1", 1, why="the first effect happened, its result never committed"),
-    Point("handler.after:4", 1, why="a later effect, result never committed"),
     Point("transition.before-commit:1", 0, why="the start transitions, no result in flight"),
     Point("transition.before-commit:3", 1, why="a result is in the lost transaction"),
     Point("transition.after-commit:2", 0, why="the result is committed"),
@@ -103,7 +102,6 @@ POINTS = [
         for fault in (
             "claim.before-commit:2",
             "handler.after:3",
-            "transition.before-commit:3",
             "transition.after-commit:3",
         )
     ),

@@ -13,6 +13,7 @@ import pytest
 
 from wflang.durable.worker import Worker
 from wflang.runtime import instance as rt
+from wflang.runtime.ir import Value
 from wflang.store import Store
 from wflang.store.records import UnknownInstance
 
@@ -42,7 +43,7 @@ def _signals_taken(store: Store, iid: str) -> list[rt.SignalReceived]:
     ]
 
 
-def _output(store: Store, iid: str) -> dict[str, object] | None:
+def _output(store: Store, iid: str) -> dict[str, Value] | None:
     inst = store.instance(iid).instance
     return None if inst is None else inst.output
 

@@ -8,12 +8,18 @@ an instance can be stored after any step and a history replayed from its events.
 from __future__ import annotations
 
 import enum
+from typing import TYPE_CHECKING
 
 from attrs import field, frozen
 
 from wflang.runtime.ir import Value
 
 NO_TOKEN = -1
+
+#: Where the step function leaves a new instance's tokens by id, in order, instead of
+#: the ``tokens`` tuple: the tuple is built from it on first read. Most instances a
+#: step makes are read only by the next step, which wants the dict, not the tuple.
+TOKENS_BY_ID = "_tokens_by_id"
 
 
 class Status(enum.Enum):
@@ -83,7 +89,13 @@ class Signal:
 
 @frozen(slots=False)
 class Instance:
-    """One run of one workflow version."""
+    """One run of one workflow version.
+
+    A frozen attrs class with a ``__dict__`` (not slots): it builds about twice as
+    fast, and the step function keeps an index of the tokens, timers and joins
+    beside the fields for the next step (see ``TOKENS_BY_ID``). Serialise it
+    through its attrs fields (cattrs, ``attrs.asdict``), never through ``__dict__``.
+    """
 
     id: str
     workflow: str
@@ -104,6 +116,18 @@ class Instance:
     error: str | None = None
     outcome_after_compensation: str = "compensated"
     snapshot: dict[str, Value] | None = field(default=None)  # context when dead-lettered
+
+    if not TYPE_CHECKING:  # (hidden from mypy, which would take any attribute as valid)
+
+        def __getattr__(self, name):
+            """``tokens`` of an instance made by the step function, built on first read."""
+            if name == "tokens":
+                fields = self.__dict__
+                by_id = fields.get(TOKENS_BY_ID)
+                if by_id is not None:
+                    tokens = fields["tokens"] = tuple(by_id.values())
+                    return tokens
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
 
 # ------------------------------------------------------------------------ events

@@ -174,8 +174,11 @@ def step(table: tb.Table, instance: rt.Instance, event: rt.Event, now: int) -> S
     c = _COMPILED.get(id(table))
     run = _Run(c if c is not None and c.table is table else compiled(table), instance, now)
     status = instance.status
-    if (status is not _RUNNING and status is not _COMPENSATING) and not isinstance(
-        event, rt.RetryFrom | rt.ForceComplete | rt.CompleteStep
+    if (
+        (status is not _RUNNING and status is not _COMPENSATING)
+        and not isinstance(event, rt.RetryFrom | rt.ForceComplete | rt.CompleteStep)
+        # an operator may give up on a dead-lettered instance (and compensate it)
+        and not (status is Status.DEAD_LETTERED and isinstance(event, rt.CancelRequested))
     ):
         run.decide(f"ignored {type(event).__name__}: the instance is {instance.status.value}")
         return run.freeze()
@@ -190,8 +193,9 @@ def step(table: tb.Table, instance: rt.Instance, event: rt.Event, now: int) -> S
 _RUNNING, _COMPENSATING = Status.RUNNING, Status.COMPENSATING
 _new_instance = object.__new__
 _set_dict = object.__setattr__
-#: Where a frozen instance keeps its tokens, timers and joins by id for the next step:
-#: beside its fields, not one of them (not compared, not serialised).
+#: Where a frozen instance keeps its timers and joins by id for the next step (and its
+#: tokens, under ``rt.TOKENS_BY_ID``): beside its fields, not one of them (not
+#: compared, not serialised).
 _INDEX = "_step_index"
 
 
@@ -243,10 +247,12 @@ def _index(inst: rt.Instance) -> _Index:
     step copies dicts (C speed) instead of rebuilding them one value at a time: a
     wide parallel has many tokens on every step.
     """
-    index: _Index | None = inst.__dict__.get(_INDEX)
-    if index is not None:
-        tokens, timers, joins = index
-        return tokens.copy(), timers.copy(), joins.copy()
+    fields = inst.__dict__
+    index: tuple[dict[str, rt.Timer], dict[int, rt.Join]] | None = fields.get(_INDEX)
+    by_id: dict[int, _Token] | None = fields.get(rt.TOKENS_BY_ID)
+    if index is not None and by_id is not None:
+        timers, joins = index
+        return by_id.copy(), timers.copy(), joins.copy()
     return (
         dict(zip(map(_ID, inst.tokens), inst.tokens, strict=True)),
         dict(zip(map(_ID, inst.timers), inst.timers, strict=True)),
@@ -302,7 +308,8 @@ class _Run:
         fields["status"] = self.status
         fields["input"] = self.input  # changed only by an operator's retry with new input
         fields["context"] = self.context
-        fields["tokens"] = tuple(tokens.values())
+        fields.pop("tokens", None)  # built from the dict when read: see ``rt.TOKENS_BY_ID``
+        fields[rt.TOKENS_BY_ID] = tokens
         fields["timers"] = tuple(timers.values())
         fields["joins"] = tuple(joins.values())
         fields["compensations"] = tuple(self.compensations)
@@ -314,7 +321,7 @@ class _Run:
         fields["error"] = self.error
         fields["outcome_after_compensation"] = self.after_saga
         fields["snapshot"] = self.snapshot
-        fields[_INDEX] = (tokens, timers, joins)  # this run is over: no more changes
+        fields[_INDEX] = (timers, joins)  # this run is over: no more changes to these
         inst = _new_instance(rt.Instance)
         _set_dict(inst, "__dict__", fields)
         return Step(inst, tuple(self.commands), tuple(self.decisions))
@@ -371,7 +378,9 @@ class _Run:
         return new
 
     def key(self, token: _Token) -> str:
-        return f"{self.inst.id}:{self.name(token.state)}:{token.visit}:{token.id}:{token.attempt}"
+        state = token.state
+        name = "(end of scope)" if state == tb.NO_STATE else self.c.names[state]
+        return f"{self.inst.id}:{name}:{token.visit}:{token.id}:{token.attempt}"
 
     def env(self, token: _Token, extra: dict[str, Value] | None = None) -> dict[str, Value]:
         env: dict[str, Value] = {"input": self.input, "context": self.context}
@@ -542,7 +551,8 @@ class _Run:
     ) -> None:
         """A token reached an end (or the end of a compensation handler)."""
         self.tokens.pop(token.id, None)
-        self.cancel_timers(token)
+        if self.timers:
+            self.cancel_timers(token)
         if token.compensating:
             self.next_compensation()
         elif token.side:
@@ -636,7 +646,7 @@ def _submit_task(run: _Run, token: _Token, entry: tb.TaskEntry) -> _Token:
         token = run.wait(token, "task")
         run.commands.append(
             rt.ScheduleTask(
-                run.key(token),
+                f"{run.inst.id}:{info.name}:{token.visit}:{token.id}:{token.attempt}",
                 token.id,
                 info.name,
                 entry.service,
@@ -674,7 +684,8 @@ def _boundary_timers(
 
 
 def _enter_choice(run: _Run, token: _Token, entry: tb.ChoiceEntry) -> None:
-    if not run.take(token, "enter", run.env(token)):
+    row = run.states[token.state].rows.get("enter")
+    if row is None or not run.follow(token, row, run.env(token)):
         raise WorkflowError(f"no arm of choice '{run.name(token.state)}' matched")
 
 
@@ -794,9 +805,10 @@ SUBMIT: dict[type, Callable[[_Run, _Token, object], object]] = {
 
 
 def _joined_parallel(run: _Run, parent: _Token, join: rt.Join) -> None:
-    entry = run.t.states[parent.state].entry
+    entry = run.states[parent.state].entry
     assert isinstance(entry, tb.ParallelEntry)
-    need = {"all": join.total, "any": 1}.get(entry.join, entry.count or join.total)
+    policy = entry.join
+    need = join.total if policy == "all" else 1 if policy == "any" else entry.count or join.total
     if join.completed >= need:
         run.decide(f"{run.name(parent.state)}: join {entry.join} satisfied")
         for child in [t for t in run.tokens.values() if t.parent == parent.id]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import psycopg
-import pytest
 
 from wflang.runtime.ir import Value
 from wflang.store import Store
@@ -52,12 +51,6 @@ def test_claims_skip_the_tasks_another_worker_holds(
     assert not held & {t.key for t in adv.claimed}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Store._Advance._ready selects candidate instances without SKIP LOCKED and "
-    "then locks them with SKIP LOCKED: while another worker holds the head of the queue, "
-    "every other worker picks the same head, skips it and steps nothing",
-)
 def test_ready_instances_behind_a_locked_head_are_stepped(
     pg_url: str, make_store: Callable[..., Store], clock: VirtualClock
 ) -> None:

@@ -276,10 +276,6 @@ def test_actions_on_a_completed_instance_are_refused(
     assert snapshot(store, iid) == before
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason='Client._dead_lettered builds the message with f"can be {action}ed": "retryed"',
-)
 def test_the_retry_refusal_is_spelled_right(store: Store, clock: VirtualClock) -> None:
     d = Durable(store, clock, OPS_HANDLERS, opsflow())
     iid = d.start("opsflow", {"id": "r"}, "run-1")

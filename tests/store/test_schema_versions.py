@@ -38,15 +38,6 @@ def test_migrate_twice_applies_nothing_the_second_time(opener: Factory) -> None:
     store.check_schema()  # no error once migrated
 
 
-SQLITE_WAL_RACE = (
-    "intermittent (about 2% of rounds): SqliteBackend._conn runs PRAGMA journal_mode=WAL on "
-    "every new connection; two connections opening a fresh file at once can get "
-    "sqlite3.OperationalError 'database is locked' from that pragma (SQLite returns BUSY "
-    "without waiting on the busy handler), so two `wf store migrate` (or workers) started "
-    "together on a new file can fail. Not strict: the race cannot be forced deterministically"
-)
-
-
 def _migrate_together(stores: list[Store]) -> tuple[list[list[int]], list[BaseException]]:
     barrier = threading.Barrier(len(stores))
     applied: list[list[int]] = []
@@ -67,13 +58,10 @@ def _migrate_together(stores: list[Store]) -> tuple[list[list[int]], list[BaseEx
     return applied, errors
 
 
-def test_migrate_from_two_threads_at_once(
-    opener: Factory, url: str, tmp_path: Path, request: pytest.FixtureRequest
-) -> None:
+def test_migrate_from_two_threads_at_once(opener: Factory, url: str, tmp_path: Path) -> None:
     """Two stores (two connections, as two processes would have) migrate at once: no error,
     version 1 applied exactly once. SQLite runs 25 rounds, each on a fresh file."""
     if url.startswith("sqlite"):
-        request.applymarker(pytest.mark.xfail(strict=False, reason=SQLITE_WAL_RACE))
         rounds = [f"sqlite:///{tmp_path / f'round-{n}.db'}" for n in range(25)]
     else:
         rounds = [url]
@@ -239,12 +227,6 @@ def test_start_on_the_latest_or_a_given_version(store: Store) -> None:
     assert latest.id.startswith("opsflow-") and latest.status == "pending"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Store.create compares the latest version's hash with the instance's pinned hash: "
-    "once a newer version is deployed, repeating a start (same id, same input, no --version) "
-    "raises IllegalAction 'already exists' instead of returning the existing instance",
-)
 def test_a_repeated_start_is_idempotent_across_a_deploy(store: Store) -> None:
     client = Client(store, actor="t")
     client.deploy(opsflow(1))

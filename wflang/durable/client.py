@@ -151,14 +151,16 @@ class Client:
         return self.store.instances(status=rt.Status.DEAD_LETTERED.value, workflow=workflow)
 
     def cancel(self, instance_id: str, *, compensate: bool, reason: str | None) -> None:
-        info, _ = self._running(instance_id, "be cancelled")
+        info = self.store.instance(instance_id)
+        if info.status != rt.Status.DEAD_LETTERED.value:  # giving up on one is allowed
+            info, _ = self._running(instance_id, "be cancelled")
         self._ops(
             info.id, rt.CancelRequested(compensate, reason or "cancelled by an operator"), reason
         )
 
     def retry(self, instance_id: str, *, reason: str | None) -> None:
         """Put a dead-lettered instance back to work from the step that failed."""
-        self._dead_lettered(instance_id, "retry")
+        self._dead_lettered(instance_id, "retried")
         self._ops(instance_id, rt.RetryFrom(None), reason)
 
     def replay_from(
@@ -170,7 +172,7 @@ class Client:
         reason: str | None,
     ) -> None:
         """Re-run a dead-lettered instance from ``step``, optionally with changed input."""
-        info = self._dead_lettered(instance_id, "replay")
+        info = self._dead_lettered(instance_id, "replayed")
         table = self.store.table_for(info.table_hash)
         self._state(table, step)
         if input is not None:
@@ -247,7 +249,7 @@ class Client:
         if info.status != rt.Status.DEAD_LETTERED.value:
             raise IllegalAction(
                 f"instance '{instance_id}' is {info.status}; only dead-lettered instances "
-                f"can be {action}ed"
+                f"can be {action}"
             )
         return info
 

@@ -304,13 +304,15 @@ class Store:
         text = codec.dumps(dict(input))
 
         def run(tx: Tx) -> bool:
-            rows = tx.query(
-                "SELECT table_hash, input FROM wf_instance WHERE id = ?", (instance_id,)
-            )
+            rows = tx.query("SELECT workflow, input FROM wf_instance WHERE id = ?", (instance_id,))
             if rows:
-                if rows[0][0] == deployed.hash and codec.loads(str(rows[0][1])) == dict(input):
+                # The same start repeated (a retry after a lost answer) is the same
+                # instance, whichever version it was pinned to when it was created.
+                if rows[0][0] == deployed.name and codec.loads(str(rows[0][1])) == dict(input):
                     return False
-                raise IllegalAction(f"instance '{instance_id}' already exists")
+                raise IllegalAction(
+                    f"instance '{instance_id}' already exists with another workflow or input"
+                )
             now = self.now(tx)
             tx.execute(
                 "INSERT INTO wf_instance (id, workflow, version, table_hash, status, input, "
@@ -632,7 +634,7 @@ class _Advance:
         work: dict[str, _Work] = {}
         # 1. Lock the instances the results belong to (waiting: their steps are short).
         keyed = self._result_instances(results)
-        self._lock(sorted(set(keyed.values())), work, skip=False)
+        self._lock(sorted(set(keyed.values())), work)
         # 2. Fence each result: it commits only under the epoch it ran with.
         committed = stale = 0
         accepted: list[tuple[str, TaskResult]] = []
@@ -654,7 +656,7 @@ class _Advance:
                 log.warning("stale result refused", extra={"task": r.key, "epoch": r.epoch})
         # 3. Lock other ready instances, skipping those another worker holds.
         if limit > 0:
-            self._lock(self._ready(limit, exclude=work), work, skip=True)
+            self._lock_ready(limit, work)
         # 4. Gather each instance's events in time order, step it, write what it did.
         self._gather(work, accepted)
         for w in sorted(work.values(), key=lambda w: w.id):
@@ -690,41 +692,57 @@ class _Advance:
                 keyed[str(key)] = str(iid)
         return keyed
 
-    def _ready(self, limit: int, exclude: Mapping[str, object]) -> list[str]:
-        rows = self.tx.query(
-            "SELECT id FROM wf_instance WHERE wake_at <= ? ORDER BY wake_at LIMIT ?",
-            (self.now, limit + len(exclude)),
-        )
-        rows += self.tx.query(
-            "SELECT instance_id FROM wf_inbox WHERE consumed_seq IS NULL AND available_at <= ? "
-            "ORDER BY id LIMIT ?",
-            (self.now, limit + len(exclude)),
-        )
-        seen: dict[str, None] = {}
-        for (iid,) in rows:
-            if str(iid) not in exclude:
-                seen[str(iid)] = None
-        return sorted(seen)[:limit]
+    _COLUMNS = "id, table_hash, state, input, seed, parent_id, parent_key"
 
-    def _lock(self, ids: list[str], work: dict[str, _Work], *, skip: bool) -> None:
-        suffix = self.d.skip_locked if skip else self.d.lock
-        for part in chunks(ids):
+    def _lock_ready(self, limit: int, work: dict[str, _Work]) -> None:
+        """Lock up to ``limit`` more instances with something due, skipping locked ones.
+
+        Each query locks as it selects (``SKIP LOCKED``), so workers running it at
+        the same time share the queue out instead of all picking its head and then
+        skipping it. Rows this transaction already holds come back too: they are
+        asked for on top of the limit and left out.
+        """
+        held = len(work)
+        queries = (
+            "WHERE wake_at <= ? ORDER BY wake_at LIMIT ?",
+            "WHERE id IN (SELECT instance_id FROM wf_inbox WHERE consumed_seq IS NULL "
+            "AND available_at <= ?) LIMIT ?",
+        )
+        for where in queries:
+            room = limit - (len(work) - held)
+            if room <= 0:
+                return
             rows = self.tx.query(
-                "SELECT id, table_hash, state, input, seed, parent_id, parent_key, wake_at "
-                f"FROM wf_instance WHERE id IN ({placeholders(len(part))}) ORDER BY id{suffix}",
-                tuple(part),
+                f"SELECT {self._COLUMNS} FROM wf_instance {where}{self.d.skip_locked}",
+                (self.now, room + held),
             )
-            for iid, digest, state, inp, seed, pid, pkey, _wake in rows:
-                work[str(iid)] = _Work(
-                    id=str(iid),
-                    table=self.store.table_for(str(digest), self.tx),
-                    hash=str(digest),
-                    instance=None if state is None else codec.load_instance(str(state)),
-                    input=codec.loads(str(inp)),
-                    seed=int(str(seed)),
-                    parent_id=None if pid is None else str(pid),
-                    parent_key=None if pkey is None else str(pkey),
-                )
+            fresh = [r for r in rows if str(r[0]) not in work]
+            self._add(fresh[:room], work)
+
+    def _lock(self, ids: list[str], work: dict[str, _Work]) -> None:
+        """Lock these instances, waiting for them, in id order (no deadlocks)."""
+        for part in chunks(ids):
+            self._add(
+                self.tx.query(
+                    f"SELECT {self._COLUMNS} FROM wf_instance "
+                    f"WHERE id IN ({placeholders(len(part))}) ORDER BY id{self.d.lock}",
+                    tuple(part),
+                ),
+                work,
+            )
+
+    def _add(self, rows: Sequence[Sequence[object]], work: dict[str, _Work]) -> None:
+        for iid, digest, state, inp, seed, pid, pkey in rows:
+            work[str(iid)] = _Work(
+                id=str(iid),
+                table=self.store.table_for(str(digest), self.tx),
+                hash=str(digest),
+                instance=None if state is None else codec.load_instance(str(state)),
+                input=codec.loads(str(inp)),
+                seed=int(str(seed)),
+                parent_id=None if pid is None else str(pid),
+                parent_key=None if pkey is None else str(pkey),
+            )
 
     def _gather(self, work: dict[str, _Work], accepted: list[tuple[str, TaskResult]]) -> None:
         """Inbox rows and due timers by time, then the results committed here."""

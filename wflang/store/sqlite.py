@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
@@ -26,6 +27,24 @@ DIALECT = Dialect(
     notify="",
     skip_locked="",
 )
+
+
+def _wal(conn: sqlite3.Connection) -> None:
+    """Switch the file to WAL once; it stays WAL for every later connection.
+
+    Two connections switching a new file at the same moment can get "database is
+    locked" from the pragma itself, without the busy timeout: try again a few times.
+    """
+    for attempt in range(50):
+        try:
+            mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+            if str(mode).lower() != "wal":
+                conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as err:
+            if "locked" not in str(err) or attempt == 49:
+                raise
+            time.sleep(0.002 * (attempt + 1))  # contention backoff while opening, not a test
 
 
 class _Tx:
@@ -64,9 +83,9 @@ class SqliteBackend:
             conn = sqlite3.connect(
                 self.path, isolation_level=None, timeout=60.0, check_same_thread=False
             )
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute(f"PRAGMA synchronous={self.synchronous}")
             conn.execute("PRAGMA busy_timeout=60000")
+            _wal(conn)
+            conn.execute(f"PRAGMA synchronous={self.synchronous}")
             conn.execute("PRAGMA foreign_keys=ON")
             self._local.conn = conn
             with self._lock:

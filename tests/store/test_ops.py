@@ -295,3 +295,17 @@ def test_cancel_a_pending_instance(store: Store, clock: VirtualClock) -> None:
     assert d.recorder.calls == []  # svc.a never ran
     (row,) = ops_rows(store, "p-1")
     assert (row.actor, row.reason) == ("tester", "typo")
+
+
+def test_an_operator_can_give_up_on_a_dead_lettered_instance(
+    store: Store, clock: VirtualClock
+) -> None:
+    d, iid = dead_at_b(store, clock)
+    d.client.cancel(iid, compensate=True, reason="the customer withdrew")
+    d.run()
+    assert d.status(iid) in ("cancelled", "compensated")
+    (row,) = [r for r in ops_rows(store, iid) if isinstance(r.entry.event, rt.CancelRequested)]
+    assert row.reason == "the customer withdrew" and row.actor
+    assert not seq_problems(store, iid)
+    with pytest.raises(IllegalAction, match="cannot be cancelled"):
+        d.client.cancel(iid, compensate=False, reason=None)

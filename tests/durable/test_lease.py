@@ -212,3 +212,36 @@ def test_four_processes_two_thousand_instances_no_double_claims(
     )
     SUMMARY.append(line)
     print(line)
+
+
+def test_group_commit_refuses_only_the_stale_result(
+    store_url: str, make_store: Callable[..., Store], clock: VirtualClock
+) -> None:
+    """A holds two calls; one lease is lost to B. A's group commit of both results
+    commits the one it still holds and refuses the other, each instance on its own."""
+    store = make_store(store_url, clock=clock)
+    store.deploy(fixture_table("two_step"))
+    for iid in ("x", "y"):
+        store.create(store.deployed("two_step"), {"id": iid}, iid)
+    first = store.advance("A", claim=1, lease_ms=LEASE_MS).claimed[0]
+    clock.advance(LEASE_MS // 2)
+    second = store.advance("A", claim=1, lease_ms=LEASE_MS).claimed[0]
+    clock.advance(LEASE_MS // 2 + 1)  # the first lease has expired, the second has not
+    taken = _claim(store, "B")
+    assert (taken.key, taken.epoch) == (first.key, 2)
+    history_y_before = [r.entry.seq for r in store.history(second.instance_id)]
+
+    adv = store.advance("A", results=[_done(first, 99), _done(second, 5)], lease_ms=LEASE_MS)
+    assert (adv.results, adv.stale) == (1, 1)
+    assert store.task(first.key).status == "running"  # still B's
+    assert store.task(second.key).status == "done"
+    late = store.history(first.instance_id)
+    assert not any(r.idempotency_key == f"task:{first.key}" for r in late)
+    took = store.history(second.instance_id)
+    assert len(took) == len(history_y_before) + 1
+    assert took[-1].idempotency_key == f"task:{second.key}"
+    assert (store.advance("B", results=[_done(taken, 7)], lease_ms=LEASE_MS).results) == 1
+    for iid, v in ((first.instance_id, 7), (second.instance_id, 5)):
+        info = store.instance(iid)
+        assert info.instance is not None and info.instance.context["v"] == v
+        assert not history_gaps(store, iid)

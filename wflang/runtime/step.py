@@ -310,8 +310,8 @@ class _Run:
         fields["context"] = self.context
         fields.pop("tokens", None)  # built from the dict when read: see ``rt.TOKENS_BY_ID``
         fields[rt.TOKENS_BY_ID] = tokens
-        fields["timers"] = tuple(timers.values())
-        fields["joins"] = tuple(joins.values())
+        fields["timers"] = tuple(timers.values()) if timers else ()
+        fields["joins"] = tuple(joins.values()) if joins else ()
         fields["compensations"] = tuple(self.compensations)
         fields["buffered"] = tuple(self.buffered)
         fields["seen_keys"] = tuple(self.seen)
@@ -598,7 +598,7 @@ class _Run:
         join = self.joins.get(token.parent)
         if parent is None or join is None:
             return
-        entry = self.c.entries[parent.state]
+        entry = self.states[parent.state].entry
         keeps_results = ok and isinstance(entry, tb.MapEntry)  # a parallel has no result
         join = rt.Join(
             join.token,

@@ -52,7 +52,7 @@ def test_a_duplicate_signal_is_taken_once(
     store_url: str, make_store: Callable[..., Store], clock: VirtualClock
 ) -> None:
     store = make_store(store_url, clock=clock)
-    _approval(store, "x")
+    _approval(store, "x", "y")
     _run(store)
     clock.advance(SLEEP_MS)
     _run(store)  # now at the wait
@@ -62,6 +62,7 @@ def test_a_duplicate_signal_is_taken_once(
     assert store.stats().pending_events == 1
     _run(store)
     assert store.deliver("x", _approve("eve"), dedupe_key="signal:k") is False  # still a dup
+    assert store.deliver("y", _approve("eve"), dedupe_key="signal:k") is True  # per instance
     _run(store)
 
     assert _signals_taken(store, "x") == [_approve("ada")]

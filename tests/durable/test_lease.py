@@ -250,17 +250,16 @@ def test_group_commit_refuses_only_the_stale_result(
 def test_a_heartbeating_worker_keeps_its_call(
     store_url: str, make_store: Callable[..., Store], tmp_path: Path
 ) -> None:
-    """A's call outlasts its 300 ms lease five times over, but A renews it by heartbeat:
-    B, running beside it the whole time, never takes the call over."""
+    """A's call outlasts its 1 s lease (heartbeat every 333 ms) two and a half times, but A
+    renews it: B, running beside it the whole time, never takes the call over."""
     store = make_store(store_url)
     _one_instance(store)
     effects = tmp_path / "effects.db"
     log = EffectLog(effects)
-    a = start_worker(
-        store_url, effects, "two_step", mode="run", extra_env={"WF_TEST_SLOW_S": "1.5"}
-    )
+    slow = {"WF_TEST_SLOW_S": "2.5"}
+    a = start_worker(store_url, effects, "two_step", mode="run", lease_ms=1_000, extra_env=slow)
     _wait_for_effect(log, a, timeout=30)
-    b = start_worker(store_url, effects, "two_step", mode="run")
+    b = start_worker(store_url, effects, "two_step", mode="run", lease_ms=1_000)
     (rc_a, out_a), (rc_b, out_b) = finish(a), finish(b)
     assert (rc_a, rc_b) == (0, 0), out_a + out_b
     assert "stale=0 " in out_a and "lost_leases=0" in out_a, out_a

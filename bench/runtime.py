@@ -39,7 +39,10 @@ Paths measured, per workflow:
 Each timed sample runs the whole workflow ``runs`` times in a row (``runs`` chosen in
 the warm-up so that one sample takes at least ``--min-time`` seconds) and is timed with
 ``time.perf_counter`` after a ``gc.collect()``; the figures are medians of
-``--repeat`` samples, per run of the workflow. GC stays as Python has it.
+``--repeat`` samples, per run of the workflow. GC stays as Python has it. The three
+paths of a workflow take turns, one sample each per round, so that a change of load
+on a shared machine falls on all of them alike; the ratio of each round is reported
+too (its median and range), to show the noise.
 
 Targets: the step function at least 1.0x the reference's rate (steps/s over the
 reference's transitions/s), the engine at least 0.5x, and the cost per step of the
@@ -372,7 +375,10 @@ def sample(run: Callable[[], object], runs: int) -> float:
 
 def measure(case: Case, repeat: int, min_time: float) -> dict[str, Any]:
     runs = calibrate(case.run, min_time)
-    times = [sample(case.run, runs) for _ in range(repeat)]
+    return summarize(case, runs, [sample(case.run, runs) for _ in range(repeat)])
+
+
+def summarize(case: Case, runs: int, times: list[float]) -> dict[str, Any]:
     med = statistics.median(times)
     return {
         "steps": case.steps,
@@ -393,19 +399,33 @@ def run_bench(
 ) -> dict[str, Any]:
     rows: dict[str, dict[str, Any]] = {}
     for workflow in WORKFLOWS:
-        rows[workflow] = {}
-        for path in PATHS:
-            case = Case(workflow, path, size)
+        cases = {path: Case(workflow, path, size) for path in PATHS}
+        for path, case in cases.items():
             log(
                 f"{workflow}/{path}: {case.steps} steps, {case.transitions} transitions, "
-                f"{case.warnings} checker warnings; timing"
+                f"{case.warnings} checker warnings"
             )
-            rows[workflow][path] = measure(case, repeat, min_time)
+        runs = {path: calibrate(case.run, min_time) for path, case in cases.items()}
+        # The paths' samples take turns (step, engine, reference, step, ...), so that a
+        # change of load on a shared machine falls on all three alike, not on one.
+        log(f"{workflow}: timing {repeat} rounds of the three paths")
+        times: dict[str, list[float]] = {path: [] for path in PATHS}
+        for _ in range(repeat):
+            for path, case in cases.items():
+                times[path].append(sample(case.run, runs[path]))
+        rows[workflow] = {path: summarize(cases[path], runs[path], times[path]) for path in PATHS}
         ref = rows[workflow]["reference"]
         for path in ("step", "engine"):
             r = rows[workflow][path]
             r["ratio"] = r["steps_per_s"] / ref["steps_per_s"]
             r["transition_ratio"] = r["transitions_per_s"] / ref["transitions_per_s"]
+            # the ratio within each round (same steps per run on both sides), for the spread
+            paired = [
+                (cases[path].steps / t) / (cases["reference"].steps / t_ref)
+                for t, t_ref in zip(times[path], times["reference"], strict=True)
+            ]
+            r["round_ratios"] = paired
+            r["round_ratio_median"] = statistics.median(paired)
     fan_vs_chain = {
         path: rows["fanout"][path]["us_per_step"] / rows["chain"][path]["us_per_step"]
         for path in PATHS
@@ -496,6 +516,15 @@ def render(report: dict[str, Any]) -> str:
                 f"{r['transitions_per_s']:>9,.0f} {ratio:>6} {t_ratio:>7}"
             )
     fc = report["fanout_vs_chain"]
+    out += ["", "ratio per round (median, min..max):"]
+    for workflow in WORKFLOWS:
+        for path in ("step", "engine"):
+            r = report["rows"][workflow][path]
+            rr = r["round_ratios"]
+            out.append(
+                f"  {workflow:<8} {path:<7} {r['round_ratio_median']:.2f} "
+                f"({min(rr):.2f}..{max(rr):.2f})"
+            )
     out += [
         "",
         "ratio = steps/s of the path / transitions/s of the reference on the same workflow",

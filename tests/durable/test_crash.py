@@ -29,6 +29,7 @@ from pathlib import Path
 import pytest
 from attrs import frozen
 
+from wflang.runtime import instance as rt
 from wflang.store import Store
 
 from .helpers import SUMMARY, finish, fixture_table, history_gaps, start_worker
@@ -226,6 +227,59 @@ def test_crash_and_restart(
         f"crash {backend:10} {point.id:34} instances={N} "
         f"ends={dict(sorted(collections.Counter(ends.values()).items()))} "
         f"effects={len(log)} duplicated_keys={len(dups)} interrupted={len(interrupted)}"
+    )
+    SUMMARY.append(line)
+    print(line)
+
+
+@pytest.mark.parametrize(
+    "fault",
+    [
+        # The first transaction with transitions starts the instances (and their timers);
+        # the second fires all six timers at once, scheduling and claiming the calls.
+        "transition.before-commit:2",
+        "transition.after-commit:2",
+    ],
+)
+def test_crash_while_firing_timers(
+    fault: str, store_url: str, make_store: Callable[..., Store], tmp_path: Path
+) -> None:
+    store = make_store(store_url)
+    store.deploy(fixture_table("timed"))
+    deployed = store.deployed("timed")
+    ids = [f"t{i}" for i in range(N)]
+    for iid in ids:
+        store.create(deployed, {"id": iid}, iid)
+    effects = tmp_path / "effects.db"
+    crashed = start_worker(store_url, effects, "timed", fault=fault)
+    rc, out = finish(crashed)
+    assert rc == -9, f"{fault} was never reached (exit {rc}):\n{out}"
+    fired_before = {
+        iid: sum(isinstance(r.entry.event, rt.TimerFired) for r in store.history(iid))
+        for iid in ids
+    }
+    expected_before = 1 if fault.startswith("transition.after-commit") else 0
+    assert set(fired_before.values()) == {expected_before}, fired_before
+    restarted = start_worker(store_url, effects, "timed")
+    rc, out = finish(restarted)
+    assert rc == 0, out
+
+    problems = []
+    for iid in ids:
+        rows = store.history(iid)
+        fired = sum(isinstance(r.entry.event, rt.TimerFired) for r in rows)
+        if fired != 1:
+            problems.append(f"{iid}: {fired} TimerFired rows")
+        if store.instance(iid).status != "completed":
+            problems.append(f"{iid}: {store.instance(iid).status}")
+        problems += history_gaps(store, iid, rows)
+    assert not problems, problems
+    calls = collections.Counter(key for key, *_ in EffectLog(effects).rows())
+    assert sorted(calls.values()) == [1] * N, calls  # no call had run before the kill
+    line = (
+        f"crash {store_url.split(':', 1)[0]:10} timers {fault:29} instances={N} "
+        f"fired_before_kill={sum(fired_before.values())} fired_once={N - len(problems)} "
+        f"duplicated_keys=0"
     )
     SUMMARY.append(line)
     print(line)

@@ -134,7 +134,18 @@ def two_step_handlers(log: EffectLog, epochs: dict[str, int]) -> dict[str, Handl
     return {"step.one": one, "step.two": two}
 
 
-WORKLOADS = {"saga": saga_handlers, "two_step": two_step_handlers}
+def timed_handlers(log: EffectLog, epochs: dict[str, int]) -> dict[str, Handler]:
+    """The service of tests/data/durable/timed.wf."""
+
+    def after(id: str, task: TaskCall) -> None:
+        log.record(
+            task.idempotency_key, "fx.after", task.attempt, epochs.get(task.idempotency_key, 0)
+        )
+
+    return {"fx.after": after}
+
+
+WORKLOADS = {"saga": saga_handlers, "two_step": two_step_handlers, "timed": timed_handlers}
 
 
 def unfinished(store: Any) -> int:

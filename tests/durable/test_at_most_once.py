@@ -7,8 +7,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import pytest
-
 from wflang.durable.worker import Worker
 from wflang.runtime import instance as rt
 from wflang.runtime.engine import TaskCall
@@ -81,12 +79,6 @@ def test_a_vanished_at_most_once_call_is_interrupted_not_rerun(
     assert not history_gaps(store, "x")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Store._Advance._claim honours a task's recorded at_most_once flag only when the "
-    "reclaiming worker lists the service in its own at_most_once set: a worker without the "
-    "setting (another deployment, a rolling upgrade) hands the started call out again",
-)
 def test_an_at_most_once_call_is_not_rerun_by_a_worker_without_the_setting(
     store_url: str, make_store: Callable[..., Store], clock: VirtualClock
 ) -> None:

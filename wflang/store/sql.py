@@ -884,10 +884,12 @@ class _Advance:
         )
         claimed: list[ClaimedTask] = []
         for key, iid, node, service, args, attempt, epoch, claims, was_once in rows:
-            if str(service) in once:
-                if int(str(claims)) > 1 and int(str(was_once)):
-                    self._interrupt(str(key), str(iid), str(node))
-                    continue
+            # A call that was started as at-most-once is never started again, whatever
+            # this worker was told: the flag recorded on the task decides.
+            if int(str(was_once)) and int(str(claims)) > 1:
+                self._interrupt(str(key), str(iid), str(node))
+                continue
+            if str(service) in once and not int(str(was_once)):
                 self.tx.execute("UPDATE wf_task SET at_most_once = 1 WHERE key = ?", (str(key),))
             claimed.append(
                 ClaimedTask(

@@ -16,7 +16,7 @@ import pytest
 
 from wflang.store import Clock, Store, open_store
 
-from .helpers import PG_DSN, SUMMARY, VirtualClock, with_search_path
+from .helpers import CRASH_TOTALS, PG_DSN, SUMMARY, VirtualClock, with_search_path
 
 
 def _pg_admin(sql: str) -> None:
@@ -78,3 +78,7 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.section("durable reliability figures")
         for line in SUMMARY:
             terminalreporter.write_line(line)
+        for backend, totals in sorted(CRASH_TOTALS.items()):
+            terminalreporter.write_line(
+                f"crash totals {backend}: " + ", ".join(f"{k} {n}" for k, n in totals.items())
+            )

@@ -3,6 +3,7 @@ worker processes and the checks every test makes on a store's histories."""
 
 from __future__ import annotations
 
+import collections
 import os
 import subprocess
 import sys
@@ -23,6 +24,16 @@ PG_DSN = os.environ.get("WFLANG_TEST_PG_DSN", "")
 
 # What the crash and load tests found, printed at the end of the run (conftest).
 SUMMARY: list[str] = []
+# Per store: crash points injected, instances, ends reached as expected, duplicated keys.
+CRASH_TOTALS: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
+
+
+def count_crash(backend: str, instances: int, ends_reached: int, duplicated: int) -> None:
+    totals = CRASH_TOTALS[backend]
+    totals["crash points injected"] += 1
+    totals["instances"] += instances
+    totals["expected ends reached"] += ends_reached
+    totals["duplicated keys (effect before the kill, commit after)"] += duplicated
 
 
 def fixture_table(name: str) -> Table:

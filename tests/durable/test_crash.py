@@ -32,7 +32,7 @@ from attrs import frozen
 from wflang.runtime import instance as rt
 from wflang.store import Store
 
-from .helpers import SUMMARY, finish, fixture_table, history_gaps, start_worker
+from .helpers import SUMMARY, count_crash, finish, fixture_table, history_gaps, start_worker
 from .worker_proc import EffectLog
 
 N = 6
@@ -223,6 +223,7 @@ def test_crash_and_restart(
         assert store.instance(task.instance_id).status == "compensated"
 
     backend = store_url.split(":", 1)[0]
+    count_crash(backend, N, N, len(dups))
     line = (
         f"crash {backend:10} {point.id:34} instances={N} "
         f"ends={dict(sorted(collections.Counter(ends.values()).items()))} "
@@ -276,6 +277,7 @@ def test_crash_while_firing_timers(
     assert not problems, problems
     calls = collections.Counter(key for key, *_ in EffectLog(effects).rows())
     assert sorted(calls.values()) == [1] * N, calls  # no call had run before the kill
+    count_crash(store_url.split(":", 1)[0], N, N, 0)
     line = (
         f"crash {store_url.split(':', 1)[0]:10} timers {fault:29} instances={N} "
         f"fired_before_kill={sum(fired_before.values())} fired_once={N - len(problems)} "

@@ -2,13 +2,16 @@
 
 Every instance of ``tests/data/durable/nap.wf`` sleeps one minute; the virtual
 clock then jumps past all of them at once, and two workers race to fire them.
-10,000 timers on each store (on PostgreSQL the test takes about 30 s on a 2-core
-machine: the setup, starting 10,000 instances, then the storm).
+10,000 timers on SQLite, 2,000 on PostgreSQL: 10,000 pass there too (measured: the
+storm fires in ~14 s with two workers) but the whole test then takes 30-45 s on a loaded
+2-core machine, too much of this folder's three minutes. Set ``WFLANG_TEST_PG_STORM``
+to run the full size.
 """
 
 from __future__ import annotations
 
 import collections
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -20,7 +23,7 @@ from wflang.store import Store
 
 from .helpers import SUMMARY, VirtualClock, bulk_store, fixture_table, history_gaps
 
-STORM = {"sqlite": 10_000, "postgresql": 10_000}
+STORM = {"sqlite": 10_000, "postgresql": int(os.environ.get("WFLANG_TEST_PG_STORM", "2000"))}
 WORKERS = 2
 
 

@@ -24,16 +24,19 @@ PG_DSN = os.environ.get("WFLANG_TEST_PG_DSN", "")
 
 # What the crash and load tests found, printed at the end of the run (conftest).
 SUMMARY: list[str] = []
-# Per store: crash points injected, instances, ends reached as expected, duplicated keys.
+# Per store: crash points injected, instances, ends reached as expected, effects re-run.
 CRASH_TOTALS: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
 
 
-def count_crash(backend: str, instances: int, ends_reached: int, duplicated: int) -> None:
+def count_crash(
+    backend: str, instances: int, ends_reached: int, rerun: int, kills: int = 1
+) -> None:
+    """Add one crash test's figures to its store's totals (printed by conftest)."""
     totals = CRASH_TOTALS[backend]
-    totals["crash points injected"] += 1
+    totals["crash points injected (SIGKILLs)"] += kills
     totals["instances"] += instances
     totals["expected ends reached"] += ends_reached
-    totals["duplicated keys (effect before the kill, commit after)"] += duplicated
+    totals["effects run again (kill between effect and commit)"] += rerun
 
 
 def fixture_table(name: str) -> Table:

@@ -81,8 +81,18 @@ class Compiled:
             return lambda env: {name: fn(env)}
         return lambda env: {name: fn(env) for name, fn in pairs}
 
+    def write(self, m: tb.Mapping) -> _Write:
+        """A ``write`` action as one closure: (environment, context) to the new context."""
+        pairs = [(name, self.expressions[i]) for name, i in m.entries]
+        if len(pairs) == 1:
+            ((name, fn),) = pairs
+            return lambda env, ctx: {**ctx, name: fn(env)}
+        mapping = self.mapping(m)
+        return lambda env, ctx: {**ctx, **mapping(env)}
+
 
 Env = Mapping[str, Value]
+_Write = Callable[[Env, dict[str, Value]], dict[str, Value]]
 
 
 class _Transition:
@@ -94,8 +104,8 @@ class _Transition:
         self.guard = None if t.guard is None else c.expressions[t.guard]
         self.target = t.target
         # (write mapping, None) or (None, compensation state), in order
-        self.actions: tuple[tuple[Callable[[Env], dict[str, Value]] | None, int], ...] = tuple(
-            (c.mapping(a.mapping), tb.NO_STATE) if a.kind == "write" and a.mapping is not None
+        self.actions: tuple[tuple[_Write | None, int], ...] = tuple(
+            (c.write(a.mapping), tb.NO_STATE) if a.kind == "write" and a.mapping is not None
             else (None, a.state)
             for a in t.actions
             if (a.kind == "write" and a.mapping is not None) or a.kind == "compensate"
@@ -476,7 +486,7 @@ class _Run:
             if guard is None or guard(env) is True:
                 for write, compensation in transition.actions:
                     if write is not None:
-                        self.context = {**self.context, **write(env)}
+                        self.context = write(env, self.context)
                     else:
                         self.compensations = [*self.compensations, compensation]
                         self.decide(f"registered compensation {self.name(compensation)}")

@@ -276,11 +276,11 @@ class _Run:
     __slots__ = (
         "after_saga", "agenda", "budget", "buffered", "c", "commands", "compensations",
         "context", "decisions", "drafts", "error", "input", "inst", "joins", "next_token", "now",
-        "output", "seen", "snapshot", "states", "status", "t", "timers", "tokens",
+        "output", "seen", "snapshot", "states", "status", "timers", "tokens",
     )  # fmt: skip
 
     def __init__(self, c: Compiled, inst: rt.Instance, now: int) -> None:
-        self.c, self.t, self.inst, self.now = c, c.table, inst, now
+        self.c, self.inst, self.now = c, inst, now
         self.states = c.states
         self.status = inst.status
         self.input = inst.input
@@ -506,7 +506,7 @@ class _Run:
         """Route an error as Step Functions does: retry a transient error while attempts
         remain, then ``on ERROR`` / ``on any``, else dead letters (or a failed saga)."""
         env = self.env(token)
-        state = self.t.states[token.state]
+        state = self.c.table.states[token.state]
         retry = getattr(state.entry, "retry", None)
         if (
             retry is not None
@@ -833,7 +833,7 @@ def _joined_parallel(run: _Run, parent: _Token, join: rt.Join) -> None:
 
 
 def _joined_map(run: _Run, parent: _Token, join: rt.Join) -> None:
-    entry = run.t.states[parent.state].entry
+    entry = run.c.table.states[parent.state].entry
     assert isinstance(entry, tb.MapEntry)
     allowed = entry.tolerate * join.total // 100 if entry.tolerate_percent else entry.tolerate
     if join.failed > allowed:
@@ -912,11 +912,11 @@ def _on_timer(run: _Run, e: rt.TimerFired) -> None:
         run.done(token)
     elif timer.purpose == "retry":
         token = run.update(token, attempt=token.attempt + 1, waiting="")
-        entry = run.t.states[token.state].entry
+        entry = run.c.table.states[token.state].entry
         SUBMIT[type(entry)](run, token, entry)
     else:
         k = int(timer.purpose.split(":")[1])
-        entry = run.t.states[token.state].entry
+        entry = run.c.table.states[token.state].entry
         timers: tuple[tb.Timer, ...] = getattr(entry, "timers", ())
         interrupting = timers[k].interrupting
         row = run.states[token.state].rows.get(f"timeout:{k}")
@@ -1011,7 +1011,7 @@ def _on_retry_from(run: _Run, e: rt.RetryFrom) -> None:
             )
             run.enter(fresh, token.state)
         return
-    state = run.t.state_id(e.state)
+    state = run.c.table.state_id(e.state)
     run.stop_everything()
     run.enter(run.new_token(state), state)
 

@@ -41,7 +41,6 @@ from wflang.compiler.report import (
 from wflang.dsl import diagnostics as diag
 from wflang.dsl.formatter import format_spec
 from wflang.dsl.parser import ParseResult, parse_bytes
-from wflang.dsl.serialize import unstructure
 from wflang.dsl.spec import WorkflowSpec
 from wflang.durable import cli as durable_cli
 from wflang.runtime.describe import describe
@@ -120,6 +119,8 @@ def cmd_parse(args: argparse.Namespace) -> int:
         _print_diagnostics([result], args.format, args.color)
         return EXIT_FINDINGS
     if args.json:
+        from wflang.dsl.serialize import unstructure  # its converter is costly to build
+
         print(json.dumps(unstructure(result.spec), indent=2))
     else:
         print(_summary(result.spec))

@@ -311,9 +311,13 @@ class _Run:
         # one's ``__dict__``, about half the cost of calling the 19-field constructor.
         old = self.inst
         tokens, timers, joins = self.tokens, self.timers, self.joins
-        for draft in self.drafts:  # the tokens changed in this step, frozen once each
-            if tokens.get(draft.id) is draft:
-                tokens[draft.id] = draft.frozen()
+        token = rt.Token
+        for d in self.drafts:  # the tokens changed in this step, frozen once each
+            if tokens.get(d.id) is d:  # (``d.frozen()``, without a call per token)
+                tokens[d.id] = token(
+                    d.id, d.state, d.parent, d.index, d.attempt, d.waiting, d.side,
+                    d.compensating, d.locals, d.visit,
+                )  # fmt: skip
         fields = old.__dict__.copy()
         fields["status"] = self.status
         fields["input"] = self.input  # changed only by an operator's retry with new input

@@ -1,0 +1,907 @@
+"""Durable execution benchmark: steps/s on SQLite and PostgreSQL against the commit floor.
+
+Run from the repository root::
+
+    .venv/bin/python bench/durable.py [--quick] [--json] [--no-pg]
+
+The workflow is a generated linear chain of ``--chain`` service tasks (20 by default)
+``t1 -> t2 -> ... -> done``, written to a temporary folder as ``chain.wf`` and compiled
+with ``compile_workflow`` (not timed). Every task calls the service ``svc.op`` with
+``args { n: context.n }`` and ``output { n: context.n + result.value }``; the handler
+returns ``{value: 1}`` (after ``time.sleep(--sleep-ms)`` where a case says so), so each
+instance must end ``completed`` with ``n == CHAIN``: the script checks that, and that the
+store holds exactly ``CHAIN + 1`` history rows per instance, after every sample.
+
+**A step** is one committed transition: one history row (the start, then one per task
+result). steps/s = history rows committed / wall time.
+
+Cases, interleaved round by round (floor, then each SQLite case, then PostgreSQL) so
+that they share the disk's conditions, which vary a lot on this machine:
+
+* ``floor``: one SQLite WAL transaction, ``BEGIN IMMEDIATE``, an INSERT of one row and
+  an UPDATE of one row, ``COMMIT``, ``synchronous=FULL``, on a fresh file in the same
+  kind of folder as the store's (a temporary folder on the repository's filesystem);
+  as many as fit in ``--floor-time`` seconds. Figure: transactions/s.
+* ``sqlite-1tx``: ``Worker(store, ..., group_commit=False, concurrency=1, batch=1)``,
+  ``run_until_idle()`` (handlers inline) on one instance at a time (each created before
+  its timed run), so that every write transaction commits exactly one step: the start,
+  then each handler result fused with the step it causes and the claim of the next
+  task. Target: steps/s >= 50% of the floor's transactions/s.
+* ``sqlite-group``: ``--instances`` instances (200) created up front, then
+  ``Worker(group_commit=True, concurrency=C, batch=B)``, ``run_until_idle()``: one
+  transaction commits the results of up to C calls and steps the instances they wake.
+  Target: steps/s >= 2x the floor's transactions/s.
+* ``pg-W`` (W = 1, 2, 4 worker processes): ``--instances`` instances on a fresh
+  PostgreSQL schema; W processes (``multiprocessing``, spawn) each run the production
+  loop ``Worker.run()`` (a handler thread pool of ``--pg-concurrency``, group commit,
+  ``--pg-batch`` 32, ``poll_ms`` 5) on the same store until every instance has finished.
+  Figure: steps/s from the start signal to the last committed transition. Run without
+  handler latency and with ``--sleep-ms`` of simulated I/O in the handler. Target:
+  2 workers >= 1.5x one worker. ``pg-floor`` is the PostgreSQL analogue of the SQLite
+  floor (one connection, autocommit off), for reading the figures.
+
+Each case is measured ``--repeat`` times (5; 3 with ``--quick``) after one untimed
+warm-up round; figures are medians. Ratios are given two ways: median of the case /
+median of the floor, and the median of the per-round ratios (each round's case against
+the same round's floor), which is steadier when the disk's speed drifts.
+
+Beside the rates, the report gives steps per writing transaction, wall time per
+transaction, the CPU used by the worker process(es) and by the PostgreSQL server per
+wall second, how busy the machine's CPUs were (other users' load shows there), the
+floors' commit latency percentiles and the 1-minute load average at each round's start.
+
+``--profile sqlite-1tx|sqlite-group|pg-group`` prints a cProfile of one run (in
+process) instead; ``--emit`` prints the generated workflow; ``--save FILE`` also writes
+the JSON report, ``--render FILE`` prints the table of a saved one; ``--cases a,b``
+runs only some cases (for exploring: targets whose cases did not run are left out).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import cProfile
+import io
+import json
+import multiprocessing as mp
+import os
+import pstats
+import shutil
+import sqlite3
+import statistics
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import benchlib  # the folder of this script is on sys.path when it runs
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from wflang.compiler.compile import compile_workflow  # noqa: E402
+from wflang.dsl.parser import parse  # noqa: E402
+from wflang.durable.worker import Worker  # noqa: E402
+from wflang.runtime.table import Table  # noqa: E402
+from wflang.store import Store, open_store  # noqa: E402
+from wflang.store.records import Advanced  # noqa: E402
+
+DEFAULT_DSN = "postgresql://postgres@127.0.0.1:5432/test"
+SERVICE = "svc.op"
+#: Targets: SQLite steps/s against the floor's tx/s; PostgreSQL 2 workers against 1.
+ONE_TX_TARGET = 0.5
+GROUP_TARGET = 2.0
+PG_TARGET = 1.5
+PG_WORKERS = (1, 2, 4)
+#: What the durable paths run: the store, the worker and the step function under them.
+MEASURED = ("wflang/store", "wflang/durable", "wflang/runtime")
+
+# ------------------------------------------------------------------ the workflow
+
+
+def chain_source(size: int) -> str:
+    parts = [
+        "workflow chain version 1\n\ncontext { n: int = 0 }\n\noutput { n: int }\n\n"
+        "service svc.op(n: int) -> { value: int }\n\nstart t1\n"
+    ]
+    for i in range(1, size + 1):
+        nxt = f"t{i + 1}" if i < size else "done"
+        parts.append(
+            f"task t{i}: service svc.op {{\n    args {{ n: context.n }}\n"
+            f"    output {{ n: context.n + result.value }}\n    next {nxt}\n}}\n"
+        )
+    parts.append("end done: completed {\n    output { n: context.n }\n}\n")
+    return "\n".join(parts)
+
+
+def compile_chain(size: int, folder: Path) -> Table:
+    path = folder / "chain.wf"
+    path.write_text(chain_source(size), encoding="utf-8")
+    compiled = compile_workflow(parse(path.read_text(encoding="utf-8"), str(path)))
+    if compiled.table is None:
+        for d in compiled.check.diagnostics:
+            print(d, file=sys.stderr)
+        raise SystemExit("the generated chain does not compile")
+    return compiled.table
+
+
+class Handler:
+    """The trivial service: ``{value: 1}``, after ``sleep_ms`` of simulated I/O."""
+
+    def __init__(self, sleep_ms: float = 0.0) -> None:
+        self.sleep_s = sleep_ms / 1000
+
+    def __call__(self, **kw: Any) -> dict[str, Any]:
+        if self.sleep_s:
+            time.sleep(self.sleep_s)
+        return {"value": 1}
+
+
+# ------------------------------------------------------------------ plumbing
+
+
+def temp_root() -> Path:
+    """A temporary folder on the repository's filesystem (not a tmpfs)."""
+    tmp = Path(tempfile.gettempdir())
+    with contextlib.suppress(OSError):
+        if tmp.stat().st_dev == ROOT.stat().st_dev:
+            return Path(tempfile.mkdtemp(prefix="wflang-durable-", dir=tmp))
+    base = ROOT / ".wflang" / "bench"
+    base.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix="durable-", dir=base))
+
+
+def filesystem(path: Path) -> str:
+    """The filesystem type and device of ``path`` (from /proc/mounts), for the header."""
+    best, found = "", "unknown"
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/mounts").read_text().splitlines():
+            dev, mnt, kind, *_ = line.split()
+            if str(path).startswith(mnt) and len(mnt) >= len(best):
+                best, found = mnt, f"{kind} on {dev} (mounted at {mnt})"
+    return found
+
+
+def cpu_times() -> tuple[float, float]:
+    """Busy and total jiffies of the whole machine, from /proc/stat."""
+    with open("/proc/stat") as f:
+        fields = [int(x) for x in f.readline().split()[1:]]
+    idle = fields[3] + fields[4]  # idle + iowait
+    return sum(fields) - idle, sum(fields)
+
+
+def postgres_cpu() -> float:
+    """CPU seconds used so far by every process named ``postgres`` (the server)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        name = text[text.index("(") + 1 : text.rindex(")")]
+        if name == "postgres" or name.startswith("postgres:"):
+            rest = text[text.rindex(")") + 2 :].split()
+            total += int(rest[11]) + int(rest[12])  # utime, stime
+    return total / tick
+
+
+class Usage:
+    """Machine CPU busy share and PostgreSQL server CPU seconds over a block."""
+
+    def __enter__(self) -> Usage:
+        self.busy0, self.total0 = cpu_times()
+        self.pg0 = postgres_cpu()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        busy, total = cpu_times()
+        self.machine_busy = (busy - self.busy0) / max(1, total - self.total0)
+        self.pg_cpu_s = postgres_cpu() - self.pg0
+
+
+def check_store(store: Store, instances: int, chain: int) -> int:
+    """Every instance completed with n == chain and chain + 1 history rows; the rows."""
+    with store.backend.read() as tx:
+        status = tx.query("SELECT status, count(*) FROM wf_instance GROUP BY status")
+        rows = int(str(tx.query("SELECT count(*) FROM wf_history")[0][0]))
+        per = tx.query(
+            "SELECT min(c), max(c) FROM (SELECT count(*) AS c FROM wf_history "
+            "GROUP BY instance_id) AS t"
+        )
+    counts = {str(s): int(str(n)) for s, n in status}
+    if counts != {"completed": instances} or rows != instances * (chain + 1):
+        raise SystemExit(f"store check failed: {counts}, {rows} history rows")
+    if tuple(int(str(x)) for x in per[0]) != (chain + 1, chain + 1):
+        raise SystemExit(f"store check failed: history rows per instance {per[0]}")
+    last = store.instances(status="completed", limit=1)[0]
+    if last.instance is None or last.instance.output != {"n": chain}:
+        raise SystemExit(f"store check failed: output {last.instance and last.instance.output}")
+    return rows
+
+
+# ------------------------------------------------------------------ SQLite
+
+
+def sqlite_floor(folder: Path, seconds: float) -> dict[str, Any]:
+    """BEGIN IMMEDIATE; INSERT one row; UPDATE one row; COMMIT, on a fresh WAL file."""
+    path = folder / f"floor-{uuid.uuid4().hex[:8]}.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=FULL")
+        conn.execute("CREATE TABLE log (id integer PRIMARY KEY, key text NOT NULL, body text)")
+        conn.execute("CREATE TABLE item (id integer PRIMARY KEY, n integer, body text)")
+        conn.execute("INSERT INTO item VALUES (1, 0, '')")
+        body = "x" * 200
+        n = 0
+        lat: list[float] = []
+        clock = time.perf_counter
+        t0 = clock()
+        end = t0 + seconds
+        while True:
+            a = clock()
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute("INSERT INTO log (key, body) VALUES (?, ?)", (f"k{n}", body))
+            conn.execute("UPDATE item SET n = n + 1, body = ? WHERE id = 1", (body,))
+            conn.execute("COMMIT")
+            b = clock()
+            lat.append(b - a)
+            n += 1
+            if b >= end:
+                break
+        elapsed = clock() - t0
+    finally:
+        conn.close()
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+    return {"tx": n, "seconds": elapsed, "rate": n / elapsed, **latency(lat)}
+
+
+def latency(lat: list[float]) -> dict[str, float]:
+    """Percentiles of the transaction latencies, in ms."""
+    lat = sorted(lat)
+    return {f"p{q}_ms": lat[min(len(lat) - 1, len(lat) * q // 100)] * 1000 for q in (10, 50, 90)}
+
+
+@contextlib.contextmanager
+def sqlite_store(folder: Path, table: Table) -> Iterator[Store]:
+    path = folder / f"state-{uuid.uuid4().hex[:8]}.db"
+    store = open_store(f"sqlite:///{path}")
+    try:
+        store.migrate()
+        store.deploy(table)
+        yield store
+    finally:
+        store.close()
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+
+
+class TxCounter:
+    """Counts advance transactions (all, and those that committed a step)."""
+
+    def __init__(self) -> None:
+        self.tx = self.writing = 0
+        self.last = 0.0
+
+    def __call__(self, adv: Advanced) -> None:
+        self.tx += 1
+        if adv.transitions:
+            self.writing += 1
+            self.last = time.perf_counter()
+
+
+def sqlite_one_tx(folder: Path, table: Table, instances: int, chain: int) -> dict[str, Any]:
+    """One instance at a time, one transaction per step; only run_until_idle is timed."""
+    with sqlite_store(folder, table) as store:
+        deployed = store.deployed("chain")
+        counter = TxCounter()
+        worker = Worker(
+            store,
+            {SERVICE: Handler()},
+            concurrency=1,
+            batch=1,
+            group_commit=False,
+            on_advance=counter,
+        )
+        elapsed = cpu = 0.0
+        steps = 0
+        for i in range(instances):
+            store.create(deployed, {}, f"i{i:05d}")
+            c0, t0 = time.process_time(), time.perf_counter()
+            steps += worker.run_until_idle()
+            elapsed += time.perf_counter() - t0
+            cpu += time.process_time() - c0
+        rows = check_store(store, instances, chain)
+    if steps != rows:
+        raise SystemExit(f"sqlite-1tx: the worker counted {steps} steps, the store has {rows}")
+    return {
+        "steps": steps,
+        "seconds": elapsed,
+        "rate": steps / elapsed,
+        "transactions": counter.tx,
+        "writing_transactions": counter.writing,
+        "steps_per_writing_tx": steps / max(1, counter.writing),
+        "worker_cpu_s": cpu,
+        "worker_cpu_share": cpu / elapsed,
+    }
+
+
+def sqlite_group(
+    folder: Path, table: Table, instances: int, chain: int, concurrency: int, batch: int
+) -> dict[str, Any]:
+    """Every instance created up front, then one group-committing run_until_idle."""
+    with sqlite_store(folder, table) as store:
+        deployed = store.deployed("chain")
+        for i in range(instances):
+            store.create(deployed, {}, f"i{i:05d}")
+        counter = TxCounter()
+        worker = Worker(
+            store,
+            {SERVICE: Handler()},
+            concurrency=concurrency,
+            batch=batch,
+            group_commit=True,
+            on_advance=counter,
+        )
+        c0, t0 = time.process_time(), time.perf_counter()
+        steps = worker.run_until_idle()
+        elapsed = time.perf_counter() - t0
+        cpu = time.process_time() - c0
+        rows = check_store(store, instances, chain)
+    if steps != rows:
+        raise SystemExit(f"sqlite-group: the worker counted {steps} steps, the store has {rows}")
+    return {
+        "steps": steps,
+        "seconds": elapsed,
+        "rate": steps / elapsed,
+        "transactions": counter.tx,
+        "writing_transactions": counter.writing,
+        "steps_per_writing_tx": steps / max(1, counter.writing),
+        "worker_cpu_s": cpu,
+        "worker_cpu_share": cpu / elapsed,
+    }
+
+
+# ------------------------------------------------------------------ PostgreSQL
+
+
+def pg_url(dsn: str, schema: str) -> str:
+    sep = "&" if "?" in dsn else "?"
+    return f"{dsn}{sep}options={quote(f'-csearch_path={schema}', safe='')}"
+
+
+@contextlib.contextmanager
+def pg_schema(dsn: str) -> Iterator[str]:
+    import psycopg
+
+    schema = f"wfbench_{os.getpid()}_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {schema}")
+    try:
+        yield schema
+    finally:
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+
+
+def pg_available(dsn: str) -> str | None:
+    """None if the server answers, else why not."""
+    try:
+        import psycopg
+
+        with psycopg.connect(dsn, autocommit=True, connect_timeout=3) as conn:
+            conn.execute("SELECT 1")
+    except Exception as err:  # any failure means: skip PostgreSQL
+        return f"{type(err).__name__}: {err}".strip()
+    return None
+
+
+def pg_floor(dsn: str, seconds: float) -> dict[str, Any]:
+    """The PostgreSQL analogue of the SQLite floor: one INSERT and one UPDATE per commit."""
+    import psycopg
+
+    with pg_schema(dsn) as schema, psycopg.connect(pg_url(dsn, schema)) as conn:
+        conn.execute("CREATE TABLE log (id bigserial PRIMARY KEY, key text NOT NULL, body text)")
+        conn.execute("CREATE TABLE item (id integer PRIMARY KEY, n integer, body text)")
+        conn.execute("INSERT INTO item VALUES (1, 0, '')")
+        conn.commit()
+        body = "x" * 200
+        n = 0
+        lat: list[float] = []
+        clock = time.perf_counter
+        t0 = clock()
+        end = t0 + seconds
+        while True:
+            a = clock()
+            conn.execute(
+                "INSERT INTO log (key, body) VALUES (%s, %s)", (f"k{n}", body), prepare=True
+            )
+            conn.execute("UPDATE item SET n = n + 1, body = %s WHERE id = 1", (body,), prepare=True)
+            conn.commit()
+            b = clock()
+            lat.append(b - a)
+            n += 1
+            if b >= end:
+                break
+        elapsed = clock() - t0
+    return {"tx": n, "seconds": elapsed, "rate": n / elapsed, **latency(lat)}
+
+
+def _pg_child(
+    url: str,
+    total: int,
+    concurrency: int,
+    batch: int,
+    sleep_ms: float,
+    ready: Any,
+    go: Any,
+    release: Any,
+    finished: Any,
+    out: Any,
+) -> None:
+    """One worker process: the production loop until every instance has finished."""
+    store = open_store(url, pool=2)
+    counter = TxCounter()
+    lock = finished.get_lock()
+
+    def on_advance(adv: Advanced) -> None:
+        counter(adv)
+        if adv.finished:
+            with lock:
+                finished.value += len(adv.finished)
+
+    worker = Worker(
+        store,
+        {SERVICE: Handler(sleep_ms)},
+        concurrency=concurrency,
+        batch=batch,
+        group_commit=True,
+        poll_ms=5,
+        on_advance=on_advance,
+    )
+    store.deployed("chain")  # the table, loaded and cached before the start
+    thread = threading.Thread(target=worker.run, name="wf-worker-loop")
+    ready.set()
+    go.wait()
+    cpu0 = time.process_time()
+    thread.start()
+    while finished.value < total:
+        time.sleep(0.001)
+    worker.stop()
+    thread.join()
+    out.put(
+        {
+            "steps": worker.counters.transitions,
+            "transactions": counter.tx,
+            "writing_transactions": counter.writing,
+            "last": counter.last,
+            "cpu_s": time.process_time() - cpu0,
+            "stale": worker.counters.stale,
+        }
+    )
+    release.wait(120)  # the server's CPU is read before our connections (backends) end
+    store.close()
+
+
+def pg_run(
+    dsn: str,
+    table: Table,
+    workers: int,
+    instances: int,
+    chain: int,
+    concurrency: int,
+    batch: int,
+    sleep_ms: float,
+) -> dict[str, Any]:
+    """``workers`` processes on one fresh schema; wall time from the start signal."""
+    ctx = mp.get_context("spawn")
+    with pg_schema(dsn) as schema:
+        url = pg_url(dsn, schema)
+        store = open_store(url, pool=2)
+        try:
+            store.migrate()
+            store.deploy(table)
+            deployed = store.deployed("chain")
+            for i in range(instances):
+                store.create(deployed, {}, f"i{i:05d}")
+            go, release = ctx.Event(), ctx.Event()
+            finished, out = ctx.Value("i", 0), ctx.Queue()
+            readies = [ctx.Event() for _ in range(workers)]
+            args = (url, instances, concurrency, batch, sleep_ms)
+            procs = [
+                ctx.Process(
+                    target=_pg_child, args=(*args, r, go, release, finished, out), daemon=True
+                )
+                for r in readies
+            ]
+            for p in procs:
+                p.start()
+            for r in readies:
+                if not r.wait(120):
+                    raise SystemExit("a PostgreSQL worker process did not start")
+            with Usage() as usage:
+                t0 = time.perf_counter()
+                go.set()
+                reports = [out.get(timeout=600) for _ in procs]
+            release.set()
+            for p in procs:
+                p.join(60)
+            rows = check_store(store, instances, chain)
+        finally:
+            store.close()
+    steps = sum(r["steps"] for r in reports)
+    if steps != rows:
+        raise SystemExit(f"pg-{workers}: the workers counted {steps} steps, the store has {rows}")
+    elapsed = max(r["last"] for r in reports) - t0
+    return {
+        "steps": steps,
+        "seconds": elapsed,
+        "rate": steps / elapsed,
+        "transactions": sum(r["transactions"] for r in reports),
+        "writing_transactions": sum(r["writing_transactions"] for r in reports),
+        "steps_per_writing_tx": steps / max(1, sum(r["writing_transactions"] for r in reports)),
+        "worker_cpu_s": sum(r["cpu_s"] for r in reports),
+        "worker_cpu_share": sum(r["cpu_s"] for r in reports) / elapsed,
+        "postgres_cpu_s": usage.pg_cpu_s,
+        "postgres_cpu_share": usage.pg_cpu_s / elapsed,
+        "machine_busy": usage.machine_busy,
+        "stale": sum(r["stale"] for r in reports),
+    }
+
+
+# ------------------------------------------------------------------ the benchmark
+
+
+class Config:
+    def __init__(self, args: argparse.Namespace) -> None:
+        quick = args.quick
+        self.chain: int = args.chain
+        self.repeat: int = args.repeat or (3 if quick else 5)
+        self.floor_time: float = args.floor_time or (1.0 if quick else 2.0)
+        self.one_tx_instances: int = args.one_tx_instances or (10 if quick else 25)
+        self.instances: int = args.instances or (100 if quick else 200)
+        self.concurrency: int = args.concurrency
+        self.batch: int = args.batch or args.concurrency
+        self.pg: bool = not args.no_pg
+        self.dsn: str = args.dsn
+        self.pg_concurrency: int = args.pg_concurrency
+        self.pg_batch: int = args.pg_batch
+        self.sleep_ms: float = args.sleep_ms
+        self.only: list[str] = [c for c in (args.cases or "").split(",") if c]
+
+    def as_dict(self) -> dict[str, Any]:
+        d = dict(vars(self))
+        d["dsn"] = self.dsn.split("?")[0]
+        return d
+
+
+def case_names(cfg: Config) -> list[str]:
+    names = ["floor", "sqlite-1tx", "sqlite-group"]
+    if cfg.pg:
+        names.append("pg-floor")
+        for sleep in (0.0, cfg.sleep_ms) if cfg.sleep_ms else (0.0,):
+            names += [pg_case(w, sleep) for w in PG_WORKERS]
+    if cfg.only:
+        names = [n for n in names if n in cfg.only]
+    return names
+
+
+def pg_case(workers: int, sleep_ms: float) -> str:
+    return f"pg-{workers}" + (f"-sleep{sleep_ms:g}ms" if sleep_ms else "")
+
+
+def run_round(
+    cfg: Config, table: Table, folder: Path, names: list[str], log: Callable[[str], None]
+) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for name in names:
+        if name == "floor":
+            r = sqlite_floor(folder, cfg.floor_time)
+        elif name == "sqlite-1tx":
+            r = sqlite_one_tx(folder, table, cfg.one_tx_instances, cfg.chain)
+        elif name == "sqlite-group":
+            r = sqlite_group(folder, table, cfg.instances, cfg.chain, cfg.concurrency, cfg.batch)
+        elif name == "pg-floor":
+            r = pg_floor(cfg.dsn, cfg.floor_time)
+        else:
+            workers = int(name.split("-")[1])
+            sleep = cfg.sleep_ms if "sleep" in name else 0.0
+            r = pg_run(
+                cfg.dsn,
+                table,
+                workers,
+                cfg.instances,
+                cfg.chain,
+                cfg.pg_concurrency,
+                cfg.pg_batch,
+                sleep,
+            )
+        log(f"  {name:<22} {r['rate']:>9,.0f} /s")
+        out[name] = r
+    return out
+
+
+def run_bench(cfg: Config, log: Callable[[str], None]) -> dict[str, Any]:
+    folder = temp_root()
+    skipped = None
+    if cfg.pg:
+        skipped = pg_available(cfg.dsn)
+        if skipped:
+            log(f"PostgreSQL skipped: {skipped}")
+            cfg.pg = False
+    try:
+        table = compile_chain(cfg.chain, folder)
+        names = case_names(cfg)
+        log("warm-up round (not counted)")
+        run_round(cfg, table, folder, names, log)
+        rounds = []
+        loads = []
+        for i in range(cfg.repeat):
+            log(f"round {i + 1}/{cfg.repeat} (load average {os.getloadavg()[0]:.2f})")
+            loads.append(os.getloadavg()[0])
+            rounds.append(run_round(cfg, table, folder, names, log))
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    cases: dict[str, dict[str, Any]] = {}
+    for name in names:
+        samples = [r[name] for r in rounds]
+        rates = [s["rate"] for s in samples]
+        cases[name] = {
+            "median_rate": statistics.median(rates),
+            "min_rate": min(rates),
+            "max_rate": max(rates),
+            "rates": rates,
+            "samples": samples,
+        }
+
+    def paired(a: str, b: str) -> float:
+        return statistics.median(r[a]["rate"] / r[b]["rate"] for r in rounds)
+
+    ratios: dict[str, float] = {}
+
+    def ratio(a: str, b: str) -> None:
+        if a in cases and b in cases:
+            ratios[f"{a}/{b}"] = cases[a]["median_rate"] / cases[b]["median_rate"]
+            ratios[f"{a}/{b} paired"] = statistics.median(
+                r[a]["rate"] / r[b]["rate"] for r in rounds
+            )
+
+    ratio("sqlite-1tx", "floor")
+    ratio("sqlite-group", "floor")
+    for sleep in (0.0, cfg.sleep_ms) if cfg.sleep_ms else (0.0,):
+        for w in PG_WORKERS[1:]:
+            ratio(pg_case(w, sleep), pg_case(1, sleep))
+    report: dict[str, Any] = {
+        "machine": {
+            **benchlib.machine("attrs", "cattrs", "psycopg"),
+            "sqlite": sqlite3.sqlite_version,
+            "filesystem": filesystem(folder),
+            "wflang": benchlib.source_state(MEASURED, "wflang/store, durable or runtime"),
+            "loadavg_end": os.getloadavg(),
+            "loadavg_1min_at_round_start": loads,
+        },
+        "config": cfg.as_dict(),
+        "postgres_skipped": skipped,
+        "cases": cases,
+        "ratios": ratios,
+    }
+    if cfg.pg:
+        report["machine"]["postgres"] = pg_version(cfg.dsn)
+    report["targets"] = targets(report)
+    return report
+
+
+def pg_version(dsn: str) -> str:
+    import psycopg
+
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT current_setting('server_version'), current_setting('synchronous_commit'), "
+            "current_setting('fsync')"
+        ).fetchone()
+    assert row is not None
+    return f"{row[0]} (synchronous_commit={row[1]}, fsync={row[2]})"
+
+
+def targets(report: dict[str, Any]) -> dict[str, bool]:
+    """Each target whose cases ran: met or not."""
+    r = report["ratios"]
+    sleep = report["config"]["sleep_ms"]
+    wanted = {
+        "sqlite-1tx/floor": ONE_TX_TARGET,
+        "sqlite-group/floor": GROUP_TARGET,
+        "pg-2/pg-1": PG_TARGET,
+    }
+    if sleep:
+        wanted[f"{pg_case(2, sleep)}/{pg_case(1, sleep)}"] = PG_TARGET
+    return {f"{key} >= {goal:g}": r[key] >= goal for key, goal in wanted.items() if key in r}
+
+
+# ------------------------------------------------------------------ reporting
+
+
+def _met(ok: bool) -> str:
+    return "met" if ok else "NOT met"
+
+
+def render(report: dict[str, Any]) -> str:
+    m, cfg, cases, ratios = report["machine"], report["config"], report["cases"], report["ratios"]
+    out = [
+        f"wflang durable benchmark  {m['date']}",
+        f"machine: {m['platform']} ({m['processor']}), {m['cpu_count']} CPUs; 1-min load "
+        "average at each round's start "
+        + ", ".join(f"{x:.2f}" for x in m["loadavg_1min_at_round_start"]),
+        f"python:  {m['python']}, SQLite {m['sqlite']}, psycopg {m['psycopg']}; "
+        f"wflang {m['wflang']}",
+        f"files:   {m['filesystem']}",
+    ]
+    if "postgres" in m:
+        out.append(f"postgres: {m['postgres']}")
+    out += [
+        f"chain of {cfg['chain']} service tasks ({cfg['chain'] + 1} steps per instance); "
+        f"median of {cfg['repeat']} rounds after a warm-up round",
+        f"sqlite-1tx: {cfg['one_tx_instances']} instances one after the other; "
+        f"sqlite-group: {cfg['instances']} instances, concurrency {cfg['concurrency']}, "
+        f"batch {cfg['batch']}",
+    ]
+    if cfg["pg"]:
+        out.append(
+            f"pg-W: {cfg['instances']} instances, W processes each Worker.run() with "
+            f"concurrency {cfg['pg_concurrency']}, batch {cfg['pg_batch']}, group commit"
+            + (f"; -sleep: handler sleeps {cfg['sleep_ms']:g} ms" if cfg["sleep_ms"] else "")
+        )
+    out += [
+        "",
+        f"{'case':<22} {'median/s':>9} {'min/s':>9} {'max/s':>9} {'steps/tx':>8} "
+        f"{'ms/tx':>6} {'wCPU':>5} {'pgCPU':>5} {'busy':>5}",
+        "-" * 87,
+    ]
+    for name, c in cases.items():
+        s = c["samples"]
+        per_tx = statistics.median(x.get("steps_per_writing_tx", 1.0) for x in s)
+        ms_tx = statistics.median(
+            x["seconds"] / max(1, x.get("writing_transactions", x.get("tx", 1))) * 1000 for x in s
+        )
+        extra = [
+            f"{statistics.median(x[k] for x in s):.2f}" if k in s[0] else ""
+            for k in ("worker_cpu_share", "postgres_cpu_share", "machine_busy")
+        ]
+        out.append(
+            f"{name:<22} {c['median_rate']:>9,.0f} {c['min_rate']:>9,.0f} "
+            f"{c['max_rate']:>9,.0f} {per_tx:>8.1f} {ms_tx:>6.2f} "
+            f"{extra[0]:>5} {extra[1]:>5} {extra[2]:>5}"
+        )
+    out += [
+        "",
+        "floor rates are transactions/s, the others steps/s (history rows committed / wall",
+        "time). steps/tx = steps per writing transaction; ms/tx = wall time per writing",
+        "transaction; wCPU = CPU s of the worker process(es) / wall s (SQLite: the benchmark",
+        "process, SQLite included); pgCPU = postgres server CPU s / wall s; busy = share of",
+        "the machine's CPUs busy during the run (any process: other users' load shows here).",
+        "",
+    ]
+    for name in ("floor", "pg-floor"):
+        if name in cases:
+            s = cases[name]["samples"]
+            p = [statistics.median(x[f"p{q}_ms"] for x in s) for q in (10, 50, 90)]
+            out.append(
+                f"{name} commit latency (median over rounds): p10 {p[0]:.2f} ms, "
+                f"p50 {p[1]:.2f} ms, p90 {p[2]:.2f} ms; per round p50 "
+                + ", ".join(f"{x['p50_ms']:.2f}" for x in s)
+            )
+    out += [
+        "",
+        "ratios (median/median; paired = median of the per-round ratios):",
+    ]
+    for name, value in ratios.items():
+        if not name.endswith(" paired"):
+            out.append(f"  {name:<40} {value:>6.2f}   paired {ratios[name + ' paired']:.2f}")
+    out.append("")
+    for key, ok in report["targets"].items():
+        out.append(f"target {key}: {_met(ok)}")
+    if report["postgres_skipped"]:
+        out.append(f"PostgreSQL skipped: {report['postgres_skipped']}")
+    return "\n".join(out)
+
+
+def profile(cfg: Config, what: str) -> str:
+    """cProfile of one in-process run: the top 30 by own time and by cumulative time."""
+    folder = temp_root()
+    prof = cProfile.Profile()
+    try:
+        table = compile_chain(cfg.chain, folder)
+        if what == "pg-group":
+            with pg_schema(cfg.dsn) as schema:
+                store = open_store(pg_url(cfg.dsn, schema), pool=2)
+                store.migrate()
+                store.deploy(table)
+                deployed = store.deployed("chain")
+                for i in range(cfg.instances):
+                    store.create(deployed, {}, f"i{i:05d}")
+                worker = Worker(
+                    store,
+                    {SERVICE: Handler()},
+                    concurrency=cfg.pg_concurrency,
+                    batch=cfg.pg_batch,
+                )
+                prof.enable()
+                worker.run_until_idle()
+                prof.disable()
+                check_store(store, cfg.instances, cfg.chain)
+                store.close()
+        else:
+            sqlite_one_tx(folder, table, 1, cfg.chain)  # warm-up
+            prof.enable()
+            if what == "sqlite-1tx":
+                sqlite_one_tx(folder, table, cfg.one_tx_instances, cfg.chain)
+            else:
+                sqlite_group(folder, table, cfg.instances, cfg.chain, cfg.concurrency, cfg.batch)
+            prof.disable()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    buf = io.StringIO()
+    stats = pstats.Stats(prof, stream=buf)
+    stats.sort_stats("tottime").print_stats(30)
+    stats.sort_stats("cumulative").print_stats(40)
+    return f"profile of {what}\n" + buf.getvalue()
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="fewer rounds and smaller runs")
+    ap.add_argument("--json", action="store_true", help="print the report as JSON")
+    ap.add_argument("--chain", type=int, default=20, help="service tasks in the chain")
+    ap.add_argument("--repeat", type=int, default=0, help="timed rounds (5; 3 with --quick)")
+    ap.add_argument("--floor-time", type=float, default=0.0, help="seconds per floor sample")
+    ap.add_argument("--one-tx-instances", type=int, default=0, help="instances in sqlite-1tx")
+    ap.add_argument("--instances", type=int, default=0, help="instances in flight (200)")
+    ap.add_argument("--concurrency", type=int, default=200, help="sqlite-group concurrency")
+    ap.add_argument("--batch", type=int, default=0, help="sqlite-group batch (= concurrency)")
+    ap.add_argument("--no-pg", action="store_true", help="skip PostgreSQL")
+    ap.add_argument(
+        "--dsn", default=os.environ.get("WFLANG_BENCH_PG_DSN", DEFAULT_DSN), help="PostgreSQL"
+    )
+    ap.add_argument("--pg-concurrency", type=int, default=16, help="handler threads per worker")
+    ap.add_argument("--pg-batch", type=int, default=32, help="instances stepped per transaction")
+    ap.add_argument("--sleep-ms", type=float, default=5.0, help="simulated handler I/O (0: none)")
+    ap.add_argument(
+        "--profile", choices=("sqlite-1tx", "sqlite-group", "pg-group"), help="cProfile one run"
+    )
+    ap.add_argument("--save", metavar="FILE", help="also write the JSON report to FILE")
+    ap.add_argument("--render", metavar="FILE", help="print the table of a saved JSON report")
+    ap.add_argument("--cases", help="only these cases, comma-separated (exploring; no targets)")
+    ap.add_argument("--emit", action="store_true", help="print the generated workflow")
+    args = ap.parse_args(argv)
+    if args.emit:
+        sys.stdout.write(chain_source(args.chain))
+        return 0
+    if args.render:
+        print(render(json.loads(Path(args.render).read_text(encoding="utf-8"))))
+        return 0
+    if args.chain < 1 or args.repeat < 0:
+        ap.error("--chain must be >= 1 and --repeat >= 0")
+    cfg = Config(args)
+    if args.profile:
+        print(profile(cfg, args.profile))
+        return 0
+
+    def log(msg: str) -> None:
+        print(msg, file=sys.stderr, flush=True)
+
+    report = run_bench(cfg, log)
+    if args.save:
+        Path(args.save).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps(report, indent=2) if args.json else render(report))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

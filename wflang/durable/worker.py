@@ -15,6 +15,7 @@ idle worker early; polling every ``poll_ms`` is what it relies on.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import queue
@@ -22,7 +23,7 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from attrs import define, field
@@ -165,10 +166,34 @@ class Worker:
             adv = self._advance(batch, self.concurrency, self.batch)
             total += adv.transitions
             for task in adv.claimed:
-                pending.append(run_handler(self.handlers[task.service], task))
+                with self._heartbeat_while([(task.key, task.epoch)]):
+                    pending.append(run_handler(self.handlers[task.service], task))
             if not pending and not adv.claimed and not adv.transitions and not adv.stale:
                 return total
         raise RuntimeError(f"still busy after {max_rounds} rounds")
+
+    @contextlib.contextmanager
+    def _heartbeat_while(self, leases: list[tuple[str, int]]) -> Iterator[None]:
+        """Renew these leases every third of the lease until the block ends.
+
+        ``run_until_idle`` runs handlers inline: a call longer than its lease would
+        otherwise lose it, and its result would be refused.
+        """
+        done = threading.Event()
+
+        def beat() -> None:
+            while not done.wait(self.lease_ms / 3000):
+                if self.store.heartbeat(self.id, leases, self.lease_ms):
+                    self.counters.lost_leases += 1
+                    return
+
+        thread = threading.Thread(target=beat, name="wf-heartbeat", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            done.set()
+            thread.join()
 
     # -- the process loop --------------------------------------------------------------
 

@@ -488,13 +488,15 @@ class Store:
             return []
 
         def run(tx: Tx) -> list[str]:
-            until = self.now(tx) + lease_ms
+            now = self.now(tx)
             lost = []
             for key, epoch in leases:
+                # An expired lease is lost even if nobody took the call over yet: it
+                # cannot be revived, so a worker that was paused past it never commits.
                 n = tx.execute(
                     "UPDATE wf_task SET lease_expires_at = ? WHERE key = ? AND lease_epoch = ? "
-                    "AND status = 'running'",
-                    (until, key, epoch),
+                    "AND status = 'running' AND lease_expires_at >= ?",
+                    (now + lease_ms, key, epoch, now),
                 )
                 if n == 0:
                     lost.append(key)
@@ -635,7 +637,7 @@ class _Advance:
         # 1. Lock the instances the results belong to (waiting: their steps are short).
         keyed = self._result_instances(results)
         self._lock(sorted(set(keyed.values())), work)
-        # 2. Fence each result: it commits only under the epoch it ran with.
+        # 2. Fence each result: it commits only under the epoch it ran with, unexpired.
         committed = stale = 0
         accepted: list[tuple[str, TaskResult]] = []
         for r in results:
@@ -645,8 +647,9 @@ class _Advance:
                 n = self.tx.execute(
                     "UPDATE wf_task SET status = 'done', lease_owner = NULL, "
                     "lease_expires_at = NULL, updated_at = ? "
-                    "WHERE key = ? AND lease_epoch = ? AND status = 'running'",
-                    (self.now, r.key, r.epoch),
+                    "WHERE key = ? AND lease_epoch = ? AND status = 'running' "
+                    "AND lease_expires_at >= ?",
+                    (self.now, r.key, r.epoch, self.now),
                 )
             if n:
                 committed += 1

@@ -154,43 +154,44 @@ class Worker:
         """Do everything that is due now, handlers inline, until nothing is left.
 
         The store's clock decides what is due (a virtual clock in tests); the
-        number of transitions committed is returned.
+        number of transitions committed is returned. A background thread renews
+        the lease of the call running inline, so a call longer than its lease
+        keeps it.
         """
         total = 0
         pending: list[TaskResult] = []
-        for _ in range(max_rounds):
-            if self.group_commit or not pending:
-                batch, pending = pending, []
-            else:
-                batch, pending = pending[:1], pending[1:]
-            adv = self._advance(batch, self.concurrency, self.batch)
-            total += adv.transitions
-            for task in adv.claimed:
-                with self._heartbeat_while([(task.key, task.epoch)]):
+        with self._heartbeats() as current:
+            for _ in range(max_rounds):
+                if self.group_commit or not pending:
+                    batch, pending = pending, []
+                else:
+                    batch, pending = pending[:1], pending[1:]
+                adv = self._advance(batch, self.concurrency, self.batch)
+                total += adv.transitions
+                for task in adv.claimed:
+                    current[:] = [(task.key, task.epoch)]
                     pending.append(run_handler(self.handlers[task.service], task))
-            if not pending and not adv.claimed and not adv.transitions and not adv.stale:
-                return total
+                    current.clear()
+                if not pending and not adv.claimed and not adv.transitions and not adv.stale:
+                    return total
         raise RuntimeError(f"still busy after {max_rounds} rounds")
 
     @contextlib.contextmanager
-    def _heartbeat_while(self, leases: list[tuple[str, int]]) -> Iterator[None]:
-        """Renew these leases every third of the lease until the block ends.
-
-        ``run_until_idle`` runs handlers inline: a call longer than its lease would
-        otherwise lose it, and its result would be refused.
-        """
+    def _heartbeats(self) -> Iterator[list[tuple[str, int]]]:
+        """A list of leases that a background thread renews every third of the lease."""
+        current: list[tuple[str, int]] = []
         done = threading.Event()
 
         def beat() -> None:
             while not done.wait(self.lease_ms / 3000):
-                if self.store.heartbeat(self.id, leases, self.lease_ms):
+                leases = list(current)
+                if leases and self.store.heartbeat(self.id, leases, self.lease_ms):
                     self.counters.lost_leases += 1
-                    return
 
         thread = threading.Thread(target=beat, name="wf-heartbeat", daemon=True)
         thread.start()
         try:
-            yield
+            yield current
         finally:
             done.set()
             thread.join()

@@ -33,14 +33,11 @@ _MARK = "\x1f" + secrets.token_hex(8) + ":"
 _MARKED = re.compile('"' + re.escape(json.dumps(_MARK)[1:-1]) + r'(-?[0-9][0-9.Ee+-]*)"')
 
 
-def _mark(value: object) -> object:
+def _marked(value: object) -> str:
+    """``default`` of the encoder: only Decimals reach it (values are JSON-like)."""
     if isinstance(value, Decimal):
         return _MARK + str(value) if value.is_finite() else str(value)
-    if isinstance(value, dict):
-        return {k: _mark(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_mark(v) for v in value]
-    return value
+    raise TypeError(f"{type(value).__name__} is not a JSON value")
 
 
 def dumps(data: object, indent: int | None = None) -> str:
@@ -49,9 +46,14 @@ def dumps(data: object, indent: int | None = None) -> str:
     Keys keep their order: a record's field order is part of its value, and the
     same instance must always give the same bytes.
     """
-    separators = (",", ":") if indent is None else (",", ": ")
-    text = json.dumps(_mark(data), separators=separators, indent=indent, ensure_ascii=False)
+    if indent is None:
+        text = _COMPACT(data)
+    else:
+        text = json.dumps(data, indent=indent, ensure_ascii=False, default=_marked)
     return _MARKED.sub(r"\1", text) if _MARK[1:] in text else text
+
+
+_COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=_marked).encode
 
 
 def loads(text: str | bytes) -> Any:

@@ -65,6 +65,7 @@ log = logging.getLogger("wflang.store")
 
 Clock = Callable[[], int]
 PENDING = "pending"  # an instance whose start transition has not run yet
+_CACHE_SIZE = 10_000  # decoded instances kept per store (per process)
 _FINISHED = tuple(s.value for s in rt.Status if s.finished)
 _OPEN_TASK = ("ready", "running", "open")
 
@@ -84,7 +85,7 @@ class _Work:
     table: Table
     hash: str
     instance: rt.Instance | None
-    input: dict[str, Value]
+    input_text: str  # decoded only by the start transition
     seed: int
     parent_id: str | None
     parent_key: str | None
@@ -100,6 +101,8 @@ class Store:
         self.dialect = backend.dialect
         self.clock = clock
         self._tables: dict[str, Table] = {}
+        # instance id -> the instance as this process last committed it (see _add)
+        self._decoded: dict[str, rt.Instance] = {}
 
     @property
     def url(self) -> str:
@@ -525,11 +528,25 @@ class Store:
         once = frozenset(at_most_once)
         wanted = None if services is None else sorted(set(services))
 
+        done: list[_Advance] = []
+
         def run(tx: Tx) -> Advanced:
-            return _Advance(self, tx, worker, lease_ms).run(results, instances, claim, wanted, once)
+            body = _Advance(self, tx, worker, lease_ms)
+            done[:] = [body]
+            return body.run(results, instances, claim, wanted, once)
 
         advanced: Advanced = self._write(run)
+        self._remember(done[0].decoded)  # committed: safe to reuse
         return advanced
+
+    def _remember(self, decoded: Mapping[str, rt.Instance]) -> None:
+        cache = self._decoded
+        for iid, inst in decoded.items():
+            cache.pop(iid, None)
+            if not inst.status.finished:
+                cache[iid] = inst
+        while len(cache) > _CACHE_SIZE:
+            del cache[next(iter(cache))]  # the least recently stepped
 
     # --------------------------------------------------------------------- stats
 
@@ -623,6 +640,7 @@ class _Advance:
         self.now = store.now(tx)
         self.transitions = 0
         self.scheduled = 0  # tasks and inbox rows this transaction made for others
+        self.decoded: dict[str, rt.Instance] = {}  # for the store's cache, once committed
         self.finished: list[str] = []
 
     def run(
@@ -695,7 +713,7 @@ class _Advance:
                 keyed[str(key)] = str(iid)
         return keyed
 
-    _COLUMNS = "id, table_hash, state, input, seed, parent_id, parent_key"
+    _COLUMNS = "id, table_hash, seq, state, input, seed, parent_id, parent_key"
 
     def _lock_ready(self, limit: int, work: dict[str, _Work]) -> None:
         """Lock up to ``limit`` more instances with something due, skipping locked ones.
@@ -735,13 +753,22 @@ class _Advance:
             )
 
     def _add(self, rows: Sequence[Sequence[object]], work: dict[str, _Work]) -> None:
-        for iid, digest, state, inp, seed, pid, pkey in rows:
+        cache = self.store._decoded
+        for iid, digest, seq, state, inp, seed, pid, pkey in rows:
+            instance = None
+            if state is not None:
+                # The instance this process committed last, if nobody stepped it since:
+                # decoding the stored document again is the costliest part of a lock.
+                hit = cache.get(str(iid))
+                instance = (
+                    hit if hit is not None and hit.seq == seq else codec.load_instance(str(state))
+                )
             work[str(iid)] = _Work(
                 id=str(iid),
                 table=self.store.table_for(str(digest), self.tx),
                 hash=str(digest),
-                instance=None if state is None else codec.load_instance(str(state)),
-                input=codec.loads(str(inp)),
+                instance=instance,
+                input_text=str(inp),
                 seed=int(str(seed)),
                 parent_id=None if pid is None else str(pid),
                 parent_key=None if pkey is None else str(pkey),
@@ -790,9 +817,10 @@ class _Advance:
         commands: list[rt.Command] = []
         inst = w.instance
         if inst is None:
-            result = st.start(w.table, w.id, dict(w.input), self.now, w.seed)
+            input = codec.loads(w.input_text)
+            result = st.start(w.table, w.id, input, self.now, w.seed)
             inst = result.instance
-            history.append(self._history_row(w.id, inst.seq, None, w.input, result, "start"))
+            history.append(self._history_row(w.id, inst.seq, None, input, result, "start"))
             commands.extend(result.commands)
         for event, key, actor, reason, row_id in w.events:
             result = st.step(w.table, inst, event, self.now)
@@ -803,6 +831,7 @@ class _Advance:
             commands.extend(result.commands)
             if row_id is not None:
                 consumed.append((inst.seq, row_id))
+        self.decoded[w.id] = inst
         wake = min((t.due for t in inst.timers), default=None)
         changed = self.tx.execute(
             "UPDATE wf_instance SET state = ?, status = ?, seq = ?, wake_at = ?, updated_at = ? "

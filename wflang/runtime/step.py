@@ -285,7 +285,13 @@ class _Run:
         self.status = inst.status
         self.input = inst.input
         self.context = inst.context  # copied on the first write (see ``act``)
-        self.tokens, self.timers, self.joins = _index(inst)
+        fields = inst.__dict__  # the dicts the step that made ``inst`` left (see ``_index``)
+        by_id: dict[int, _Token] | None = fields.get(rt.TOKENS_BY_ID)
+        rest: tuple[dict[str, rt.Timer], dict[int, rt.Join]] | None = fields.get(_INDEX)
+        if by_id is not None and rest is not None:
+            self.tokens, self.timers, self.joins = by_id.copy(), rest[0].copy(), rest[1].copy()
+        else:
+            self.tokens, self.timers, self.joins = _index(inst)
         # Rarely changed: kept as the instance's tuples, replaced by lists when written.
         self.compensations: Sequence[int] = inst.compensations
         self.buffered: Sequence[rt.Signal] = inst.buffered

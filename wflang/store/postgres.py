@@ -23,6 +23,8 @@ DIALECT = Dialect(
     autoid="bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY",
     now="CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS bigint)",
     lock=" FOR UPDATE",
+    local_clock=False,
+    without_rowid="",
     notify="SELECT pg_notify('wflang', '')",
     skip_locked=" FOR UPDATE SKIP LOCKED",
 )

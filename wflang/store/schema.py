@@ -10,6 +10,8 @@ so the loser sees the winner's rows and skips.
 
 Times are integer milliseconds since the epoch, taken from the database clock
 (or from an injected clock in tests), so every worker agrees on "now".
+``{without_rowid}`` keeps SQLite tables that are looked up by their primary
+key in one b-tree instead of a table and an index: fewer pages per commit.
 """
 
 from __future__ import annotations
@@ -74,13 +76,13 @@ MIGRATIONS: tuple[Migration, ...] = (
                 actor text,
                 reason text,
                 worker text,
-                PRIMARY KEY (instance_id, seq))""",
+                PRIMARY KEY (instance_id, seq)){without_rowid}""",
             # Scheduled timers; a due timer wakes its instance.
             """CREATE TABLE wf_timer (
                 instance_id text NOT NULL,
                 timer_id text NOT NULL,
                 due_at bigint NOT NULL,
-                PRIMARY KEY (instance_id, timer_id))""",
+                PRIMARY KEY (instance_id, timer_id)){without_rowid}""",
             """CREATE INDEX wf_timer_due ON wf_timer (due_at)""",
             # Events for an instance from outside its own transitions: signals,
             # messages, human-task outputs, child outcomes, ops actions. A key
@@ -117,11 +119,12 @@ MIGRATIONS: tuple[Migration, ...] = (
                 lease_epoch bigint NOT NULL DEFAULT 0,
                 lease_expires_at bigint,
                 created_at bigint NOT NULL,
-                updated_at bigint NOT NULL)""",
+                updated_at bigint NOT NULL){without_rowid}""",
             """CREATE INDEX wf_task_ready ON wf_task (run_at) WHERE status = 'ready'""",
             """CREATE INDEX wf_task_leased ON wf_task (lease_expires_at)
                 WHERE status = 'running'""",
-            """CREATE INDEX wf_task_instance ON wf_task (instance_id, status)""",
+            # By instance only: a task's status changes three times, its instance never.
+            """CREATE INDEX wf_task_instance ON wf_task (instance_id)""",
             # The outbox: what other systems may consume (instances finished).
             """CREATE TABLE wf_outbox (
                 id {autoid},

@@ -117,6 +117,8 @@ class Store:
         """The store's clock: the injected one, else the database's."""
         if self.clock is not None:
             return self.clock()
+        if self.dialect.local_clock:  # SQLite reads this machine's clock too: no query
+            return time.time_ns() // 1_000_000
         if tx is not None:
             return int(str(tx.query(f"SELECT {self.dialect.now}")[0][0]))
         with self.backend.read() as rtx:
@@ -157,7 +159,13 @@ class Store:
                 if done:
                     continue
                 for statement in m.statements:
-                    tx.execute(statement.format(json=self.dialect.json, autoid=self.dialect.autoid))
+                    tx.execute(
+                        statement.format(
+                            json=self.dialect.json,
+                            autoid=self.dialect.autoid,
+                            without_rowid=self.dialect.without_rowid,
+                        )
+                    )
                 tx.execute(
                     "INSERT INTO wf_schema (version, name, applied_at) VALUES (?, ?, ?)",
                     (m.version, m.name, self.now(tx)),
@@ -641,6 +649,10 @@ class _Advance:
         self.transitions = 0
         self.scheduled = 0  # tasks and inbox rows this transaction made for others
         self.decoded: dict[str, rt.Instance] = {}  # for the store's cache, once committed
+        self.claim_left = 0  # slots the worker has free for calls
+        self.services: frozenset[str] | None = None  # the services it has handlers for
+        self.once: frozenset[str] = frozenset()
+        self.eager: list[ClaimedTask] = []  # calls scheduled here and claimed at once
         self.finished: list[str] = []
 
     def run(
@@ -651,6 +663,9 @@ class _Advance:
         services: list[str] | None,
         once: frozenset[str],
     ) -> Advanced:
+        self.claim_left = claim
+        self.services = None if services is None else frozenset(services)
+        self.once = once
         work: dict[str, _Work] = {}
         # 1. Lock the instances the results belong to (waiting: their steps are short).
         keyed = self._result_instances(results)
@@ -682,8 +697,11 @@ class _Advance:
         self._gather(work, accepted)
         for w in sorted(work.values(), key=lambda w: w.id):
             self._step(w)
-        # 5. Claim due tasks for the worker's free slots.
-        claimed = self._claim(claim, services, once) if claim > 0 else ()
+        # 5. Claim due tasks for the worker's free slots left.
+        claimed = tuple(self.eager)
+        if self.claim_left > 0:
+            claimed = tuple(sorted(claimed + self._claim(self.claim_left, services, once),
+                                   key=lambda t: t.key))  # fmt: skip
         if claimed:
             faults.hit("claim.before-commit")
         if self.transitions:
@@ -938,6 +956,30 @@ class _Advance:
         claimed.sort(key=lambda c: c.key)
         return tuple(claimed)
 
+    def claim_new(self, w: _Work, c: rt.ScheduleTask) -> None:
+        """Insert a call already leased to this worker (epoch 1): no claim round trip."""
+        until = self.now + self.lease_ms
+        once = 1 if c.service in self.once else 0
+        inserted = self.tx.execute(
+            "INSERT INTO wf_task (key, instance_id, node, kind, service, args, attempt, status, "
+            "run_at, at_most_once, claims, lease_owner, lease_epoch, lease_expires_at, "
+            "created_at, updated_at) VALUES (?, ?, ?, 'service', ?, ?, ?, 'running', ?, ?, 1, ?, "
+            "1, ?, ?, ?) ON CONFLICT (key) DO NOTHING",
+            (c.key, w.id, c.node, c.service, codec.dumps(c.args), c.attempt, self.now, once,
+             self.worker, until, self.now, self.now),
+        )  # fmt: skip
+        if inserted:
+            self.claim_left -= 1
+            self.eager.append(
+                ClaimedTask(c.key, w.id, c.node, c.service, dict(c.args), c.attempt, 1, until)
+            )
+
+    def unclaim(self, which: Callable[[ClaimedTask], bool]) -> None:
+        """Forget calls claimed in this transaction that a later step cancelled."""
+        kept = [t for t in self.eager if not which(t)]
+        self.claim_left += len(self.eager) - len(kept)
+        self.eager = kept
+
     def _interrupt(self, key: str, iid: str, node: str) -> None:
         """An at-most-once call whose worker vanished after starting it: never run again."""
         self.tx.execute(
@@ -959,6 +1001,9 @@ class _Advance:
 
 
 def _schedule(a: _Advance, w: _Work, inst: rt.Instance, c: rt.ScheduleTask) -> None:
+    if a.claim_left > 0 and (a.services is None or c.service in a.services):
+        a.claim_new(w, c)  # this worker has a free slot: the task starts out claimed
+        return
     a.scheduled += 1
     a.tx.execute(
         "INSERT INTO wf_task (key, instance_id, node, kind, service, args, attempt, status, "
@@ -989,6 +1034,7 @@ def _human(a: _Advance, w: _Work, inst: rt.Instance, c: rt.CreateHumanTask) -> N
 
 
 def _cancel_task(a: _Advance, w: _Work, inst: rt.Instance, c: rt.CancelTask) -> None:
+    a.unclaim(lambda t: t.key == c.key)
     a.tx.execute(
         "UPDATE wf_task SET status = 'cancelled', lease_owner = NULL, lease_expires_at = NULL, "
         "updated_at = ? WHERE key = ? AND status IN ('ready', 'running', 'open')",
@@ -1052,6 +1098,7 @@ def _cancel_child(a: _Advance, w: _Work, inst: rt.Instance, c: rt.CancelChild) -
 
 
 def _finish(a: _Advance, w: _Work, inst: rt.Instance, c: rt.Finish) -> None:
+    a.unclaim(lambda t: t.instance_id == w.id)
     a.tx.execute(
         "UPDATE wf_task SET status = 'cancelled', lease_owner = NULL, lease_expires_at = NULL, "
         "updated_at = ? WHERE instance_id = ? AND status IN ('ready', 'running', 'open')",

@@ -24,6 +24,8 @@ DIALECT = Dialect(
     autoid="integer PRIMARY KEY AUTOINCREMENT",
     now="CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)",
     lock="",
+    local_clock=True,
+    without_rowid=" WITHOUT ROWID",
     notify="",
     skip_locked="",
 )
@@ -57,7 +59,8 @@ class _Tx:
         return self.conn.execute(sql, params).rowcount
 
     def executemany(self, sql: str, rows: Sequence[Sequence[Param]]) -> None:
-        self.conn.executemany(sql, rows)
+        if rows:
+            self.conn.executemany(sql, rows)
 
     def query(self, sql: str, params: Sequence[Param] = ()) -> list[Row]:
         return self.conn.execute(sql, params).fetchall()

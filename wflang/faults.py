@@ -13,6 +13,7 @@ case outside the crash tests. The points:
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import threading
@@ -21,7 +22,9 @@ _lock = threading.Lock()
 _hits: dict[str, int] = {}
 
 
+@functools.cache
 def _spec() -> tuple[str, str | None, int] | None:
+    """Read once per process: the variable is set when the worker process starts."""
     raw = os.environ.get("WFLANG_FAULT")
     if not raw:
         return None

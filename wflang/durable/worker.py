@@ -68,7 +68,7 @@ def run_handler(fn: Handler, task: ClaimedTask) -> TaskResult:
     else:
         event = rt.TaskCompleted(task.key, dict(result or {}))
     faults.hit("handler.after", task.service)
-    return TaskResult(task.key, task.epoch, event)
+    return TaskResult(task.key, task.epoch, event, task.instance_id)
 
 
 class Worker:

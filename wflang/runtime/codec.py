@@ -67,7 +67,7 @@ def _is_value(t: Any) -> bool:
 
 
 def _converter() -> cattrs.Converter:
-    conv = cattrs.Converter()
+    conv = cattrs.Converter(omit_if_default=True)  # smaller documents, fewer pages
     conv.register_structure_hook_func(_is_value, lambda v, _: v)
     conv.register_unstructure_hook_func(_is_value, lambda v: v)
     configure_tagged_union(rt.Event, conv, tag_name="type", tag_generator=lambda c: c.__name__)

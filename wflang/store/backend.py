@@ -31,6 +31,7 @@ class Dialect:
     lock: str  # appended to a SELECT that locks rows, waiting
     skip_locked: str  # appended to a SELECT that locks rows, skipping locked ones
     notify: str  # a statement that wakes listening workers at commit ("" for none)
+    single_writer: bool  # one writer at a time (SQLite): nothing to skip when claiming
     local_clock: bool  # the database runs on this machine: its clock is this process's
     without_rowid: str  # table option for tables keyed by their primary key alone
 

@@ -24,6 +24,7 @@ DIALECT = Dialect(
     now="CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS bigint)",
     lock=" FOR UPDATE",
     local_clock=False,
+    single_writer=False,
     without_rowid="",
     notify="SELECT pg_notify('wflang', '')",
     skip_locked=" FOR UPDATE SKIP LOCKED",

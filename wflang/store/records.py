@@ -121,6 +121,7 @@ class TaskResult:
     key: str
     epoch: int
     event: rt.TaskCompleted | rt.TaskFailed
+    instance_id: str | None = None  # known to the worker: saves looking it up
 
 
 @frozen

@@ -681,8 +681,8 @@ class _Advance:
                     "UPDATE wf_task SET status = 'done', lease_owner = NULL, "
                     "lease_expires_at = NULL, updated_at = ? "
                     "WHERE key = ? AND lease_epoch = ? AND status = 'running' "
-                    "AND lease_expires_at >= ?",
-                    (self.now, r.key, r.epoch, self.now),
+                    "AND lease_expires_at >= ? AND instance_id = ?",
+                    (self.now, r.key, r.epoch, self.now, iid),
                 )
             if n:
                 committed += 1
@@ -721,8 +721,8 @@ class _Advance:
     # -- locking and gathering ----------------------------------------------------
 
     def _result_instances(self, results: Sequence[TaskResult]) -> dict[str, str]:
-        keyed: dict[str, str] = {}
-        keys = [r.key for r in results]
+        keyed = {r.key: r.instance_id for r in results if r.instance_id is not None}
+        keys = [r.key for r in results if r.instance_id is None]
         for part in chunks(keys):
             for key, iid in self.tx.query(
                 f"SELECT key, instance_id FROM wf_task WHERE key IN ({placeholders(len(part))})",
@@ -742,18 +742,25 @@ class _Advance:
         asked for on top of the limit and left out.
         """
         held = len(work)
-        queries = (
-            "WHERE wake_at <= ? ORDER BY wake_at LIMIT ?",
-            "WHERE id IN (SELECT instance_id FROM wf_inbox WHERE consumed_seq IS NULL "
-            "AND available_at <= ?) LIMIT ?",
+        inbox = (
+            "id IN (SELECT instance_id FROM wf_inbox WHERE consumed_seq IS NULL "
+            "AND available_at <= ?)"
         )
-        for where in queries:
+        queries: list[tuple[str, tuple[int, ...]]]
+        if self.d.single_writer:  # nothing to skip: one statement finds both kinds
+            queries = [(f"WHERE wake_at <= ? OR {inbox} LIMIT ?", (self.now, self.now))]
+        else:
+            queries = [
+                ("WHERE wake_at <= ? ORDER BY wake_at LIMIT ?", (self.now,)),
+                (f"WHERE {inbox} LIMIT ?", (self.now,)),
+            ]
+        for where, params in queries:
             room = limit - (len(work) - held)
             if room <= 0:
                 return
             rows = self.tx.query(
                 f"SELECT {self._COLUMNS} FROM wf_instance {where}{self.d.skip_locked}",
-                (self.now, room + held),
+                (*params, room + held),
             )
             fresh = [r for r in rows if str(r[0]) not in work]
             self._add(fresh[:room], work)
@@ -908,12 +915,20 @@ class _Advance:
         params: tuple[Param, ...] = tuple(services or ())
         if services == []:
             return ()
-        candidates = self.tx.query(
-            "SELECT key FROM wf_task WHERE kind = 'service' AND status = 'ready' AND run_at <= ?"
-            f"{only} ORDER BY run_at, key LIMIT ?{self.d.skip_locked}",
-            (self.now, *params, n),
-        )
-        if len(candidates) < n:
+        if self.d.single_writer:  # due and expired calls in one statement
+            candidates = self.tx.query(
+                "SELECT key FROM wf_task WHERE kind = 'service' AND ((status = 'ready' "
+                "AND run_at <= ?) OR (status = 'running' AND lease_expires_at < ?))"
+                f"{only} LIMIT ?",
+                (self.now, self.now, *params, n),
+            )
+        else:
+            candidates = self.tx.query(
+                "SELECT key FROM wf_task WHERE kind = 'service' AND status = 'ready' "
+                f"AND run_at <= ?{only} ORDER BY run_at, key LIMIT ?{self.d.skip_locked}",
+                (self.now, *params, n),
+            )
+        if len(candidates) < n and not self.d.single_writer:
             candidates += self.tx.query(
                 "SELECT key FROM wf_task WHERE kind = 'service' AND status = 'running' "
                 f"AND lease_expires_at < ?{only} ORDER BY lease_expires_at, key "

@@ -25,6 +25,7 @@ DIALECT = Dialect(
     now="CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)",
     lock="",
     local_clock=True,
+    single_writer=True,
     without_rowid=" WITHOUT ROWID",
     notify="",
     skip_locked="",

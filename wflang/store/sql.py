@@ -653,6 +653,11 @@ class _Advance:
         self.services: frozenset[str] | None = None  # the services it has handlers for
         self.once: frozenset[str] = frozenset()
         self.eager: list[ClaimedTask] = []  # calls scheduled here and claimed at once
+        self.eager_rows: dict[str, tuple[Param, ...]] = {}  # their rows, inserted at _flush
+        self.updates: list[tuple[Param, ...]] = []
+        self.history: list[tuple[Param, ...]] = []
+        self.consumed: list[tuple[Param, ...]] = []
+        self.fired: list[tuple[Param, ...]] = []
         self.finished: list[str] = []
 
     def run(
@@ -671,25 +676,15 @@ class _Advance:
         keyed = self._result_instances(results)
         self._lock(sorted(set(keyed.values())), work)
         # 2. Fence each result: it commits only under the epoch it ran with, unexpired.
-        committed = stale = 0
+        fenced = self._fence([(r, keyed.get(r.key)) for r in results], work)
         accepted: list[tuple[str, TaskResult]] = []
         for r in results:
             iid = keyed.get(r.key)
-            n = 0
-            if iid is not None and iid in work:
-                n = self.tx.execute(
-                    "UPDATE wf_task SET status = 'done', lease_owner = NULL, "
-                    "lease_expires_at = NULL, updated_at = ? "
-                    "WHERE key = ? AND lease_epoch = ? AND status = 'running' "
-                    "AND lease_expires_at >= ? AND instance_id = ?",
-                    (self.now, r.key, r.epoch, self.now, iid),
-                )
-            if n:
-                committed += 1
-                accepted.append((iid or "", r))
+            if iid is not None and (r.key, r.epoch) in fenced:
+                accepted.append((iid, r))
             else:
-                stale += 1
                 log.warning("stale result refused", extra={"task": r.key, "epoch": r.epoch})
+        committed, stale = len(accepted), len(results) - len(accepted)
         # 3. Lock other ready instances, skipping those another worker holds.
         if limit > 0:
             self._lock_ready(limit, work)
@@ -697,6 +692,7 @@ class _Advance:
         self._gather(work, accepted)
         for w in sorted(work.values(), key=lambda w: w.id):
             self._step(w)
+        self._flush()
         # 5. Claim due tasks for the worker's free slots left.
         claimed = tuple(self.eager)
         if self.claim_left > 0:
@@ -719,6 +715,26 @@ class _Advance:
         )
 
     # -- locking and gathering ----------------------------------------------------
+
+    def _fence(
+        self, results: Sequence[tuple[TaskResult, str | None]], work: Mapping[str, _Work]
+    ) -> set[tuple[str, int]]:
+        """Close the calls whose results still hold their lease, in one statement per
+        chunk; the (key, epoch) pairs that did. Any other result is stale."""
+        rows = [(r.key, r.epoch, iid) for r, iid in results if iid is not None and iid in work]
+        done: set[tuple[str, int]] = set()
+        for i in range(0, len(rows), 300):
+            part = rows[i : i + 300]
+            values = ", ".join("(?, ?, ?)" for _ in part)
+            for key, epoch in self.tx.query(
+                "UPDATE wf_task SET status = 'done', lease_owner = NULL, "
+                "lease_expires_at = NULL, updated_at = ? "
+                f"WHERE (key, lease_epoch, instance_id) IN (VALUES {values}) "
+                "AND status = 'running' AND lease_expires_at >= ? RETURNING key, lease_epoch",
+                (self.now, *(x for row in part for x in row), self.now),
+            ):
+                done.add((str(key), int(str(epoch))))
+        return done
 
     def _result_instances(self, results: Sequence[TaskResult]) -> dict[str, str]:
         keyed = {r.key: r.instance_id for r in results if r.instance_id is not None}
@@ -858,23 +874,13 @@ class _Advance:
                 consumed.append((inst.seq, row_id))
         self.decoded[w.id] = inst
         wake = min((t.due for t in inst.timers), default=None)
-        changed = self.tx.execute(
-            "UPDATE wf_instance SET state = ?, status = ?, seq = ?, wake_at = ?, updated_at = ? "
-            "WHERE id = ?",
-            (codec.dump_instance(inst), inst.status.value, inst.seq, wake, self.now, w.id),
+        # The instance's own rows are written for all instances together (_flush).
+        self.updates.append(
+            (codec.dump_instance(inst), inst.status.value, inst.seq, wake, self.now, w.id)
         )
-        if changed != 1:
-            raise StoreError(f"instance '{w.id}' vanished while locked")
-        self.tx.executemany(
-            "INSERT INTO wf_history (instance_id, seq, at, event, input, decisions, commands, "
-            "idempotency_key, actor, reason, worker) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            history,
-        )
-        self.tx.executemany(
-            "UPDATE wf_inbox SET consumed_seq = ? WHERE id = ? AND consumed_seq IS NULL", consumed
-        )
-        fired = [(w.id, e.timer) for e, *_ in w.events if isinstance(e, rt.TimerFired)]
-        self.tx.executemany("DELETE FROM wf_timer WHERE instance_id = ? AND timer_id = ?", fired)
+        self.history.extend(history)
+        self.consumed.extend(consumed)
+        self.fired.extend((w.id, e.timer) for e, *_ in w.events if isinstance(e, rt.TimerFired))
         for c in commands:
             APPLY[type(c)](self, w, inst, c)
         self.transitions += len(history)
@@ -975,19 +981,53 @@ class _Advance:
         """Insert a call already leased to this worker (epoch 1): no claim round trip."""
         until = self.now + self.lease_ms
         once = 1 if c.service in self.once else 0
-        inserted = self.tx.execute(
-            "INSERT INTO wf_task (key, instance_id, node, kind, service, args, attempt, status, "
-            "run_at, at_most_once, claims, lease_owner, lease_epoch, lease_expires_at, "
-            "created_at, updated_at) VALUES (?, ?, ?, 'service', ?, ?, ?, 'running', ?, ?, 1, ?, "
-            "1, ?, ?, ?) ON CONFLICT (key) DO NOTHING",
-            (c.key, w.id, c.node, c.service, codec.dumps(c.args), c.attempt, self.now, once,
-             self.worker, until, self.now, self.now),
+        self.eager_rows[c.key] = (
+            c.key, w.id, c.node, c.service, codec.dumps(c.args), c.attempt, self.now, once,
+            self.worker, until, self.now, self.now,
         )  # fmt: skip
-        if inserted:
-            self.claim_left -= 1
-            self.eager.append(
-                ClaimedTask(c.key, w.id, c.node, c.service, dict(c.args), c.attempt, 1, until)
+        self.claim_left -= 1
+        self.eager.append(
+            ClaimedTask(c.key, w.id, c.node, c.service, dict(c.args), c.attempt, 1, until)
+        )
+
+    def _flush(self) -> None:
+        """Write what the steps produced for their own instances, a statement per table."""
+        if self.updates:
+            self.tx.executemany(
+                "UPDATE wf_instance SET state = ?, status = ?, seq = ?, wake_at = ?, "
+                "updated_at = ? WHERE id = ?",
+                self.updates,
             )
+        self.tx.executemany(
+            "INSERT INTO wf_history (instance_id, seq, at, event, input, decisions, commands, "
+            "idempotency_key, actor, reason, worker) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            self.history,
+        )
+        self.tx.executemany(
+            "UPDATE wf_inbox SET consumed_seq = ? WHERE id = ? AND consumed_seq IS NULL",
+            self.consumed,
+        )
+        self.tx.executemany(
+            "DELETE FROM wf_timer WHERE instance_id = ? AND timer_id = ?", self.fired
+        )
+        rows = [self.eager_rows[t.key] for t in self.eager]
+        inserted: set[str] = set()
+        for i in range(0, len(rows), 200):
+            part = rows[i : i + 200]
+            values = ", ".join("(?, ?, ?, 'service', ?, ?, ?, 'running', ?, ?, 1, ?, 1, ?, ?, ?)"
+                               for _ in part)  # fmt: skip
+            inserted.update(
+                str(k)
+                for (k,) in self.tx.query(
+                    "INSERT INTO wf_task (key, instance_id, node, kind, service, args, attempt, "
+                    "status, run_at, at_most_once, claims, lease_owner, lease_epoch, "
+                    f"lease_expires_at, created_at, updated_at) VALUES {values} "
+                    "ON CONFLICT (key) DO NOTHING RETURNING key",
+                    tuple(x for row in part for x in row),
+                )
+            )
+        # A key already there (never, as keys are unique per visit) is not ours to run.
+        self.eager = [t for t in self.eager if t.key in inserted]
 
     def unclaim(self, which: Callable[[ClaimedTask], bool]) -> None:
         """Forget calls claimed in this transaction that a later step cancelled."""

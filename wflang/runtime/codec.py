@@ -96,9 +96,23 @@ def load_instance(text: str | bytes) -> rt.Instance:
     return structure_instance(loads(text))
 
 
-def unstructure_event(event: rt.Event) -> dict[str, Any]:
-    data: dict[str, Any] = CONVERTER.unstructure(event, rt.Event)
+def _tagged(value: object) -> dict[str, Any]:
+    """An event or command as a dict with its ``type``: the class's own hook, looked
+    up once per class (the union's dispatch costs more than the unstructuring)."""
+    cls = type(value)
+    hook = _HOOKS.get(cls)
+    if hook is None:
+        hook = _HOOKS[cls] = CONVERTER.get_unstructure_hook(cls)
+    data: dict[str, Any] = hook(value)
+    data["type"] = cls.__name__
     return data
+
+
+_HOOKS: dict[type, Any] = {}
+
+
+def unstructure_event(event: rt.Event) -> dict[str, Any]:
+    return _tagged(event)
 
 
 def structure_event(data: Any) -> rt.Event:
@@ -115,7 +129,7 @@ def load_event(text: str | bytes) -> rt.Event:
 
 
 def unstructure_commands(commands: Sequence[rt.Command]) -> list[dict[str, Any]]:
-    return [CONVERTER.unstructure(c, rt.Command) for c in commands]
+    return [_tagged(c) for c in commands]
 
 
 def structure_commands(data: Any) -> tuple[rt.Command, ...]:

@@ -249,18 +249,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             importlib.import_module(args.handlers)
         except ImportError as err:
             raise UsageError(f"cannot import handlers module {args.handlers!r}: {err}") from err
-    text = args.input
-    if text.startswith("@"):
-        try:
-            text = Path(text[1:]).read_text(encoding="utf-8")
-        except OSError as err:
-            raise UsageError(f"cannot read {text[1:]}: {err.strerror or err}") from err
-    try:
-        input_data = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise UsageError(f"--input is not JSON: {err}") from err
-    if not isinstance(input_data, dict):
-        raise UsageError("--input must be a JSON object")
+    input_data = durable_cli.json_arg(args.input, "--input")  # decimals stay exact
     tables = []
     for path in [*(args.uses or []), args.file]:
         args.file = path

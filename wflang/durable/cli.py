@@ -49,7 +49,7 @@ def _store(args: argparse.Namespace, *, check: bool = True) -> Store:
     return store
 
 
-def _json_arg(text: str, what: str) -> dict[str, Value]:
+def json_arg(text: str, what: str) -> dict[str, Value]:
     if text.startswith("@"):
         try:
             text = Path(text[1:]).read_text(encoding="utf-8")
@@ -125,7 +125,7 @@ def cmd_deploy(args: argparse.Namespace, compile_file: Compile) -> int:
 
 def cmd_start(args: argparse.Namespace) -> int:
     client = _client(args)
-    data = _json_arg(args.input, "--input")
+    data = json_arg(args.input, "--input")
     info = client.start(args.workflow, data, version=args.version, instance_id=args.id)
     if args.json:
         _print_json({"instance": info.id, "workflow": info.workflow, "version": info.version})
@@ -155,7 +155,7 @@ def cmd_versions(args: argparse.Namespace) -> int:
 
 def cmd_signal(args: argparse.Namespace) -> int:
     client = _client(args)
-    payload = _json_arg(args.payload, "--payload")
+    payload = json_arg(args.payload, "--payload")
     kind = "message" if args.message else "signal"
     delivered = client.signal(args.instance, args.name, payload, key=args.key, kind=kind)
     if delivered:
@@ -182,7 +182,7 @@ def cmd_tasks_list(args: argparse.Namespace) -> int:
 
 def cmd_tasks_complete(args: argparse.Namespace) -> int:
     client = _client(args)
-    output = _json_arg(args.output, "--output")
+    output = json_arg(args.output, "--output")
     task = client.complete_task(args.key, output)
     print(f"task {task.key} completed")
     return EXIT_OK
@@ -318,14 +318,14 @@ def cmd_ops_retry(args: argparse.Namespace) -> int:
 
 
 def cmd_ops_replay(args: argparse.Namespace) -> int:
-    data = None if args.input is None else _json_arg(args.input, "--input")
+    data = None if args.input is None else json_arg(args.input, "--input")
     _client(args).replay_from(args.instance, args.step, input=data, reason=args.reason)
     print(f"{args.instance}: replay from {args.step} requested")
     return EXIT_OK
 
 
 def cmd_ops_force_complete(args: argparse.Namespace) -> int:
-    output = _json_arg(args.output, "--output")
+    output = json_arg(args.output, "--output")
     _client(args).force_complete(args.instance, args.step, output, reason=args.reason)
     print(f"{args.instance}: {args.step} will be completed with the given output")
     return EXIT_OK

@@ -904,7 +904,7 @@ class _Advance:
             self.now,
             None if event is None else codec.dump_event(event),
             None if input is None else codec.dumps(input),
-            codec.dumps(list(result.decisions)),
+            codec.dumps(result.decisions),  # a tuple of strings: a JSON array
             codec.dumps(codec.unstructure_commands(result.commands)),
             key,
             actor,

@@ -53,7 +53,18 @@ def dumps(data: object, indent: int | None = None) -> str:
     return _MARKED.sub(r"\1", text) if _MARK[1:] in text else text
 
 
-_COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=_marked).encode
+def _compact_encoder() -> Any:
+    """The C encoder made once (``JSONEncoder.encode`` builds one per call, which
+    costs more than encoding a small document); no cycle check: values are trees."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    quote = getattr(json.encoder, "c_encode_basestring", None)
+    if make is None or quote is None:  # pragma: no cover - CPython has both
+        return json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=_marked).encode
+    chunks = make(None, _marked, quote, None, ":", ",", False, False, True)
+    return lambda data: "".join(chunks(data, 0))
+
+
+_COMPACT = _compact_encoder()
 
 
 def loads(text: str | bytes) -> Any:

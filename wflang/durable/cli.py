@@ -50,6 +50,7 @@ def _store(args: argparse.Namespace, *, check: bool = True) -> Store:
 
 
 def json_arg(text: str, what: str) -> dict[str, Value]:
+    """A JSON object from the command line, or from a file with ``@path``; decimals exact."""
     if text.startswith("@"):
         try:
             text = Path(text[1:]).read_text(encoding="utf-8")

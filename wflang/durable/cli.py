@@ -384,31 +384,9 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
     signal.signal(signal.SIGTERM, drain)
     signal.signal(signal.SIGINT, drain)
-    listener = _listen(store, worker)
-    worker.run()
-    if listener is not None:
-        listener.close()
+    with worker.woken_by_notify():
+        worker.run()
     return EXIT_OK
-
-
-def _listen(store: Store, worker: Any) -> Any:
-    """On PostgreSQL, wake the worker on NOTIFY (a hint; it polls anyway)."""
-    listen = getattr(store.backend, "listen", None)
-    if listen is None:
-        return None
-    import threading
-
-    conn = listen("wflang")
-
-    def loop() -> None:
-        try:
-            for _ in conn.notifies():
-                worker.wake.set()
-        except Exception:  # the connection closed: polling goes on
-            return
-
-    threading.Thread(target=loop, name="wf-listen", daemon=True).start()
-    return conn
 
 
 def _attrs(value: object) -> dict[str, Any]:

@@ -244,6 +244,35 @@ class Worker:
             pool.shutdown(wait=True)
             log.info("worker stopped", extra={"worker": self.id, **self._summary()})
 
+    @contextlib.contextmanager
+    def woken_by_notify(self) -> Iterator[None]:
+        """While the block runs, wake the loop when the store announces new work
+        (PostgreSQL LISTEN/NOTIFY). A hint beside polling: if the listening
+        connection drops, the worker still finds everything within ``poll_ms``."""
+        listen = getattr(self.store.backend, "listen", None)
+        if listen is None:  # SQLite: one machine, polling is enough
+            yield
+            return
+        conn = listen("wflang")
+        stopped = threading.Event()
+
+        def loop() -> None:
+            try:
+                while not stopped.is_set():
+                    for _ in conn.notifies(timeout=0.5):
+                        self.wake.set()
+            except Exception:  # the connection closed: polling goes on
+                log.warning("notifications stopped; polling only")
+
+        thread = threading.Thread(target=loop, name="wf-listen", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            stopped.set()
+            thread.join(timeout=5)
+            conn.close()
+
     def _call(self, task: ClaimedTask) -> None:
         started = time.monotonic()
         try:

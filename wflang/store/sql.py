@@ -124,6 +124,12 @@ class Store:
         with self.backend.read() as rtx:
             return int(str(rtx.query(f"SELECT {self.dialect.now}")[0][0]))
 
+    def _hint(self, tx: Tx) -> None:
+        """Wake idle workers when this transaction commits (PostgreSQL NOTIFY; a hint
+        only: workers poll anyway)."""
+        if self.dialect.notify:
+            tx.execute(self.dialect.notify)
+
     def _write(self, fn: Callable[[Tx], Any]) -> Any:
         """Run ``fn`` in a write transaction, again if the database asks for a retry."""
         for attempt in range(50):
@@ -341,6 +347,7 @@ class Store:
                     now,
                 ),
             )
+            self._hint(tx)
             return True
 
         created: bool = self._write(run)
@@ -414,7 +421,10 @@ class Store:
         def run(tx: Tx) -> bool:
             if not tx.query("SELECT 1 FROM wf_instance WHERE id = ?", (instance_id,)):
                 raise UnknownInstance(instance_id)
-            return self._inbox(tx, instance_id, event, dedupe_key, actor, reason)
+            delivered = self._inbox(tx, instance_id, event, dedupe_key, actor, reason)
+            if delivered:
+                self._hint(tx)
+            return delivered
 
         delivered: bool = self._write(run)
         return delivered
@@ -490,6 +500,7 @@ class Store:
                 (self.now(tx), key),
             )
             self._inbox(tx, iid, event, f"task:{key}", actor)
+            self._hint(tx)
 
         self._write(run)
 
@@ -702,8 +713,8 @@ class _Advance:
             faults.hit("claim.before-commit")
         if self.transitions:
             faults.hit("transition.before-commit")
-        if self.scheduled and self.d.notify:
-            self.tx.execute(self.d.notify)  # a wake-up hint, delivered at commit
+        if self.scheduled:
+            self.store._hint(self.tx)
         return Advanced(
             transitions=self.transitions,
             instances=len(work),

@@ -8,7 +8,8 @@ set -euo pipefail
 WF=${WF:-wf}
 STORE=${WFLANG_STORE:-sqlite:///.wflang/demo.db}
 export PYTHONPATH="$(dirname "$0")${PYTHONPATH:+:$PYTHONPATH}"
-say() { printf '\n\033[1m$ %s\033[0m\n' "$*"; "$@"; }
+if [ -t 1 ] && [ -z "${NO_COLOR:-}" ]; then bold=$'\033[1m' plain=$'\033[0m'; else bold='' plain=''; fi
+say() { printf '\n%s$ %s%s\n' "$bold" "$*" "$plain"; "$@"; }
 
 rm -f .wflang/demo.db .wflang/demo.db-wal .wflang/demo.db-shm
 say $WF store migrate --store "$STORE"

@@ -4,12 +4,16 @@ nothing new is claimed), metrics and JSON logs."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
+import pytest
 from prometheus_client import generate_latest
 from prometheus_client.registry import CollectorRegistry
 
@@ -19,6 +23,7 @@ from wflang.durable.client import Client
 from wflang.durable.metrics import WorkerCollector
 from wflang.durable.worker import Worker
 from wflang.store import open_store
+from wflang.store.records import Advanced
 
 DATA = Path(__file__).parent / "data" / "worker_process"
 
@@ -90,3 +95,38 @@ def test_metrics_report_queue_and_outcomes(tmp_path: Path) -> None:
     assert 'wf_task_outcomes_total{outcome="ok",service="slow.call"} 3.0' in after
     assert "wf_transitions_total 6.0" in after
     assert "wf_queue_ready_tasks 0.0" in after and "wf_queue_lag_seconds 0.0" in after
+
+
+def test_a_worker_survives_a_store_outage_and_keeps_its_results(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    url = f"sqlite:///{tmp_path / 'state.db'}"
+    _store_with_instances(url, ["x"])
+    store = open_store(url)
+    real = store.advance
+    failures = {"left": 2}
+
+    def flaky(*args: Any, **kwargs: Any) -> Advanced:
+        if kwargs.get("results") and failures["left"]:  # committing the result fails twice
+            failures["left"] -= 1
+            raise sqlite3.OperationalError("disk I/O error")
+        return real(*args, **kwargs)
+
+    store.advance = flaky  # type: ignore[method-assign]
+    ran: list[str] = []
+
+    def call(id: str) -> dict[str, object]:
+        ran.append(id)
+        return {"done": True}
+
+    def finished(adv: Advanced) -> None:
+        if adv.finished:
+            worker.stop()
+
+    worker = Worker(store, {"slow.call": call}, poll_ms=20, on_advance=finished)
+    with caplog.at_level(logging.ERROR, logger="wflang.worker"):
+        worker.run()  # returns once the instance finished and the worker drained
+    assert store.instance("x").status == "completed"
+    assert ran == ["x"]  # the result was kept and committed, not run again
+    assert failures["left"] == 0
+    assert caplog.text.count("store unavailable; retrying") == 2

@@ -223,14 +223,28 @@ class Worker:
         log.info("worker started", extra={"worker": self.id, "concurrency": self.concurrency})
         pool = ThreadPoolExecutor(self.concurrency, thread_name_prefix="wf-handler")
         next_beat = time.monotonic() + self.lease_ms / 3000
+        kept: list[TaskResult] = []  # results whose transaction failed: committed next time
+        failures = 0
         try:
             while True:
                 stopping = self.stop_event.is_set()
-                if stopping and not self._running:
+                if stopping and not self._running and not kept:
                     break
-                results = self._take_results()
+                results = kept + self._take_results()
                 free = 0 if stopping else self.concurrency - len(self._running)
-                adv = self._advance(results, free, 0 if stopping else self.batch)
+                try:
+                    adv = self._advance(results, free, 0 if stopping else self.batch)
+                except Exception:  # the database is down or refused: keep going
+                    failures += 1
+                    pause = min(0.05 * 2**failures, 10.0)
+                    log.exception(
+                        "store unavailable; retrying",
+                        extra={"retry_in_s": pause, "results_kept": len(results)},
+                    )
+                    kept = results
+                    threading.Event().wait(pause)  # back off (not woken by new results)
+                    continue
+                kept, failures = [], 0
                 for task in adv.claimed:
                     self._running[task.key] = (task.epoch, pool.submit(self._call, task))
                 if time.monotonic() >= next_beat:
@@ -306,7 +320,11 @@ class Worker:
 
     def _heartbeat(self) -> None:
         leases = [(key, epoch) for key, (epoch, _) in self._running.items()]
-        lost = self.store.heartbeat(self.id, leases, self.lease_ms)
+        try:
+            lost = self.store.heartbeat(self.id, leases, self.lease_ms)
+        except Exception:  # renewed next time; a lease lost meanwhile refuses the result
+            log.exception("heartbeat failed")
+            return
         if lost:
             self.counters.lost_leases += len(lost)
             log.warning("leases lost", extra={"tasks": lost})

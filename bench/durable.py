@@ -15,8 +15,10 @@ store holds exactly ``CHAIN + 1`` history rows per instance, after every sample.
 **A step** is one committed transition: one history row (the start, then one per task
 result). steps/s = history rows committed / wall time.
 
-Cases, interleaved round by round (floor, then each SQLite case, then PostgreSQL) so
-that they share the disk's conditions, which vary a lot on this machine:
+Cases, in two phases (all SQLite rounds, then all PostgreSQL rounds: the server's
+background work after a PostgreSQL case would otherwise slow the next SQLite one);
+within a phase the cases take turns round by round so that they share the disk's
+conditions, which vary a lot on this machine:
 
 * ``floor``: one SQLite WAL transaction, ``BEGIN IMMEDIATE``, an INSERT of one row and
   an UPDATE of one row, ``COMMIT``, ``synchronous=FULL``, on a fresh file in the same
@@ -640,14 +642,23 @@ def run_bench(cfg: Config, log: Callable[[str], None]) -> dict[str, Any]:
     try:
         table = compile_chain(cfg.chain, folder)
         names = case_names(cfg)
-        log("warm-up round (not counted)")
-        run_round(cfg, table, folder, names, log)
-        rounds = []
+        # Two phases, SQLite first: PostgreSQL's cases leave the server busy afterwards
+        # (autovacuum of thousands of fresh rows) on the CPUs the SQLite cases need, so
+        # interleaving the engines round by round would charge one for the other. Within
+        # a phase the cases take turns each round, so each ratio pairs like with like.
+        phases = [
+            [n for n in names if not n.startswith("pg")],
+            [n for n in names if n.startswith("pg")],
+        ]
+        rounds: list[dict[str, dict[str, Any]]] = [{} for _ in range(cfg.repeat)]
         loads = []
-        for i in range(cfg.repeat):
-            log(f"round {i + 1}/{cfg.repeat} (load average {os.getloadavg()[0]:.2f})")
-            loads.append(os.getloadavg()[0])
-            rounds.append(run_round(cfg, table, folder, names, log))
+        for phase in (p for p in phases if p):
+            log(f"warm-up round of {', '.join(phase)} (not counted)")
+            run_round(cfg, table, folder, phase, log)
+            for i in range(cfg.repeat):
+                log(f"round {i + 1}/{cfg.repeat} (load average {os.getloadavg()[0]:.2f})")
+                loads.append(os.getloadavg()[0])
+                rounds[i].update(run_round(cfg, table, folder, phase, log))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     cases: dict[str, dict[str, Any]] = {}

@@ -143,6 +143,7 @@ class _StateInfo:
 
 
 _COMPILED: dict[int, Compiled] = {}
+_COMPILED_MAX = 256  # compiled tables kept (each holds its table alive)
 
 
 def compiled(table: tb.Table) -> Compiled:
@@ -150,6 +151,8 @@ def compiled(table: tb.Table) -> Compiled:
     key = id(table)
     hit = _COMPILED.get(key)
     if hit is None or hit.table is not table:
+        if len(_COMPILED) >= _COMPILED_MAX:  # a process that loads tables again and again
+            del _COMPILED[next(iter(_COMPILED))]
         hit = _COMPILED[key] = Compiled(table)
     return hit
 

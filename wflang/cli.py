@@ -420,7 +420,9 @@ def build_parser() -> argparse.ArgumentParser:
             "diff its versions for breaking changes, compile it to a transition table and "
             "run it in memory or durably (SQLite or PostgreSQL) with workers, and draw it."
         ),
-        epilog="Exit codes: 0 clean, 1 findings, 2 usage or I/O error. "
+        epilog="Exit codes: 0 clean, 1 findings (or a refused request: an unknown id, a "
+        "value of the wrong type, an action the instance's status does not allow), "
+        "2 usage or I/O error. "
         "Run 'wf COMMAND --help' for a command's options.",
     )
     parser.add_argument("--version", action="version", version=f"wf {__version__}")

@@ -591,7 +591,7 @@ def _people_parsers(sub: Sub) -> None:
 def _ops_parser(sub: Sub) -> None:
     p = sub.add_parser(
         "ops",
-        help="operator actions: dead letters, retry, replay, force-complete, cancel",
+        help="operator actions: dead letters, retry, replay, force-complete, cancel, fire timers",
         description="Operator actions. Each is checked (unknown ids, illegal actions and "
         "values of the wrong type are refused with nothing changed) and recorded in the "
         "instance's history with --actor and --reason.",

@@ -139,7 +139,7 @@ def cmd_versions(args: argparse.Namespace) -> int:
     store = _store(args)
     rows = store.versions(args.workflow)
     if args.json:
-        _print_json([r.__dict__ if hasattr(r, "__dict__") else _attrs(r) for r in rows])
+        _print_json([_attrs(r) for r in rows])
         return EXIT_OK
     if not rows:
         print("no workflow is deployed")

@@ -22,7 +22,7 @@ from attrs import frozen
 from wflang.runtime import codec
 from wflang.runtime import instance as rt
 from wflang.runtime.ir import Value
-from wflang.runtime.table import Table
+from wflang.runtime.table import Table, table_hash
 from wflang.runtime.validate import (
     validate_input,
     validate_result,
@@ -35,7 +35,7 @@ from wflang.store.records import (
     TaskInfo,
     UnknownInstance,
 )
-from wflang.store.sql import PENDING, Store
+from wflang.store.sql import Store
 
 
 class InvalidValue(StoreError):
@@ -70,8 +70,6 @@ class Client:
     # -- versions ----------------------------------------------------------------
 
     def deploy(self, table: Table, source: str | None = None) -> Deployment:
-        from wflang.runtime.table import table_hash
-
         new = self.store.deploy(table, source)
         return Deployment(table.workflow, table.version, table_hash(table), new)
 
@@ -90,7 +88,7 @@ class Client:
         if problems:
             raise InvalidValue(f"the input of {workflow} v{deployed.version}", problems)
         iid = instance_id or f"{workflow}-{uuid.uuid4().hex[:12]}"
-        self.store.create(deployed, input, iid, actor=self.actor)
+        self.store.create(deployed, input, iid)
         return self.store.instance(iid)
 
     def _running(self, instance_id: str, action: str) -> tuple[InstanceInfo, Table]:
@@ -192,7 +190,7 @@ class Client:
         self._state(table, step)
         inst = info.instance
         dead = info.status == rt.Status.DEAD_LETTERED.value
-        if info.status != PENDING and not dead and info.status in _FINISHED:
+        if not dead and info.status in _FINISHED:
             raise IllegalAction(f"instance '{instance_id}' is {info.status}")
         waiting = (
             []

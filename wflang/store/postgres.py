@@ -93,10 +93,6 @@ class PostgresBackend:
     def retryable(self, err: BaseException) -> bool:
         return isinstance(err, errors.DeadlockDetected | errors.SerializationFailure)
 
-    def notify(self, channel: str) -> None:
-        with self.pool.connection() as conn:
-            conn.execute("SELECT pg_notify(%s, '')", (channel,))
-
     def listen(self, channel: str) -> psycopg.Connection[tuple[object, ...]]:
         """A dedicated autocommit connection, outside the pool, listening on ``channel``."""
         conn = psycopg.connect(self.url, autocommit=True)

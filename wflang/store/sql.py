@@ -310,8 +310,6 @@ class Store:
         deployed: Deployed,
         input: Mapping[str, Value],
         instance_id: str,
-        *,
-        actor: str | None = None,
     ) -> bool:
         """Create an instance for a worker to start; False if the id exists with this input.
 

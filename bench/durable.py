@@ -33,6 +33,15 @@ conditions, which vary a lot on this machine:
   ``Worker(group_commit=True, concurrency=C, batch=B)``, ``run_until_idle()``: one
   transaction commits the results of up to C calls and steps the instances they wake.
   Target: steps/s >= 2x the floor's transactions/s.
+* ``sql-1tx``, ``sql-group`` (the ceilings): only the SQL of the same steps through the
+  store's schema and connection, every value prepared beforehand (the documents made
+  once by the real step function and codec): fence the result, lock the instance, look
+  at its inbox, write the instance, its history row and its next call, claimed; one
+  step per transaction (as ``sqlite-1tx``) or a step of each of ``--instances`` per
+  transaction (as ``sqlite-group``). No step function, encoding, handler or worker: no
+  durable step through this schema can be faster. ``sql-min-1tx``, ``sql-min-group``:
+  only the floor's two statements with the real rows (the instance's new state, its
+  history row), what any durable step must write whatever the schema.
 * ``pg-W`` (W = 1, 2, 4 worker processes): ``--instances`` instances on a fresh
   PostgreSQL schema; W processes (``multiprocessing``, spawn) each run the production
   loop ``Worker.run()`` (a handler thread pool of ``--pg-concurrency``, group commit,
@@ -101,6 +110,13 @@ ONE_TX_TARGET = 0.5
 GROUP_TARGET = 2.0
 PG_TARGET = 1.5
 PG_WORKERS = (1, 2, 4)
+#: The SQL ceilings: case -> (one transaction per instance step or group, full statements).
+SQL_CASES = {
+    "sql-1tx": (False, True),
+    "sql-group": (True, True),
+    "sql-min-1tx": (False, False),
+    "sql-min-group": (True, False),
+}
 #: What the durable paths run: the store, the worker and the step function under them.
 MEASURED = ("wflang/store", "wflang/durable", "wflang/runtime")
 
@@ -372,6 +388,170 @@ def sqlite_group(
     }
 
 
+# ------------------------------------------------------------------ SQL ceilings
+
+
+class StepRows:
+    """What the store writes for each step of one instance of the chain, prepared once.
+
+    The documents come from the real step function and codec (one instance run
+    through the chain in memory), so their sizes are the durable cases' sizes;
+    ``for_instance`` renames them for another instance id.
+    """
+
+    def __init__(self, table: Table) -> None:
+        from wflang.runtime import codec
+        from wflang.runtime import instance as rt
+        from wflang.runtime import step as st
+
+        self.steps: list[dict[str, Any]] = []
+        result = st.start(table, "i00000", {}, 0, 1)
+        event: rt.Event | None = None
+        done: str | None = None
+        while True:
+            inst = result.instance
+            calls = [c for c in result.commands if isinstance(c, rt.ScheduleTask)]
+            self.steps.append(
+                {
+                    "state": codec.dump_instance(inst),
+                    "status": inst.status.value,
+                    "seq": inst.seq,
+                    "event": None if event is None else codec.dump_event(event),
+                    "input": "{}" if event is None else None,
+                    "decisions": codec.dumps(result.decisions),
+                    "commands": codec.dumps(codec.unstructure_commands(result.commands)),
+                    "key": "start" if done is None else f"task:{done}",
+                    "done": done,  # the call whose result this step commits
+                    "call": None
+                    if not calls
+                    else (calls[0].key, calls[0].node, codec.dumps(calls[0].args)),
+                }
+            )
+            if not calls:
+                return
+            done = calls[0].key
+            event = rt.TaskCompleted(done, {"value": 1})
+            result = st.step(table, inst, event, 0)
+
+    def for_instance(self, iid: str) -> list[dict[str, Any]]:
+        def rename(v: object) -> object:
+            if isinstance(v, str):
+                return v.replace("i00000", iid)
+            if isinstance(v, tuple):
+                return tuple(rename(x) for x in v)
+            return v
+
+        return [{k: rename(v) for k, v in s.items()} for s in self.steps]
+
+
+_FENCE = (
+    "UPDATE wf_task SET status = 'done', lease_owner = NULL, lease_expires_at = NULL, "
+    "updated_at = ? WHERE (key, lease_epoch, instance_id) IN (VALUES {values}) "
+    "AND status = 'running' AND lease_expires_at >= ? RETURNING key, lease_epoch"
+)
+_UPDATE = (
+    "UPDATE wf_instance SET state = ?, status = ?, seq = ?, wake_at = ?, updated_at = ? "
+    "WHERE id = ?"
+)
+_HISTORY = (
+    "INSERT INTO wf_history (instance_id, seq, at, event, input, decisions, commands, "
+    "idempotency_key, actor, reason, worker) VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, ?)"
+)
+_CALL = (
+    "INSERT INTO wf_task (key, instance_id, node, kind, service, args, attempt, status, "
+    "run_at, at_most_once, claims, lease_owner, lease_epoch, lease_expires_at, created_at, "
+    "updated_at) VALUES {values} ON CONFLICT (key) DO NOTHING RETURNING key"
+)
+_CALL_ROW = "(?, ?, ?, 'service', ?, ?, 1, 'running', ?, 0, 1, ?, 1, ?, ?, ?)"
+
+
+def sql_steps(tx: Any, batch: list[tuple[str, dict[str, Any]]], now: int, full: bool) -> None:
+    """The statements of one advance transaction for these (instance, step) pairs.
+
+    ``full``: what the store runs (fence the results, lock the instances, look at
+    their inbox, write them, their history rows and their next calls, claimed);
+    otherwise only what any durable step must write, the floor's two statements with
+    the real rows: the instance's new state and its history row.
+    """
+    ids = [iid for iid, _ in batch]
+    marks = ", ".join("?" for _ in ids)
+    results = [(s["done"], 1, iid) for iid, s in batch if s["done"] is not None]
+    if full and results:
+        values = ", ".join("(?, ?, ?)" for _ in results)
+        tx.query(_FENCE.format(values=values), (now, *(x for r in results for x in r), now))
+    if full:
+        tx.query(f"SELECT id, table_hash, seq, state FROM wf_instance WHERE id IN ({marks})", ids)
+        tx.query(
+            "SELECT id, instance_id, event FROM wf_inbox WHERE instance_id IN "
+            f"({marks}) AND consumed_seq IS NULL AND available_at <= ? ORDER BY id",
+            (*ids, now),
+        )
+    tx.executemany(
+        _UPDATE, [(s["state"], s["status"], s["seq"], None, now, iid) for iid, s in batch]
+    )
+    tx.executemany(
+        _HISTORY,
+        [
+            (iid, s["seq"], now, s["event"], s["input"], s["decisions"], s["commands"],
+             s["key"], "bench-worker")
+            for iid, s in batch
+        ],
+    )  # fmt: skip
+    calls = [(iid, s["call"]) for iid, s in batch if s["call"] is not None]
+    if full and calls:
+        until = now + 30_000
+        tx.query(
+            _CALL.format(values=", ".join(_CALL_ROW for _ in calls)),
+            tuple(
+                x
+                for iid, (key, node, args) in calls
+                for x in (key, iid, node, SERVICE, args, now, "bench-worker", until, now, now)
+            ),
+        )
+
+
+def sql_ceiling(
+    folder: Path, table: Table, rows: StepRows, instances: int, group: bool, full: bool
+) -> dict[str, Any]:
+    """Only the SQL of the durable steps, values prepared beforehand: no step function,
+    no encoding, no handler, no worker. An upper bound for any durable step written
+    through this schema (``full``) or through any schema (the two rows alone)."""
+    with sqlite_store(folder, table) as store:
+        deployed = store.deployed("chain")
+        plans = {}
+        for i in range(instances):
+            iid = f"i{i:05d}"
+            store.create(deployed, {}, iid)
+            plans[iid] = rows.for_instance(iid)
+        now = int(time.time() * 1000)
+        order = list(plans)
+        if group:  # step k of every instance in one transaction
+            txs = [[(iid, plans[iid][k]) for iid in order] for k in range(len(rows.steps))]
+        else:  # one instance after the other, one step per transaction
+            txs = [[(iid, step)] for iid in order for step in plans[iid]]
+        backend = store.backend
+        c0, t0 = time.process_time(), time.perf_counter()
+        for batch in txs:
+            with backend.transaction() as tx:
+                sql_steps(tx, batch, now, full)
+        elapsed = time.perf_counter() - t0
+        cpu = time.process_time() - c0
+        steps = sum(len(b) for b in txs)
+        rows_written = check_store(store, instances, len(rows.steps) - 1)
+    if rows_written != steps:
+        raise SystemExit(f"sql ceiling: {steps} steps, the store has {rows_written} rows")
+    return {
+        "steps": steps,
+        "seconds": elapsed,
+        "rate": steps / elapsed,
+        "transactions": len(txs),
+        "writing_transactions": len(txs),
+        "steps_per_writing_tx": steps / len(txs),
+        "worker_cpu_s": cpu,
+        "worker_cpu_share": cpu / elapsed,
+    }
+
+
 # ------------------------------------------------------------------ PostgreSQL
 
 
@@ -586,7 +766,7 @@ class Config:
 
 
 def case_names(cfg: Config) -> list[str]:
-    names = ["floor", "sqlite-1tx", "sqlite-group"]
+    names = ["floor", "sqlite-1tx", "sqlite-group", *SQL_CASES]
     if cfg.pg:
         names.append("pg-floor")
         for sleep in (0.0, cfg.sleep_ms) if cfg.sleep_ms else (0.0,):
@@ -611,6 +791,10 @@ def run_round(
             r = sqlite_one_tx(folder, table, cfg.one_tx_instances, cfg.chain)
         elif name == "sqlite-group":
             r = sqlite_group(folder, table, cfg.instances, cfg.chain, cfg.concurrency, cfg.batch)
+        elif name in SQL_CASES:
+            group, full = SQL_CASES[name]
+            count = cfg.instances if group else cfg.one_tx_instances
+            r = sql_ceiling(folder, table, StepRows(table), count, group, full)
         elif name == "pg-floor":
             r = pg_floor(cfg.dsn, cfg.floor_time)
         else:
@@ -687,6 +871,8 @@ def run_bench(cfg: Config, log: Callable[[str], None]) -> dict[str, Any]:
 
     ratio("sqlite-1tx", "floor")
     ratio("sqlite-group", "floor")
+    for name in SQL_CASES:
+        ratio(name, "floor")
     for sleep in (0.0, cfg.sleep_ms) if cfg.sleep_ms else (0.0,):
         for w in PG_WORKERS[1:]:
             ratio(pg_case(w, sleep), pg_case(1, sleep))

@@ -205,6 +205,8 @@ def test_refused_requests_exit_1_and_change_nothing(
         (["ops", "replay", "x", "--from", "a", "--input", "{"], "--input is not JSON"),
         (["start", "opsflow", "--input", "@/nonexistent/in.json"], "cannot read"),
         (["worker", "--once", "--handlers", "no_such_module_xyz"], "cannot import handlers"),
+        (["ops", "purge", "--older-than", "30 days"], "'30 days' is not an age"),
+        (["ops", "purge", "--older-than", "d"], "write a number and a unit"),
     ],
 )
 def test_usage_problems_exit_2(ready: Wf, argv: list[str], message: str) -> None:
@@ -294,6 +296,8 @@ DURABLE_COMMANDS = [
     ["ops", "replay"],
     ["ops", "force-complete"],
     ["ops", "cancel"],
+    ["ops", "purge"],
+    ["outbox"],
 ]
 
 
@@ -308,3 +312,49 @@ def test_every_durable_command_has_help(
     assert out.startswith(f"usage: wf {' '.join(argv)}")
     if argv not in (["store"], ["tasks"], ["ops"]):
         assert "--store" in out
+
+
+def _finish(wf: Wf, iid: str) -> None:
+    _start(wf, iid)
+    wf.work()
+    (task,) = [t["key"] for t in wf.json("tasks", "list") if t["instance_id"] == iid]
+    wf.ok("tasks", "complete", task, "--output", '{"ok": true}')
+    wf.ok("signal", iid, "go", "--payload", '{"by": "ada"}')
+    wf.work()
+    assert "status:   completed" in wf.ok("status", iid)
+
+
+def test_outbox_and_purge(ready: Wf) -> None:
+    assert ready.ok("outbox") == "no unpublished events\n"
+    _finish(ready, "p-1")
+    _finish(ready, "p-2")
+    _start(ready, "p-3")  # still running
+    ready.work()
+
+    events = ready.json("outbox")
+    assert isinstance(events, list)
+    assert [(e["instance_id"], e["kind"]) for e in events] == [
+        ("p-1", "instance.finished"),
+        ("p-2", "instance.finished"),
+    ]
+    assert events[0]["payload"]["status"] == "completed"
+    out = ready.ok("outbox", "--limit", "1", "--ack")
+    assert "p-1" in out and "p-2" not in out and "acknowledged 1 event(s)" in ready.err
+    assert [e["instance_id"] for e in ready.json("outbox")] == ["p-2"]
+
+    # Nothing ended more than a day ago (the store runs on the real clock here).
+    assert "deleted 0 instance(s)" in ready.ok("ops", "purge", "--older-than", "1d")
+    out = ready.ok("ops", "purge", "--older-than", "0s", "--dry-run")
+    assert out.startswith("would delete 2 instance(s) that ended more than 0s ago (")
+    assert "history" in out
+    assert len(ready.json("list")) == 3  # the dry run deleted nothing
+    report = ready.json("ops", "purge", "--older-than", "0s", "--reason", "retention")
+    assert isinstance(report, dict) and sorted(report["instances"]) == ["p-1", "p-2"]
+    assert report["rows"]["wf_outbox"] == 1  # p-1's, acknowledged; p-2's stays
+    assert [r["instance"] for r in ready.json("list")] == ["p-3"]
+    assert ready("status", "p-1") == 1 and "no instance 'p-1'" in ready.err
+    assert [e["instance_id"] for e in ready.json("outbox")] == ["p-2"]
+    with pytest.raises(SystemExit) as exit_:
+        ready("ops", "purge", "--older-than", "0s", "--status", "running")
+    assert exit_.value.code == 2
+    assert "invalid choice: 'running'" in ready.capsys.readouterr().err

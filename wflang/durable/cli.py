@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import re
 import signal
 import sys
 import time
@@ -24,6 +25,7 @@ from wflang.runtime import codec
 from wflang.runtime.ir import Value
 from wflang.store import DEFAULT_URL, Store, default_url, open_store
 from wflang.store.records import InstanceInfo, StoreError
+from wflang.store.retention import ENDED, PURGEABLE
 
 EXIT_OK, EXIT_REFUSED, EXIT_USAGE = 0, 1, 2
 
@@ -345,6 +347,62 @@ def cmd_ops_cancel(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+_AGE_UNITS = {"ms": 1, "s": 1_000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000}
+_AGE = re.compile(r"(\d+)(ms|s|m|h|d|w)")
+
+
+def parse_age(text: str) -> int:
+    """``30d``, ``12h``, ``1d12h``, ``90m``, ``0s``: milliseconds."""
+    parts = _AGE.findall(text)
+    if not parts or "".join(n + u for n, u in parts) != text.strip():
+        raise CliUsage(
+            f"--older-than: '{text}' is not an age: write a number and a unit "
+            "(ms, s, m, h, d, w), e.g. 30d, 12h or 1d12h"
+        )
+    return sum(int(n) * _AGE_UNITS[u] for n, u in parts)
+
+
+def cmd_ops_purge(args: argparse.Namespace) -> int:
+    age = parse_age(args.older_than)
+    try:
+        purged = _client(args).purge(
+            age,
+            statuses=args.status or ENDED,
+            workflow=args.workflow,
+            dry_run=args.dry_run,
+            batch=args.batch,
+            reason=args.reason,
+        )
+    except ValueError as err:
+        raise CliUsage(str(err)) from err
+    if args.json:
+        _print_json({"dry_run": args.dry_run, "instances": list(purged.instances),
+                     "rows": purged.rows})  # fmt: skip
+        return EXIT_OK
+    n = purged.rows.get("wf_instance", 0)
+    verb = "would delete" if args.dry_run else "deleted"
+    rows = ", ".join(f"{k.removeprefix('wf_')} {v}" for k, v in sorted(purged.rows.items()) if v)
+    print(f"{verb} {n} instance(s) that ended more than {args.older_than} ago"
+          + (f" ({rows} rows)" if rows else ""))  # fmt: skip
+    return EXIT_OK
+
+
+def cmd_outbox(args: argparse.Namespace) -> int:
+    store = _store(args)
+    events = store.outbox(limit=args.limit, after=args.after)
+    if args.json:
+        _print_json([_attrs(e) for e in events])
+    elif not events:
+        print("no unpublished events")
+    for e in events if not args.json else ():
+        print(f"{e.id:>8}  {_when(e.created_at)}  {e.kind:18} {e.instance_id}  "
+              f"{codec.dumps(e.payload)}")  # fmt: skip
+    if args.ack and events:
+        n = store.mark_published([e.id for e in events])
+        print(f"acknowledged {n} event(s)", file=sys.stderr)
+    return EXIT_OK
+
+
 def cmd_worker(args: argparse.Namespace) -> int:
     from wflang.durable import logs
     from wflang.durable.worker import Worker
@@ -428,6 +486,26 @@ def register(sub: Sub, compile_file: Compile) -> None:
     _worker_parser(sub)
     _people_parsers(sub)
     _ops_parser(sub)
+    _outbox_parser(sub)
+
+
+def _outbox_parser(sub: Sub) -> None:
+    p = sub.add_parser(
+        "outbox",
+        help="events for other systems (instances finished), oldest first",
+        description="List the outbox: events written in the same transaction as the step "
+        "that caused them (instance.finished, with the workflow, version, status, output "
+        "and error), not yet acknowledged, oldest first. --ack acknowledges the events "
+        "listed, after printing them: a consumer that must not miss one reads without "
+        "--ack, handles them, then acknowledges them through the store API "
+        "(Store.mark_published). Acknowledged events may be deleted by 'wf ops purge'.",
+    )
+    p.add_argument("--limit", type=int, default=100, help="at most this many events (100)")
+    p.add_argument("--after", type=int, default=0, metavar="ID", help="only events after ID")
+    p.add_argument("--ack", action="store_true", help="acknowledge the events listed")
+    json_opt(p)
+    store_opt(p)
+    p.set_defaults(func=cmd_outbox)
 
 
 def _store_parsers(sub: Sub, compile_file: Compile) -> None:
@@ -591,10 +669,12 @@ def _people_parsers(sub: Sub) -> None:
 def _ops_parser(sub: Sub) -> None:
     p = sub.add_parser(
         "ops",
-        help="operator actions: dead letters, retry, replay, force-complete, cancel, fire timers",
+        help="operator actions: dead letters, retry, replay, force-complete, cancel, "
+        "fire timers, purge",
         description="Operator actions. Each is checked (unknown ids, illegal actions and "
         "values of the wrong type are refused with nothing changed) and recorded in the "
-        "instance's history with --actor and --reason.",
+        "instance's history with --actor and --reason (purge, which deletes histories, "
+        "logs them instead).",
     )
     os_ = p.add_subparsers(dest="ops_command", metavar="ACTION", required=True)
     q = os_.add_parser("dead-letters", help="list dead-lettered instances with their error")
@@ -638,6 +718,29 @@ def _ops_parser(sub: Sub) -> None:
     q.add_argument("--compensate", action="store_true", help="run the saga's compensations first")
     ops_opts(q)
     q.set_defaults(func=cmd_ops_cancel)
+    q = os_.add_parser(
+        "purge",
+        help="delete instances that ended long ago, with their history and rows",
+        description="Delete the instances that ended more than --older-than ago, with "
+        "their history, tasks, inbox rows and timers, a batch per transaction (workers "
+        "go on meanwhile). Kept: running, pending and (unless named with --status) "
+        "dead-lettered instances, instances whose parent or child is still active, and "
+        "outbox rows not published yet. Try --dry-run first: it counts and deletes nothing.",
+    )
+    q.add_argument("--older-than", required=True, metavar="AGE",
+                   help="how long ago they ended: 30d, 12h, 1d12h, 90m, 0s")  # fmt: skip
+    q.add_argument(
+        "--status",
+        action="append",
+        choices=PURGEABLE,
+        help=f"only instances with this status (repeatable; default: {', '.join(ENDED)})",
+    )
+    q.add_argument("--workflow", help="only instances of this workflow")
+    q.add_argument("--batch", type=int, default=500, help="instances per transaction (500)")
+    q.add_argument("--dry-run", action="store_true", help="count what would go; delete nothing")
+    json_opt(q)
+    ops_opts(q)
+    q.set_defaults(func=cmd_ops_purge)
 
 
 def run_guarded(func: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:

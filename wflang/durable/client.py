@@ -12,6 +12,7 @@ why, and a worker records them in the history like any other event.
 from __future__ import annotations
 
 import getpass
+import logging
 import os
 import uuid
 from collections.abc import Mapping, Sequence
@@ -35,7 +36,10 @@ from wflang.store.records import (
     TaskInfo,
     UnknownInstance,
 )
+from wflang.store.retention import ENDED, Purged
 from wflang.store.sql import Store
+
+log = logging.getLogger("wflang.client")
 
 
 class InvalidValue(StoreError):
@@ -241,6 +245,45 @@ class Client:
                 reason=reason,
             )
         return pending
+
+    def purge(
+        self,
+        older_than_ms: int,
+        *,
+        statuses: Sequence[str] = ENDED,
+        workflow: str | None = None,
+        dry_run: bool = False,
+        batch: int = 500,
+        reason: str | None = None,
+    ) -> Purged:
+        """Delete the instances that ended more than ``older_than_ms`` ago, with their
+        rows, a batch per transaction (workers go on between batches); the totals."""
+        if older_than_ms < 0 or batch < 1:
+            raise ValueError("the age must be >= 0 and the batch >= 1")
+        before = self.store.now() - older_than_ms
+        ids: list[str] = []
+        rows: dict[str, int] = {}
+        while True:
+            part = self.store.purge(
+                ended_before=before,
+                statuses=statuses,
+                workflow=workflow,
+                limit=batch,
+                dry_run=dry_run,
+            )
+            ids += part.instances
+            for table, n in part.rows.items():
+                rows[table] = rows.get(table, 0) + n
+            if not part.more:
+                log.info(
+                    "purged" if not dry_run else "purge dry run",
+                    extra={
+                        "instances": rows.get("wf_instance", 0),
+                        "actor": self.actor,
+                        "reason": reason,
+                    },
+                )
+                return Purged(tuple(ids), rows, more=False)
 
     def _dead_lettered(self, instance_id: str, action: str) -> InstanceInfo:
         info = self.store.instance(instance_id)

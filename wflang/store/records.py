@@ -149,3 +149,16 @@ class Stats:
     due_timers: int
     pending_events: int
     instances: dict[str, int]
+
+
+@frozen
+class OutboxEvent:
+    """An event for other systems, written in the transaction of the step that caused it
+    (``instance.finished``: the workflow, version, status, output and error)."""
+
+    id: int
+    instance_id: str
+    seq: int
+    kind: str
+    payload: dict[str, Value]
+    created_at: int

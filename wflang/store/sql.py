@@ -41,6 +41,7 @@ from wflang.runtime import step as st
 from wflang.runtime.engine import HistoryEntry
 from wflang.runtime.ir import Value
 from wflang.runtime.table import Table, dumps, loads, table_hash
+from wflang.store import retention
 from wflang.store.backend import Backend, Param, Tx, chunks, placeholders
 from wflang.store.records import (
     Advanced,
@@ -49,6 +50,7 @@ from wflang.store.records import (
     HistoryRow,
     IllegalAction,
     InstanceInfo,
+    OutboxEvent,
     Stats,
     StoreError,
     TaskInfo,
@@ -564,6 +566,79 @@ class Store:
                 cache[iid] = inst
         while len(cache) > _CACHE_SIZE:
             del cache[next(iter(cache))]  # the least recently stepped
+
+    # -------------------------------------------------------------------- outbox
+
+    def outbox(self, *, limit: int = 100, after: int = 0) -> list[OutboxEvent]:
+        """Events not published yet, oldest first (ids above ``after``): what a
+        consumer reads, handles, then acknowledges with ``mark_published``."""
+        with self.backend.read() as tx:
+            rows = tx.query(
+                "SELECT id, instance_id, seq, kind, payload, created_at FROM wf_outbox "
+                "WHERE published_at IS NULL AND id > ? ORDER BY id LIMIT ?",
+                (after, limit),
+            )
+        return [
+            OutboxEvent(
+                id=int(str(r[0])),
+                instance_id=str(r[1]),
+                seq=int(str(r[2])),
+                kind=str(r[3]),
+                payload=codec.loads(str(r[4])),
+                created_at=int(str(r[5])),
+            )
+            for r in rows
+        ]
+
+    def mark_published(self, ids: Sequence[int]) -> int:
+        """Acknowledge outbox events; how many were still unpublished (a second
+        acknowledgement of the same event changes nothing)."""
+
+        def run(tx: Tx) -> int:
+            done = 0
+            now = self.now(tx)
+            for i in range(0, len(ids), 500):
+                part = [int(x) for x in ids[i : i + 500]]
+                done += tx.execute(
+                    f"UPDATE wf_outbox SET published_at = ? WHERE id IN "
+                    f"({placeholders(len(part))}) AND published_at IS NULL",
+                    (now, *part),
+                )
+            return done
+
+        n: int = self._write(run)
+        return n
+
+    # ----------------------------------------------------------------- retention
+
+    def purge(
+        self,
+        *,
+        ended_before: int,
+        statuses: Sequence[str] = retention.ENDED,
+        workflow: str | None = None,
+        limit: int = 500,
+        dry_run: bool = False,
+    ) -> retention.Purged:
+        """Delete up to ``limit`` instances that ended before ``ended_before`` (epoch ms)
+        with their history, tasks, inbox rows and timers, in one transaction (see
+        ``wflang.store.retention``); ``dry_run`` counts and changes nothing."""
+
+        def run(tx: Tx) -> retention.Purged:
+            return retention.purge_batch(
+                tx,
+                self.dialect,
+                ended_before=ended_before,
+                statuses=statuses,
+                workflow=workflow,
+                limit=limit,
+                dry_run=dry_run,
+            )
+
+        purged: retention.Purged = self._write(run)
+        for iid in purged.instances:
+            self._decoded.pop(iid, None)
+        return purged
 
     # --------------------------------------------------------------------- stats
 
@@ -1169,7 +1244,14 @@ def _finish(a: _Advance, w: _Work, inst: rt.Instance, c: rt.Finish) -> None:
         (a.now, w.id),
     )
     a.tx.execute("DELETE FROM wf_timer WHERE instance_id = ?", (w.id,))
-    payload = {"status": c.status.value, "output": c.output, "error": c.error}
+    table = w.table
+    payload = {
+        "workflow": table.workflow,
+        "version": table.version,
+        "status": c.status.value,
+        "output": c.output,
+        "error": c.error,
+    }
     a.tx.execute(
         "INSERT INTO wf_outbox (instance_id, seq, kind, payload, created_at) "
         "VALUES (?, ?, 'instance.finished', ?, ?)",

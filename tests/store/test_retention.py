@@ -1,0 +1,171 @@
+"""Retention on both stores: ``purge`` deletes instances that ended before a cut-off with
+every row they left, and nothing anyone may still need."""
+
+from __future__ import annotations
+
+import pytest
+
+from wflang.durable.client import Client
+from wflang.store import Store
+from wflang.store.records import UnknownInstance
+
+from .kit import DAY, OPS_HANDLERS, Durable, VirtualClock, data_table, fails, ok, opsflow
+
+TABLES = ("wf_history", "wf_task", "wf_inbox", "wf_timer", "wf_outbox", "wf_instance")
+
+
+def rows(store: Store, iid: str) -> dict[str, int]:
+    """How many rows each table holds for this instance."""
+    with store.backend.read() as tx:
+        out = {
+            t: int(str(tx.query(f"SELECT count(*) FROM {t} WHERE instance_id = ?", (iid,))[0][0]))
+            for t in TABLES[:-1]
+        }
+        out["wf_instance"] = int(
+            str(tx.query("SELECT count(*) FROM wf_instance WHERE id = ?", (iid,))[0][0])
+        )
+    return out
+
+
+def finished(d: Durable, iid: str) -> None:
+    """Drive an opsflow instance to its end: the human task, then the signal."""
+    d.complete("approve", {"ok": True}, iid)
+    d.signal(iid, "go", {"by": "ann"})
+    assert d.status(iid) == "completed"
+
+
+def test_purge_deletes_old_finished_instances_and_all_their_rows(
+    store: Store, clock: VirtualClock
+) -> None:
+    d = Durable(store, clock, OPS_HANDLERS, opsflow())
+    old = d.start("opsflow", {"id": "x"}, "old-1")
+    finished(d, old)
+    assert rows(store, old)["wf_history"] > 3 and rows(store, old)["wf_task"] >= 3
+    clock.advance(31 * DAY)
+    recent = d.start("opsflow", {"id": "y"}, "recent-1")
+    finished(d, recent)
+    running = d.start("opsflow", {"id": "z"}, "running-1")  # waits for its human task
+
+    # Its instance.finished event was published: the purge may take it too.
+    assert store.mark_published([e.id for e in store.outbox() if e.instance_id == old]) == 1
+
+    purged = d.client.purge(30 * DAY)
+
+    assert purged.instances == (old,)
+    assert purged.rows["wf_instance"] == 1 and purged.rows["wf_history"] > 3
+    assert rows(store, old) == dict.fromkeys(TABLES, 0)
+    with pytest.raises(UnknownInstance):
+        store.instance(old)
+    # What is younger or still running is whole.
+    for iid in (recent, running):
+        assert rows(store, iid)["wf_instance"] == 1
+        assert len(store.history(iid)) == rows(store, iid)["wf_history"] > 0
+    finished(d, running)  # and still runs to its end
+    assert d.client.purge(30 * DAY).instances == ()
+
+
+def test_dry_run_counts_and_changes_nothing(store: Store, clock: VirtualClock) -> None:
+    d = Durable(store, clock, OPS_HANDLERS, opsflow())
+    ids = [d.start("opsflow", {"id": f"x{i}"}, f"i-{i}") for i in range(3)]
+    for iid in ids:
+        finished(d, iid)
+    before = {iid: rows(store, iid) for iid in ids}
+    clock.advance(2 * DAY)
+
+    dry = d.client.purge(DAY, dry_run=True, batch=2)
+
+    assert dry.rows["wf_instance"] == 3
+    assert dry.rows["wf_history"] == sum(b["wf_history"] for b in before.values())
+    assert dry.rows["wf_task"] == sum(b["wf_task"] for b in before.values())
+    assert {iid: rows(store, iid) for iid in ids} == before
+    # The real purge, in batches of 2, removes exactly what the dry run counted.
+    real = d.client.purge(DAY, batch=2)
+    assert sorted(real.instances) == ids
+    assert real.rows == dry.rows
+
+
+def test_dead_lettered_instances_stay_unless_asked_for(store: Store, clock: VirtualClock) -> None:
+    d = Durable(store, clock, {**OPS_HANDLERS, "svc.b": fails("Boom")}, opsflow())
+    iid = d.start("opsflow", {"id": "x"}, "dl-1")
+    assert d.status(iid) == "dead_lettered"
+    clock.advance(10 * DAY)
+    assert d.client.purge(DAY).instances == ()
+    assert d.client.purge(DAY, statuses=["dead_lettered"]).instances == (iid,)
+    assert rows(store, iid) == {**dict.fromkeys(TABLES, 0), "wf_outbox": 1}
+
+
+def test_a_parent_and_child_are_purged_only_when_both_have_ended(
+    store: Store, clock: VirtualClock
+) -> None:
+    d = Durable(store, clock, {}, data_table("kid"), data_table("parent"))
+    parent = d.start("parent", {"id": "p"}, "parent-1")
+    (child,) = [i.id for i in store.instances(limit=10) if i.parent_id == parent]
+    clock.advance(5 * DAY)
+    assert d.status(parent) == "running" and d.status(child) == "running"
+    assert d.client.purge(DAY).instances == ()  # neither ended
+
+    d.signal(child, "go", {"by": "bob"})
+    assert d.status(child) == "completed" and d.status(parent) == "completed"
+    assert d.instance(parent).output == {"by": "bob"}
+    clock.advance(5 * DAY)
+    assert sorted(d.client.purge(DAY).instances) == sorted([parent, child])
+
+
+def test_a_finished_child_of_a_running_parent_stays(store: Store, clock: VirtualClock) -> None:
+    d = Durable(store, clock, {}, data_table("kid"), data_table("fork_kid"))
+    parent = d.start("fork_kid", {"id": "p"}, "parent-1")
+    (child,) = [i.id for i in store.instances(limit=10) if i.parent_id == parent]
+    d.signal(child, "go", {"by": "bob"})
+    assert d.status(child) == "completed" and d.status(parent) == "running"
+    clock.advance(5 * DAY)
+    assert d.client.purge(DAY).instances == ()  # the parent may still need it
+    d.signal(parent, "done", {"by": "ann"})
+    assert d.status(parent) == "completed"
+    clock.advance(5 * DAY)
+    assert sorted(d.client.purge(DAY).instances) == sorted([parent, child])
+
+
+def test_unpublished_outbox_rows_are_kept(store: Store, clock: VirtualClock) -> None:
+    d = Durable(store, clock, OPS_HANDLERS, opsflow())
+    iid = d.start("opsflow", {"id": "x"}, "i-1")
+    finished(d, iid)
+    assert rows(store, iid)["wf_outbox"] == 1  # instance.finished, nobody consumed it
+    clock.advance(2 * DAY)
+    purged = d.client.purge(DAY)
+    assert purged.instances == (iid,) and purged.rows["wf_outbox"] == 0
+    assert rows(store, iid)["wf_outbox"] == 1 and rows(store, iid)["wf_instance"] == 0
+    # A consumer still gets it after the purge, with what it needs to know.
+    (event,) = store.outbox()
+    assert (event.instance_id, event.kind) == (iid, "instance.finished")
+    assert event.payload["workflow"] == "opsflow" and event.payload["status"] == "completed"
+
+
+def test_the_outbox_is_read_in_order_and_acknowledged_once(
+    store: Store, clock: VirtualClock
+) -> None:
+    d = Durable(store, clock, OPS_HANDLERS, opsflow())
+    ids = [d.start("opsflow", {"id": f"x{i}"}, f"i-{i}") for i in range(3)]
+    for iid in reversed(ids):
+        finished(d, iid)
+    events = store.outbox()
+    assert [e.instance_id for e in events] == list(reversed(ids))  # in commit order
+    assert [e.payload["output"]["by"] for e in events] == ["ann"] * 3  # type: ignore[index]
+    assert store.outbox(limit=1, after=events[0].id) == [events[1]]
+    assert store.mark_published([events[0].id, events[1].id]) == 2
+    assert store.mark_published([events[0].id]) == 0  # twice: nothing changes
+    assert store.outbox() == [events[2]]
+
+
+def test_only_one_workflow_and_bad_requests(store: Store, clock: VirtualClock) -> None:
+    d = Durable(store, clock, {**OPS_HANDLERS, "step.one": ok({"v": 1})}, opsflow())
+    iid = d.start("opsflow", {"id": "x"}, "i-1")
+    finished(d, iid)
+    clock.advance(2 * DAY)
+    assert d.client.purge(DAY, workflow="other").instances == ()
+    client = Client(store)
+    with pytest.raises(ValueError, match="cannot purge status running"):
+        client.purge(DAY, statuses=["running"])
+    with pytest.raises(ValueError, match="age must be >= 0"):
+        client.purge(-1)
+    assert rows(store, iid)["wf_instance"] == 1
+    assert client.purge(DAY, workflow="opsflow").instances == (iid,)

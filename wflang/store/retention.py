@@ -1,0 +1,114 @@
+"""Retention: delete finished instances and everything they left behind.
+
+A store only grows: every step appends a history row, every call leaves a task
+row, every signal an inbox row. ``purge`` removes instances that ended before a
+cut-off, together with their history, tasks, inbox rows and timers, a batch per
+transaction. It never removes what someone may still need:
+
+* only instances whose status is one of ``statuses`` (completed, failed,
+  cancelled and compensated by default: a dead-lettered instance waits for an
+  operator, so it is purged only when asked for by name);
+* not a parent whose child is still active (the child will report to it), nor
+  a child whose parent is still active (the parent may cancel or read it);
+* outbox rows that were not published yet stay (they carry their own payload),
+  so purging never hides an event from a consumer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from attrs import frozen
+
+from wflang.store.backend import Dialect, Tx, placeholders
+
+#: Statuses purged unless the caller names others: the instance has nothing left to do.
+ENDED = ("completed", "failed", "cancelled", "compensated")
+#: Statuses that can be purged at all (running and pending instances never).
+PURGEABLE = (*ENDED, "dead_lettered")
+
+#: The tables with an ``instance_id`` column, deleted before the instance row.
+_OWNED = ("wf_history", "wf_task", "wf_inbox", "wf_timer", "wf_outbox")
+#: Rows of those tables that stay: outbox rows nobody has published yet.
+_KEEP = {"wf_outbox": " AND published_at IS NOT NULL"}
+
+
+@frozen
+class Purged:
+    """What one ``purge`` removed (or, in a dry run, would remove)."""
+
+    instances: tuple[str, ...]
+    rows: dict[str, int]  # table -> rows deleted
+    more: bool  # the batch was full: call again for the rest
+
+
+def purge_batch(
+    tx: Tx,
+    dialect: Dialect,
+    *,
+    ended_before: int,
+    statuses: Sequence[str],
+    workflow: str | None,
+    limit: int,
+    dry_run: bool,
+) -> Purged:
+    """Delete up to ``limit`` instances that ended before ``ended_before`` (epoch ms).
+
+    ``dry_run`` deletes nothing and counts everything that would go, all batches
+    together; its ``instances`` are the first ``limit`` of them.
+    """
+    where, params = _candidates(statuses, ended_before, workflow)
+    rows = tx.query(
+        f"SELECT i.id FROM wf_instance i WHERE {where} ORDER BY i.updated_at, i.id "
+        f"LIMIT ?{'' if dry_run else dialect.skip_locked}",
+        (*params, limit),
+    )
+    ids = tuple(str(r[0]) for r in rows)
+    if dry_run:
+        chosen = f"SELECT i.id FROM wf_instance i WHERE {where}"
+        counts = {
+            table: _scalar(tx, f"SELECT count(*) FROM {table} WHERE instance_id IN ({chosen})"
+                           + _KEEP.get(table, ""), params)
+            for table in _OWNED
+        }  # fmt: skip
+        counts["wf_instance"] = _scalar(tx, f"SELECT count(*) FROM ({chosen}) AS c", params)
+        return Purged(instances=ids, rows=counts, more=False)
+    counts = {}
+    if ids:
+        marks = placeholders(len(ids))
+        for table in _OWNED:
+            counts[table] = tx.execute(
+                f"DELETE FROM {table} WHERE instance_id IN ({marks})" + _KEEP.get(table, ""), ids
+            )
+        counts["wf_instance"] = tx.execute(f"DELETE FROM wf_instance WHERE id IN ({marks})", ids)
+    return Purged(instances=ids, rows=counts, more=len(ids) == limit)
+
+
+def _candidates(
+    statuses: Sequence[str], ended_before: int, workflow: str | None
+) -> tuple[str, list[str | int]]:
+    """The WHERE clause (on ``wf_instance i``) of the instances to purge, and its params."""
+    unknown = sorted(set(statuses) - set(PURGEABLE))
+    if unknown or not statuses:
+        raise ValueError(
+            f"cannot purge status {', '.join(unknown) or '(none)'}: only {', '.join(PURGEABLE)}"
+        )
+    others = placeholders(len(PURGEABLE))
+    where = [
+        f"i.status IN ({placeholders(len(statuses))})",
+        "i.updated_at < ?",
+        # Nobody active may still need it: no active child, no active parent.
+        "NOT EXISTS (SELECT 1 FROM wf_instance c WHERE c.parent_id = i.id "
+        f"AND c.status NOT IN ({others}))",
+        "(i.parent_id IS NULL OR NOT EXISTS (SELECT 1 FROM wf_instance p "
+        f"WHERE p.id = i.parent_id AND p.status NOT IN ({others})))",
+    ]
+    params: list[str | int] = [*statuses, ended_before, *PURGEABLE, *PURGEABLE]
+    if workflow is not None:
+        where.append("i.workflow = ?")
+        params.append(workflow)
+    return " AND ".join(where), params
+
+
+def _scalar(tx: Tx, sql: str, params: Sequence[str | int]) -> int:
+    return int(str(tx.query(sql, params)[0][0]))

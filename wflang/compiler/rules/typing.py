@@ -19,7 +19,9 @@ from wflang.compiler.rules.names import did_you_mean
 from wflang.compiler.types import (
     BOOL,
     DURATION,
+    INT,
     NULL,
+    STRING,
     TIMESTAMP,
     UNKNOWN,
     Enum,
@@ -230,7 +232,14 @@ def _type_node(
                 env.record(f"payload of {decl.name.text}", decl.payload or ()) if decl else UNKNOWN
             )
         elif isinstance(trigger, sp.MessageTrigger):
-            here.infer(trigger.correlation)
+            # Messages are matched on the correlation's text: a string or an int.
+            got = here.value(trigger.correlation, "a correlation")
+            if not isinstance(got, Unknown) and got not in (STRING, INT):
+                here.problem(
+                    "mismatch",
+                    f"a correlation must be string or int, not {got}",
+                    trigger.correlation.span,
+                )
             mdecl = m.messages.get(trigger.message.text)
             out_roots["message"] = (
                 env.record(f"payload of {mdecl.name.text}", mdecl.payload or ())
@@ -347,8 +356,8 @@ def _findings(m: Model, kind: str) -> Iterator[Finding]:
 )
 def type_mismatch(m: Model) -> Iterator[Finding]:
     """Guards are ``bool``; timeouts and sleeps are durations; ``until`` is a
-    timestamp; mapped values fit the field they fill; operators get operands
-    they apply to.
+    timestamp; a message's correlation is a ``string`` or an ``int``; mapped
+    values fit the field they fill; operators get operands they apply to.
 
     Bad:
 

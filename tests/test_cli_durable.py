@@ -82,13 +82,13 @@ def _history(wf: Wf, iid: str) -> dict[str, object]:
 
 def test_happy_path(wf: Wf) -> None:
     out = wf.ok("store", "migrate")
-    assert f"migrated {wf.url} to schema version 1 (applied [1])" in out
-    assert "schema version 1: nothing to do" in wf.ok("store", "migrate")
+    assert f"migrated {wf.url} to schema version 2 (applied [1, 2])" in out
+    assert "schema version 2: nothing to do" in wf.ok("store", "migrate")
     out = wf.ok("deploy", FLOW)
     assert out.startswith("opsflow v1 deployed: sha256:")
     assert "opsflow v1 already deployed (same content)" in wf.ok("deploy", FLOW)
     _start(wf, "c-1")
-    assert "schema version: 1" in wf.ok("store", "info")
+    assert "schema version: 2" in wf.ok("store", "info")
     assert "instances: pending 1" in wf.out
 
     out = wf.work()
@@ -205,7 +205,7 @@ def test_refused_requests_exit_1_and_change_nothing(
         (["ops", "replay", "x", "--from", "a", "--input", "{"], "--input is not JSON"),
         (["start", "opsflow", "--input", "@/nonexistent/in.json"], "cannot read"),
         (["worker", "--once", "--handlers", "no_such_module_xyz"], "cannot import handlers"),
-        (["ops", "purge", "--older-than", "30 days"], "'30 days' is not an age"),
+        (["ops", "purge", "--older-than", "30 days"], "'30 days' is not a duration"),
         (["ops", "purge", "--older-than", "d"], "write a number and a unit"),
     ],
 )
@@ -298,6 +298,7 @@ DURABLE_COMMANDS = [
     ["ops", "cancel"],
     ["ops", "purge"],
     ["outbox"],
+    ["publish"],
 ]
 
 
@@ -358,3 +359,45 @@ def test_outbox_and_purge(ready: Wf) -> None:
         ready("ops", "purge", "--older-than", "0s", "--status", "running")
     assert exit_.value.code == 2
     assert "invalid choice: 'running'" in ready.capsys.readouterr().err
+
+
+SETTLE = str(DATA / "settle.wf")
+
+
+def test_publish_by_correlation(ready: Wf) -> None:
+    ready.ok("deploy", SETTLE)
+    for iid, order in (("s-1", "o-1"), ("s-2", "o-2")):
+        ready.ok("start", "settle", "--input", json.dumps({"order_id": order, "customer_no": 7}),
+                 "--id", iid)  # fmt: skip
+    ready.work()
+    assert "waiting for message:paid:o-1" in ready.ok("status", "s-1")
+
+    payload = '{"order_id": "o-1", "amount": 9.5}'
+    out = ready.ok("publish", "paid", "--correlation", "o-1", "--payload", payload, "--key", "p1")
+    assert out == "message paid (correlation 'o-1') delivered to 1 instance(s): s-1\n"
+    out = ready.ok("publish", "paid", "--correlation", "o-1", "--payload", payload, "--key", "p1")
+    assert out == "message paid (correlation 'o-1') with key 'p1' was already published: ignored\n"
+    ready.work()
+    assert "waiting for message:refunded:7" in ready.ok("status", "s-1")
+    out = ready.ok("publish", "refunded", "--correlation", "007", "--int",
+                   "--payload", '{"customer_no": 7}')  # fmt: skip
+    assert "(correlation '7') delivered to 1 instance(s): s-1" in out
+    ready.work()
+    assert "status:   completed" in ready.ok("status", "s-1")
+    history = ready.ok("history", "s-1")
+    assert "by_order received message paid" in history and "by cli-tester" in history
+
+    out = ready.ok("publish", "paid", "--correlation", "o-9", "--payload", payload)
+    assert "no instance waits for it now" in out and "not kept (give --ttl" in out
+    out = ready.ok("publish", "paid", "--correlation", "o-9", "--payload", payload, "--ttl", "2h")
+    assert "kept for instances that start waiting for it until" in out
+
+    assert ready("publish", "pay", "--correlation", "o-1") == 1
+    assert "no deployed workflow declares a message 'pay'" in ready.err
+    assert ready("publish", "paid", "--correlation", "o-2", "--payload", '{"amount": 1}') == 1
+    assert "message 'paid' does not fit" in ready.err
+    assert ready("publish", "refunded", "--correlation", "x", "--int") == 2
+    assert "'x' is not an integer" in ready.err
+    assert ready("publish", "paid", "--correlation", "o-2", "--ttl", "soon") == 2
+    assert "--ttl: 'soon' is not a duration" in ready.err
+    assert "waiting for message:paid:o-2" in ready.ok("status", "s-2")  # untouched

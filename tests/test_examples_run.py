@@ -1439,7 +1439,7 @@ def test_subscription_renews_after_settlement_and_a_provider_outage() -> None:
     env.advance(minutes=15)  # the back-off sleep; the charge starts again at attempt 1
     assert env.services_called().count("payments.charge") == 4
     (token,) = env.instance(iid).tokens
-    assert token.waiting == "message:invoice_paid"
+    assert token.waiting == "message:invoice_paid:sub-1"
     env.message(iid, "invoice_paid", {"subscription_id": "sub-1", "invoice_id": "inv-1",
                                       "amount": Decimal("9.99")})  # fmt: skip
     env.advance(minutes=2)  # the receipt fails three times: 'on any -> cycle'

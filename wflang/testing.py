@@ -161,6 +161,14 @@ class WorkflowEnv:
         self.engine.send(instance_id, rt.SignalReceived(name, dict(payload or {}), key, "message"))
         self._flush_duplicates()
 
+    def publish(self, message: str, correlation: Value,
+                payload: Mapping[str, Value] | None = None, *, key: str = "",
+                ttl_ms: int = 0) -> list[str]:  # fmt: skip
+        """Publish a message by correlation (``Engine.publish``); the instances reached."""
+        reached = self.engine.publish(message, correlation, payload, key=key, ttl_ms=ttl_ms)
+        self._flush_duplicates()
+        return reached
+
     def cancel(self, instance_id: str, *, compensate: bool = False) -> None:
         self.engine.cancel(instance_id, compensate=compensate)
 

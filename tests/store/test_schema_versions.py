@@ -33,9 +33,29 @@ def test_migrate_twice_applies_nothing_the_second_time(opener: Factory) -> None:
     assert store.schema_version() == 0
     assert store.migrate() == list(range(1, LATEST + 1))
     assert store.migrate() == []
-    assert store.schema_version() == LATEST == 1
-    assert [int(str(v)) for v, _ in _schema_rows(store)] == [1]
+    assert store.schema_version() == LATEST == 2
+    assert [int(str(v)) for v, _ in _schema_rows(store)] == [1, 2]
     store.check_schema()  # no error once migrated
+
+
+def test_a_store_at_an_older_version_is_refused_then_upgraded_in_place(
+    store: Store, clock: VirtualClock
+) -> None:
+    """A store made by an earlier wflang (schema 1, before message correlation) keeps its
+    instances through `wf store migrate`."""
+    d = Durable(store, clock, OPS_HANDLERS, opsflow())
+    iid = d.start("opsflow", {"id": "x"}, "old-1")
+    with store.backend.transaction() as tx:  # back to schema 1
+        tx.execute("DROP TABLE wf_subscription")
+        tx.execute("DROP TABLE wf_message")
+        tx.execute("DELETE FROM wf_schema WHERE version = 2")
+    with pytest.raises(StoreError, match=r"schema version 1.*needs 2"):
+        store.check_schema()
+    assert store.migrate() == [2]
+    store.check_schema()
+    d.complete("approve", {"ok": True}, iid)
+    d.signal(iid, "go", {"by": "ann"})
+    assert d.status(iid) == "completed"
 
 
 def _migrate_together(stores: list[Store]) -> tuple[list[list[int]], list[BaseException]]:
@@ -60,7 +80,7 @@ def _migrate_together(stores: list[Store]) -> tuple[list[list[int]], list[BaseEx
 
 def test_migrate_from_two_threads_at_once(opener: Factory, url: str, tmp_path: Path) -> None:
     """Two stores (two connections, as two processes would have) migrate at once: no error,
-    version 1 applied exactly once. SQLite runs 25 rounds, each on a fresh file."""
+    each version applied exactly once. SQLite runs 25 rounds, each on a fresh file."""
     if url.startswith("sqlite"):
         rounds = [f"sqlite:///{tmp_path / f'round-{n}.db'}" for n in range(25)]
     else:
@@ -70,9 +90,9 @@ def test_migrate_from_two_threads_at_once(opener: Factory, url: str, tmp_path: P
         try:
             applied, errors = _migrate_together(stores)
             assert errors == [], f"round {n}: {errors!r}"
-            assert sorted(applied) == [[], [1]]  # one of them applied version 1, once
-            assert [int(str(v)) for v, _ in _schema_rows(stores[0])] == [1]
-            assert stores[1].schema_version() == 1
+            assert sorted(applied) == [[], [1, 2]]  # one of them applied each, once
+            assert [int(str(v)) for v, _ in _schema_rows(stores[0])] == [1, 2]
+            assert stores[1].schema_version() == 2
         finally:
             for s in stores:
                 s.close()
@@ -83,7 +103,7 @@ def test_check_schema_on_an_unmigrated_store_says_what_to_run(opener: Factory) -
     with pytest.raises(StoreError) as err:
         store.check_schema()
     message = str(err.value)
-    assert "schema version 0" in message and "needs 1" in message
+    assert "schema version 0" in message and "needs 2" in message
     assert f"wf store migrate --store {store.url}" in message
 
 

@@ -168,6 +168,33 @@ def cmd_signal(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_publish(args: argparse.Namespace) -> int:
+    client = _client(args)
+    payload = json_arg(args.payload, "--payload")
+    ttl = 0 if args.ttl is None else parse_age(args.ttl, "--ttl")
+    correlation: Value = args.correlation
+    if args.int:
+        try:
+            correlation = int(args.correlation)
+        except ValueError as err:
+            raise CliUsage(f"--correlation: '{args.correlation}' is not an integer") from err
+    done = client.publish(args.message, correlation, payload, key=args.key, ttl_ms=ttl)
+    what = f"message {done.message} (correlation {done.correlation!r})"
+    if done.duplicate:
+        print(f"{what} with key {args.key!r} was already published: ignored")
+        return EXIT_OK
+    if done.delivered:
+        print(f"{what} delivered to {len(done.delivered)} instance(s): "
+              + ", ".join(done.delivered))  # fmt: skip
+    else:
+        print(f"{what}: no instance waits for it now")
+    if done.kept_until is not None:
+        print(f"kept for instances that start waiting for it until {_when(done.kept_until)}")
+    elif not done.delivered:
+        print("not kept (give --ttl to keep it for instances that wait later)")
+    return EXIT_OK
+
+
 def cmd_tasks_list(args: argparse.Namespace) -> int:
     client = _client(args)
     tasks = client.open_tasks(args.instance)
@@ -351,12 +378,12 @@ _AGE_UNITS = {"ms": 1, "s": 1_000, "m": 60_000, "h": 3_600_000, "d": 86_400_000,
 _AGE = re.compile(r"(\d+)(ms|s|m|h|d|w)")
 
 
-def parse_age(text: str) -> int:
+def parse_age(text: str, option: str = "--older-than") -> int:
     """``30d``, ``12h``, ``1d12h``, ``90m``, ``0s``: milliseconds."""
     parts = _AGE.findall(text)
     if not parts or "".join(n + u for n, u in parts) != text.strip():
         raise CliUsage(
-            f"--older-than: '{text}' is not an age: write a number and a unit "
+            f"{option}: '{text}' is not a duration: write a number and a unit "
             "(ms, s, m, h, d, w), e.g. 30d, 12h or 1d12h"
         )
     return sum(int(n) * _AGE_UNITS[u] for n, u in parts)
@@ -618,6 +645,26 @@ def _people_parsers(sub: Sub) -> None:
     ops_opts(p)
     p.set_defaults(func=cmd_signal)
 
+    p = sub.add_parser(
+        "publish",
+        help="publish a message to the instances waiting for it by correlation",
+        description="Publish a message declared by a deployed workflow (its payload is "
+        "checked against the declaration) to every instance waiting for it with "
+        "`wait ...: message NAME correlate EXPR` where EXPR's value, when the wait began, "
+        "equals --correlation (compared as text). With --ttl the message is also kept "
+        "that long for instances that start waiting for it later; each instance gets it "
+        "once. With --key, publishing the same key again is ignored. To send a message "
+        "to one instance by its id, use 'wf signal ID NAME --message'.",
+    )
+    p.add_argument("message", help="the message's name")
+    p.add_argument("--correlation", required=True, help="the correlation value")
+    p.add_argument("--int", action="store_true", help="the correlation is an integer (checked)")
+    p.add_argument("--payload", default="{}", help="the payload as JSON, or @file.json")
+    p.add_argument("--key", help="a deduplication key: publishing it again is ignored")
+    p.add_argument("--ttl", metavar="DURATION", help="keep it for later waiters: 10m, 2h, 7d")
+    p.add_argument("--actor", help="who: recorded in the history (default $WF_ACTOR or login)")
+    store_opt(p)
+    p.set_defaults(func=cmd_publish)
     p = sub.add_parser(
         "tasks",
         help="list and complete human tasks",

@@ -22,6 +22,7 @@ from attrs import frozen
 
 from wflang.runtime import codec
 from wflang.runtime import instance as rt
+from wflang.runtime.correlation import correlation_text
 from wflang.runtime.ir import Value
 from wflang.runtime.table import Table, table_hash
 from wflang.runtime.validate import (
@@ -29,12 +30,14 @@ from wflang.runtime.validate import (
     validate_result,
     validate_signal,
 )
+from wflang.store.messages import Published
 from wflang.store.records import (
     IllegalAction,
     InstanceInfo,
     StoreError,
     TaskInfo,
     UnknownInstance,
+    UnknownWorkflow,
 )
 from wflang.store.retention import ENDED, Purged
 from wflang.store.sql import Store
@@ -124,6 +127,36 @@ class Client:
             dedupe_key=None if key is None else f"{kind}:{name}:{key}",
             actor=self.actor,
         )
+
+    def publish(
+        self,
+        message: str,
+        correlation: Value,
+        payload: Mapping[str, Value],
+        *,
+        key: str | None = None,
+        ttl_ms: int = 0,
+    ) -> Published:
+        """Publish a message to the instances waiting for it with this correlation
+        (see ``wflang.store.messages``), after checking its payload against every
+        deployed version that declares the message."""
+        try:
+            text = correlation_text(correlation)
+        except ValueError as err:
+            raise InvalidValue("the correlation", [str(err)]) from err
+        if ttl_ms < 0:
+            raise InvalidValue("the TTL", ["must not be negative"])
+        declaring = [
+            t for t in self.store.tables() if any(m.name == message for m in t.types.messages)
+        ]
+        if not declaring:
+            raise UnknownWorkflow(f"no deployed workflow declares a message '{message}'")
+        problems = sorted(
+            {p for t in declaring for p in validate_signal(t, "message", message, payload)}
+        )
+        if problems:
+            raise InvalidValue(f"the message '{message}'", problems)
+        return self.store.publish(message, text, payload, key=key, ttl_ms=ttl_ms, actor=self.actor)
 
     # -- human tasks ---------------------------------------------------------------
 

@@ -20,6 +20,7 @@ from attrs import define, field, frozen
 
 from wflang.runtime import instance as rt
 from wflang.runtime import step as st
+from wflang.runtime.correlation import awaited_messages, correlation_text
 from wflang.runtime.instance import Status
 from wflang.runtime.ir import Value
 from wflang.runtime.table import Table
@@ -107,6 +108,22 @@ class Record:
     children: dict[str, str] = field(factory=dict)  # call key -> child instance id
 
 
+@define
+class KeptMessage:
+    """A message published with a TTL, kept for instances that wait for it later."""
+
+    id: int
+    message: str
+    correlation: str
+    payload: dict[str, Value]
+    key: str
+    expires_at: int
+    taken_by: set[str] = field(factory=set)  # each instance gets it once
+
+    def event(self) -> rt.SignalReceived:
+        return rt.SignalReceived(self.message, self.payload, self.key, "message", self.correlation)
+
+
 class Engine:
     """Runs workflows in memory with a clock you move."""
 
@@ -127,6 +144,8 @@ class Engine:
         self.timers: dict[str, tuple[int, str]] = {}  # timer id -> (due, instance)
         self.queue: deque[tuple[str, rt.Event]] = deque()
         self._ids = 0
+        self.kept: list[KeptMessage] = []  # published with a TTL, for later waiters
+        self._published = 0
 
     # -- registration --------------------------------------------------------------
 
@@ -183,6 +202,8 @@ class Engine:
             )
         )
         self._apply(record, result.commands)
+        if self.kept:
+            self._hand_kept(record)
         return instance_id
 
     def send(self, instance_id: str, event: rt.Event) -> None:
@@ -199,6 +220,50 @@ class Engine:
 
     def cancel(self, instance_id: str, *, compensate: bool = False) -> None:
         self.send(instance_id, rt.CancelRequested(compensate))
+
+    def publish(
+        self,
+        message: str,
+        correlation: Value,
+        payload: Mapping[str, Value] | None = None,
+        *,
+        key: str = "",
+        ttl_ms: int = 0,
+    ) -> list[str]:
+        """Give a message to every instance waiting for it with this correlation (see
+        ``wflang.runtime.correlation``); with ``ttl_ms``, also to instances that start
+        waiting for it before it expires, each once. The instances it reached now."""
+        self._published += 1
+        kept = KeptMessage(
+            self._published,
+            message,
+            correlation_text(correlation),
+            dict(payload or {}),
+            key,
+            self.now + ttl_ms,
+        )
+        if ttl_ms > 0:
+            self.kept.append(kept)
+        reached = sorted(
+            iid
+            for iid, r in self.records.items()
+            if (message, kept.correlation) in awaited_messages(r.instance).values()
+        )
+        for iid in reached:
+            kept.taken_by.add(iid)
+            self.queue.append((iid, kept.event()))
+        self.run()
+        return reached
+
+    def _hand_kept(self, record: Record) -> None:
+        """Queue the kept messages an instance has just started waiting for."""
+        self.kept = [k for k in self.kept if k.expires_at > self.now]
+        iid = record.instance.id
+        for message, text in awaited_messages(record.instance).values():
+            for k in self.kept:
+                if (k.message, k.correlation) == (message, text) and iid not in k.taken_by:
+                    k.taken_by.add(iid)
+                    self.queue.append((iid, k.event()))
 
     def complete_task(self, key: str, output: Mapping[str, Value]) -> None:
         """Finish a human task (user or manual) with its form's values."""
@@ -263,6 +328,8 @@ class Engine:
                     )
                 )
                 self._apply(record, result.commands)
+                if self.kept:
+                    self._hand_kept(record)
             due = min(
                 ((d, tid, iid) for tid, (d, iid) in self.timers.items() if d <= self.now),
                 default=None,

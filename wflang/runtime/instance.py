@@ -45,7 +45,8 @@ class Token:
     parent: int = NO_TOKEN  # the token of the parallel or map node whose body this runs in
     index: int = 0  # its branch or item index in the parent
     attempt: int = 1
-    waiting: str = ""  # task | human | child | signal:NAME | message:NAME | timer | retry | join
+    # task | human | child | signal:NAME | message:NAME:CORRELATION | timer | retry | join
+    waiting: str = ""
     side: bool = False  # started by a non-interrupting timer: its end ends only itself
     compensating: bool = False  # runs a compensation of the saga
     locals: tuple[tuple[str, Value], ...] = ()  # the map item, bound to its alias
@@ -85,6 +86,7 @@ class Signal:
     name: str
     payload: Value
     key: str
+    correlation: str | None = None  # a published message's correlation text
 
 
 @frozen(slots=False)
@@ -160,6 +162,9 @@ class SignalReceived:
     payload: dict[str, Value] = field(factory=dict)
     key: str = ""
     kind: str = "signal"  # or message
+    # A message published by correlation: only a wait whose correlation has this text
+    # takes it. None: sent to this instance, any wait for its name takes it.
+    correlation: str | None = None
 
 
 @frozen

@@ -722,14 +722,35 @@ def _enter_wait(run: _Run, token: _Token, entry: tb.WaitEntry) -> None:
         token = run.update(token, waiting="timer")
         run.start_timer(token, "until", max(at, run.now))
     else:
+        awaited = f"{entry.trigger}:{entry.name}"
+        correlation = None
+        if entry.trigger == "message":
+            correlation = _correlation(run, token, entry, env)
+            awaited += f":{correlation}"
         for i, sig in enumerate(run.buffered):
-            if sig.kind == entry.trigger and sig.name == entry.name:
+            if (
+                sig.kind == entry.trigger
+                and sig.name == entry.name
+                and (sig.correlation is None or sig.correlation == correlation)
+            ):
                 run.buffered = [*run.buffered[:i], *run.buffered[i + 1 :]]
                 run.decide(f"{run.name(token.state)} takes buffered {sig.kind} {sig.name}")
                 run.done(token, {sig.kind: sig.payload})
                 return
-        token = run.update(token, waiting=f"{entry.trigger}:{entry.name}")
+        token = run.update(token, waiting=awaited)
     _boundary_timers(run, token, entry.timers, env)
+
+
+def _correlation(run: _Run, token: _Token, entry: tb.WaitEntry, env: Env) -> str:
+    """The text a message wait is matched on: its correlation's value when it begins."""
+    assert entry.expression is not None
+    value = run.eval(entry.expression, env)
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise WorkflowError(
+            f"the correlation of '{run.name(token.state)}' is {type(value).__name__}, "
+            "not a string or an int"
+        )
+    return str(value)
 
 
 def _enter_sleep(run: _Run, token: _Token, entry: tb.SleepEntry) -> None:
@@ -957,15 +978,23 @@ def _on_signal(run: _Run, e: rt.SignalReceived) -> None:
         return
     if e.key:
         run.seen = [*run.seen, e.key]
-    want = f"{e.kind}:{e.name}"
-    waiting = sorted((t for t in run.tokens.values() if t.waiting == want), key=lambda t: t.id)
+    waiting = sorted((t for t in run.tokens.values() if _awaits(t.waiting, e)), key=lambda t: t.id)
     if not waiting:
-        run.buffered = [*run.buffered, rt.Signal(e.kind, e.name, e.payload, e.key)]
+        run.buffered = [*run.buffered, rt.Signal(e.kind, e.name, e.payload, e.key, e.correlation)]
         run.decide(f"buffered {e.kind} {e.name}")
         return
     token = waiting[0]
     run.decide(f"{run.name(token.state)} received {e.kind} {e.name}")
     run.done(token, {e.kind: e.payload})
+
+
+def _awaits(waiting: str, e: rt.SignalReceived) -> bool:
+    """Whether a token waiting for ``waiting`` takes this signal or message. A message
+    sent to the instance itself (no correlation) goes to any wait for its name."""
+    want = f"{e.kind}:{e.name}"
+    if e.correlation is not None:
+        return waiting == f"{want}:{e.correlation}"
+    return waiting == want or (e.kind == "message" and waiting.startswith(want + ":"))
 
 
 def _on_child_completed(run: _Run, e: rt.ChildCompleted) -> None:

@@ -34,6 +34,7 @@ class Dialect:
     single_writer: bool  # one writer at a time (SQLite): nothing to skip when claiming
     local_clock: bool  # the database runs on this machine: its clock is this process's
     without_rowid: str  # table option for tables keyed by their primary key alone
+    key_lock: str = ""  # locks a text key until the transaction ends ("": one writer anyway)
 
 
 class Tx(Protocol):

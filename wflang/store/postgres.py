@@ -28,6 +28,7 @@ DIALECT = Dialect(
     without_rowid="",
     notify="SELECT pg_notify('wflang', '')",
     skip_locked=" FOR UPDATE SKIP LOCKED",
+    key_lock="SELECT pg_advisory_xact_lock(hashtext(?))",
 )
 
 _MIGRATION_LOCK = 0x77666C616E67  # "wflang"

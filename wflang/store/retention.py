@@ -2,8 +2,9 @@
 
 A store only grows: every step appends a history row, every call leaves a task
 row, every signal an inbox row. ``purge`` removes instances that ended before a
-cut-off, together with their history, tasks, inbox rows and timers, a batch per
-transaction. It never removes what someone may still need:
+cut-off, together with their history, tasks, inbox rows, timers and
+subscriptions, a batch per transaction, and published messages that expired
+before the cut-off. It never removes what someone may still need:
 
 * only instances whose status is one of ``statuses`` (completed, failed,
   cancelled and compensated by default: a dead-lettered instance waits for an
@@ -28,7 +29,7 @@ ENDED = ("completed", "failed", "cancelled", "compensated")
 PURGEABLE = (*ENDED, "dead_lettered")
 
 #: The tables with an ``instance_id`` column, deleted before the instance row.
-_OWNED = ("wf_history", "wf_task", "wf_inbox", "wf_timer", "wf_outbox")
+_OWNED = ("wf_history", "wf_task", "wf_inbox", "wf_timer", "wf_subscription", "wf_outbox")
 #: Rows of those tables that stay: outbox rows nobody has published yet.
 _KEEP = {"wf_outbox": " AND published_at IS NOT NULL"}
 
@@ -72,8 +73,14 @@ def purge_batch(
             for table in _OWNED
         }  # fmt: skip
         counts["wf_instance"] = _scalar(tx, f"SELECT count(*) FROM ({chosen}) AS c", params)
+        counts["wf_message"] = _scalar(
+            tx, "SELECT count(*) FROM wf_message WHERE expires_at < ?", (ended_before,)
+        )
         return Purged(instances=ids, rows=counts, more=False)
-    counts = {}
+    # Published messages that expired before the cut-off (their keys are forgotten).
+    counts = {
+        "wf_message": tx.execute("DELETE FROM wf_message WHERE expires_at < ?", (ended_before,))
+    }
     if ids:
         marks = placeholders(len(ids))
         for table in _OWNED:

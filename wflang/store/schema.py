@@ -137,6 +137,35 @@ MIGRATIONS: tuple[Migration, ...] = (
             """CREATE INDEX wf_outbox_unpublished ON wf_outbox (id) WHERE published_at IS NULL""",
         ),
     ),
+    Migration(
+        2,
+        "message correlation",
+        (
+            # What each waiting instance listens for: a token at a `wait ... message M
+            # correlate EXPR`, with the text of EXPR's value when the wait began.
+            """CREATE TABLE wf_subscription (
+                instance_id text NOT NULL,
+                token bigint NOT NULL,
+                message text NOT NULL,
+                correlation text NOT NULL,
+                created_at bigint NOT NULL,
+                PRIMARY KEY (instance_id, token)){without_rowid}""",
+            """CREATE INDEX wf_subscription_key ON wf_subscription (message, correlation)""",
+            # Published messages kept for later subscribers (until expires_at) and to
+            # recognise a second publication with the same key.
+            """CREATE TABLE wf_message (
+                id {autoid},
+                message text NOT NULL,
+                correlation text NOT NULL,
+                payload {json} NOT NULL,
+                dedupe_key text,
+                actor text,
+                published_at bigint NOT NULL,
+                expires_at bigint NOT NULL)""",
+            """CREATE UNIQUE INDEX wf_message_dedupe ON wf_message (message, dedupe_key)""",
+            """CREATE INDEX wf_message_key ON wf_message (message, correlation, expires_at)""",
+        ),
+    ),
 )
 
 LATEST = MIGRATIONS[-1].version

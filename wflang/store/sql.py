@@ -38,10 +38,11 @@ from wflang import faults
 from wflang.runtime import codec
 from wflang.runtime import instance as rt
 from wflang.runtime import step as st
+from wflang.runtime.correlation import awaited_messages
 from wflang.runtime.engine import HistoryEntry
 from wflang.runtime.ir import Value
-from wflang.runtime.table import Table, dumps, loads, table_hash
-from wflang.store import retention
+from wflang.runtime.table import Table, WaitEntry, dumps, loads, table_hash
+from wflang.store import messages, retention
 from wflang.store.backend import Backend, Param, Tx, chunks, placeholders
 from wflang.store.records import (
     Advanced,
@@ -105,6 +106,7 @@ class Store:
         self._tables: dict[str, Table] = {}
         # instance id -> the instance as this process last committed it (see _add)
         self._decoded: dict[str, rt.Instance] = {}
+        self._message_waits: dict[str, bool] = {}  # table hash -> has a message wait
 
     @property
     def url(self) -> str:
@@ -272,6 +274,22 @@ class Store:
             table = loads(str(rows[0][0]))
             self._tables[digest] = table
         return table
+
+    def tables(self) -> list[Table]:
+        """Every deployed table (all workflows, all versions)."""
+        with self.backend.read() as tx:
+            digests = [str(h) for (h,) in tx.query("SELECT hash FROM wf_workflow ORDER BY hash")]
+        return [self.table_for(d) for d in digests]
+
+    def _waits_for_messages(self, digest: str, table: Table) -> bool:
+        """Whether this table has a message wait (only then are subscriptions kept)."""
+        found = self._message_waits.get(digest)
+        if found is None:
+            found = self._message_waits[digest] = any(
+                isinstance(s.entry, WaitEntry) and s.entry.trigger == "message"
+                for s in table.states
+            )
+        return found
 
     def versions(self, name: str | None = None) -> list[VersionInfo]:
         """Every deployed version with its running and finished instance counts."""
@@ -455,6 +473,41 @@ class Store:
             )
             > 0
         )
+
+    def publish(
+        self,
+        message: str,
+        correlation: str,
+        payload: Mapping[str, Value],
+        *,
+        key: str | None = None,
+        ttl_ms: int = 0,
+        actor: str | None = None,
+    ) -> messages.Published:
+        """Give a message to every instance waiting for it with this correlation; with
+        ``ttl_ms``, also to those that start waiting for it before it expires (see
+        ``wflang.store.messages``). A second publication with the same ``key`` is
+        ignored."""
+
+        def run(tx: Tx) -> messages.Published:
+            published = messages.publish(
+                tx,
+                self.dialect,
+                lambda t, iid, event, dedupe: self._inbox(t, iid, event, dedupe, actor),
+                now=self.now(tx),
+                message=message,
+                correlation=correlation,
+                payload=payload,
+                key=key,
+                ttl_ms=ttl_ms,
+                actor=actor,
+            )
+            if published.delivered:
+                self._hint(tx)
+            return published
+
+        published: messages.Published = self._write(run)
+        return published
 
     # --------------------------------------------------------------------- tasks
 
@@ -957,6 +1010,8 @@ class _Advance:
             if row_id is not None:
                 consumed.append((inst.seq, row_id))
         self.decoded[w.id] = inst
+        if self.store._waits_for_messages(w.hash, w.table):
+            self._resubscribe(w, inst)
         wake = min((t.due for t in inst.timers), default=None)
         # The instance's own rows are written for all instances together (_flush).
         self.updates.append(
@@ -970,6 +1025,22 @@ class _Advance:
         self.transitions += len(history)
         if inst.status.finished and (w.instance is None or not w.instance.status.finished):
             self.finished.append(w.id)
+
+    def _resubscribe(self, w: _Work, inst: rt.Instance) -> None:
+        """Keep the instance's message subscriptions in line with its tokens."""
+        before = awaited_messages(w.instance)
+        after = awaited_messages(inst)
+        if before != after:
+            handed = messages.resubscribe(
+                self.tx,
+                self.d,
+                lambda t, iid, event, dedupe: self.store._inbox(t, iid, event, dedupe, at=self.now),
+                now=self.now,
+                instance_id=w.id,
+                before=before,
+                after=after,
+            )
+            self.scheduled += handed
 
     def _history_row(
         self,

@@ -1,0 +1,34 @@
+"""Message correlation: how a published message finds the instances waiting for it.
+
+``wait NAME: message M correlate EXPR`` evaluates EXPR when the wait begins; the
+token then waits for ``message:M:TEXT``, TEXT being the value as text (a string as
+it is, an int in decimal). A message published for (M, TEXT) goes to every token
+waiting for exactly that. The engine and the durable store both route with these
+two functions, so they agree.
+"""
+
+from __future__ import annotations
+
+from wflang.runtime import instance as rt
+from wflang.runtime.ir import Value
+
+_PREFIX = "message:"
+
+
+def correlation_text(value: Value) -> str:
+    """The text a correlation value is matched on; a ValueError for other types."""
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise ValueError(f"a correlation is a string or an integer, not {type(value).__name__}")
+    return str(value)
+
+
+def awaited_messages(instance: rt.Instance | None) -> dict[int, tuple[str, str]]:
+    """The messages an instance waits for: token id -> (message, correlation text)."""
+    if instance is None or instance.status.finished:
+        return {}
+    found: dict[int, tuple[str, str]] = {}
+    for t in instance.tokens:
+        if t.waiting.startswith(_PREFIX):
+            name, _, text = t.waiting[len(_PREFIX) :].partition(":")
+            found[t.id] = (name, text)
+    return found

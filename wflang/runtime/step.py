@@ -16,6 +16,7 @@ import operator
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal
+from typing import Any, Generic, TypeVar
 
 from attrs import frozen
 
@@ -67,6 +68,16 @@ class Compiled:
         self.states = [
             _StateInfo(self, i, state, by_state[i]) for i, state in enumerate(table.states)
         ]
+        for info in self.states:  # parallels whose every branch begins with a plain task
+            entry = info.entry
+            info.fans_to_tasks = (
+                isinstance(entry, tb.ParallelEntry)
+                and bool(entry.branches)
+                and all(
+                    self.states[b].arrive == _TASK and not self.states[b].walk
+                    for b in entry.branches
+                )
+            )
 
     def row(self, state: int, event: str) -> tuple[tb.Transition, ...] | None:
         return self.rows.get((state, event))
@@ -96,9 +107,13 @@ _Write = Callable[[Env, dict[str, Value]], dict[str, Value]]
 
 
 class _Transition:
-    """A transition with its guard and actions compiled."""
+    """A transition with its guard and actions compiled.
 
-    __slots__ = ("actions", "guard", "target")
+    Most transitions only write into the context (or do nothing): for them
+    ``plain`` is true and ``write`` does all their writes in one call.
+    """
+
+    __slots__ = ("actions", "guard", "plain", "target", "write")
 
     def __init__(self, c: Compiled, t: tb.Transition) -> None:
         self.guard = None if t.guard is None else c.expressions[t.guard]
@@ -110,27 +125,46 @@ class _Transition:
             for a in t.actions
             if (a.kind == "write" and a.mapping is not None) or a.kind == "compensate"
         )  # fmt: skip
+        writes = [write for write, _ in self.actions if write is not None]
+        self.plain = len(writes) == len(self.actions)  # no compensation to register
+        self.write = None if not writes else writes[0] if len(writes) == 1 else _chain(writes)
+
+
+def _chain(writes: list[_Write]) -> _Write:
+    """Several writes of one transition as one: each sees the same environment."""
+
+    def write(env: Env, ctx: dict[str, Value]) -> dict[str, Value]:
+        for w in writes:
+            ctx = w(env, ctx)
+        return ctx
+
+    return write
 
 
 class _StateInfo:
     """What a step needs of one state, prepared once per table."""
 
     __slots__ = (
-        "args", "completed", "done", "enter", "enter_decision", "entry", "name", "rows",
-        "walk",
+        "args", "arrive", "completed", "done", "enter", "enter_decision", "entry", "fans_to_tasks",
+        "id", "name", "on_enter", "rows", "service", "walk",
     )  # fmt: skip
 
     def __init__(
         self, c: Compiled, index: int, state: tb.State, rows: dict[str, tuple[_Transition, ...]]
     ) -> None:
         entry = state.entry
+        self.id = index
         self.name = state.name
         self.entry = entry
-        self.enter = ENTER[type(entry)]
+        self.enter = _entering(entry)
+        self.arrive = _arrival(entry)
+        self.fans_to_tasks = False  # set by ``Compiled``, which sees every state
+        self.service = entry.service if isinstance(entry, tb.TaskEntry) else None
         self.enter_decision = f"enter {state.name}"
         self.completed = f"{state.name} completed"
         self.rows = rows
         self.done = rows.get("done")
+        self.on_enter = rows.get("enter")  # a choice's arms
         # the task's or call's arguments, or the end's output
         mapping: tb.Mapping | None = getattr(entry, "args", None) or getattr(entry, "output", None)
         self.args = c.mapping(mapping if mapping is not None else tb.Mapping(()))
@@ -185,7 +219,13 @@ def start(
 def step(table: tb.Table, instance: rt.Instance, event: rt.Event, now: int) -> Step:
     """Apply one event to an instance."""
     c = _COMPILED.get(id(table))
-    run = _Run(c if c is not None and c.table is table else compiled(table), instance, now)
+    if c is None or c.table is not table:
+        c = compiled(table)
+    if type(event) is rt.TaskCompleted:
+        common = _complete(c, instance, event)
+        if common is not None:
+            return common
+    run = _Run(c, instance, now)
     status = instance.status
     if (
         (status is not _RUNNING and status is not _COMPENSATING)
@@ -204,7 +244,7 @@ def step(table: tb.Table, instance: rt.Instance, event: rt.Event, now: int) -> S
 
 
 _RUNNING, _COMPENSATING = Status.RUNNING, Status.COMPENSATING
-_new_instance = object.__new__
+_new = object.__new__
 _set_dict = object.__setattr__
 #: Where a frozen instance keeps its timers and joins by id for the next step (and its
 #: tokens, under ``rt.TOKENS_BY_ID``): beside its fields, not one of them (not
@@ -218,34 +258,45 @@ class _Draft:
     A step changes a token two or three times (it enters a state, then waits there,
     or moves on through a choice): building a frozen value for each change cost more
     than the rest of the change. A draft never leaves its step.
+
+    Its ``__dict__`` holds exactly a ``Token``'s fields: a draft of an existing token
+    is a copy of the token's ``__dict__`` (one C call), and ``freeze`` makes the new
+    token by handing it the draft's ``__dict__``, without a copy or a constructor:
+    together less than half the cost of the two constructors.
     """
 
-    __slots__ = (
-        "attempt", "compensating", "id", "index", "locals", "parent", "side", "state", "visit",
-        "waiting",
-    )  # fmt: skip
+    id: int
+    state: int
+    parent: int
+    index: int
+    attempt: int
+    waiting: str
+    side: bool
+    compensating: bool
+    locals: tuple[tuple[str, Value], ...]
+    visit: int
 
     def __init__(self, id: int, state: int, parent: int = NO_TOKEN, index: int = 0,
-                 attempt: int = 1, waiting: str = "", side: bool = False,
-                 compensating: bool = False, locals: tuple[tuple[str, Value], ...] = (),
-                 visit: int = 0) -> None:  # fmt: skip
+                 side: bool = False, compensating: bool = False,
+                 locals: tuple[tuple[str, Value], ...] = ()) -> None:  # fmt: skip
+        """A new token (the defaults of ``Token`` for the rest), in field order."""
         self.id, self.state, self.parent, self.index = id, state, parent, index
-        self.attempt, self.waiting, self.side = attempt, waiting, side
-        self.compensating, self.locals, self.visit = compensating, locals, visit
+        self.attempt, self.waiting, self.side, self.compensating = 1, "", side, compensating
+        self.locals, self.visit = locals, 0
 
-    def frozen(self) -> _Token:
-        return rt.Token(
-            self.id,
-            self.state,
-            self.parent,
-            self.index,
-            self.attempt,
-            self.waiting,
-            self.side,
-            self.compensating,
-            self.locals,
-            self.visit,
-        )
+
+def _draft_of(token: rt.Token | _Draft) -> _Draft:
+    """A draft with the fields of ``token`` (a copy of its ``__dict__``)."""
+    draft: _Draft = _new(_Draft)
+    draft.__dict__ = token.__dict__.copy()
+    return draft
+
+
+def _token_of(draft: _Draft) -> rt.Token:
+    """The frozen token of a draft, which must not change afterwards (it shares its dict)."""
+    token: rt.Token = _new(rt.Token)
+    _set_dict(token, "__dict__", draft.__dict__)
+    return token
 
 
 #: A token as a step sees it: the instance's, or this step's draft of it.
@@ -273,21 +324,62 @@ def _index(inst: rt.Instance) -> _Index:
     )
 
 
+_T = TypeVar("_T")
+
+
+class _Rare(Generic[_T]):
+    """A field of the instance that a step seldom changes, read from the old instance
+    until the step writes it (then kept in ``run.rare`` for ``freeze``).
+
+    Copying all of them into every run, and back into every new instance, cost more
+    than the few steps that change them.
+    """
+
+    __slots__ = ("field",)
+
+    def __init__(self, field: str) -> None:
+        self.field = field
+
+    def __get__(self, run: _Run, owner: type | None = None) -> _T:
+        rare = run.rare
+        if rare is not None and self.field in rare:
+            return rare[self.field]  # type: ignore[no-any-return]
+        return getattr(run.inst, self.field)  # type: ignore[no-any-return]
+
+    def __set__(self, run: _Run, value: _T) -> None:
+        if run.rare is None:
+            run.rare = {}
+        run.rare[self.field] = value
+
+
+#: The rare fields that an instance keeps as tuples (a step may keep lists).
+_TUPLES = frozenset(("compensations", "buffered", "seen_keys"))
+
+
 class _Run:
     """The working state of one step."""
 
     __slots__ = (
-        "after_saga", "agenda", "budget", "buffered", "c", "commands", "compensations",
-        "context", "decisions", "drafts", "error", "input", "inst", "joins", "next_token", "now",
-        "output", "seen", "snapshot", "states", "status", "timers", "tokens",
+        "agenda", "budget", "c", "commands", "context", "decisions", "drafts", "input", "inst",
+        "joins", "next_token", "now", "rare", "states", "status", "timers", "tokens",
     )  # fmt: skip
+
+    # Seldom changed (kept as the instance's values until written; sequences may
+    # be replaced by lists, frozen into tuples by ``freeze``).
+    compensations: _Rare[Sequence[int]] = _Rare("compensations")
+    buffered: _Rare[Sequence[rt.Signal]] = _Rare("buffered")
+    seen: _Rare[Sequence[str]] = _Rare("seen_keys")
+    output: _Rare[dict[str, Value] | None] = _Rare("output")
+    error: _Rare[str | None] = _Rare("error")
+    after_saga: _Rare[str] = _Rare("outcome_after_compensation")
+    snapshot: _Rare[dict[str, Value] | None] = _Rare("snapshot")
 
     def __init__(self, c: Compiled, inst: rt.Instance, now: int) -> None:
         self.c, self.inst, self.now = c, inst, now
         self.states = c.states
         self.status = inst.status
         self.input = inst.input
-        self.context = inst.context  # copied on the first write (see ``act``)
+        self.context = inst.context  # replaced, never changed in place (see ``follow``)
         fields = inst.__dict__  # the dicts the step that made ``inst`` left (see ``_index``)
         by_id: dict[int, _Token] | None = fields.get(rt.TOKENS_BY_ID)
         rest: tuple[dict[str, rt.Timer], dict[int, rt.Join]] | None = fields.get(_INDEX)
@@ -295,19 +387,13 @@ class _Run:
             self.tokens, self.timers, self.joins = by_id.copy(), rest[0].copy(), rest[1].copy()
         else:
             self.tokens, self.timers, self.joins = _index(inst)
-        # Rarely changed: kept as the instance's tuples, replaced by lists when written.
-        self.compensations: Sequence[int] = inst.compensations
-        self.buffered: Sequence[rt.Signal] = inst.buffered
-        self.seen: Sequence[str] = inst.seen_keys
         self.next_token = inst.next_token
-        self.output, self.error = inst.output, inst.error
-        self.after_saga = inst.outcome_after_compensation
-        self.snapshot = inst.snapshot
+        self.rare: dict[str, Any] | None = None
         self.commands: list[rt.Command] = []
         self.decisions: list[str] = []
-        self.budget = STEP_BUDGET
         self.agenda: deque[tuple[int, int]] = deque()
         self.drafts: list[_Draft] = []
+        self.budget = STEP_BUDGET
 
     # -- bookkeeping -----------------------------------------------------------------
 
@@ -320,13 +406,9 @@ class _Run:
         # one's ``__dict__``, about half the cost of calling the 19-field constructor.
         old = self.inst
         tokens, timers, joins = self.tokens, self.timers, self.joins
-        token = rt.Token
         for d in self.drafts:  # the tokens changed in this step, frozen once each
-            if tokens.get(d.id) is d:  # (``d.frozen()``, without a call per token)
-                tokens[d.id] = token(
-                    d.id, d.state, d.parent, d.index, d.attempt, d.waiting, d.side,
-                    d.compensating, d.locals, d.visit,
-                )  # fmt: skip
+            if tokens.get(d.id) is d:
+                tokens[d.id] = _token_of(d)
         fields = old.__dict__.copy()
         fields["status"] = self.status
         fields["input"] = self.input  # changed only by an operator's retry with new input
@@ -335,17 +417,13 @@ class _Run:
         fields[rt.TOKENS_BY_ID] = tokens
         fields["timers"] = tuple(timers.values()) if timers else ()
         fields["joins"] = tuple(joins.values()) if joins else ()
-        fields["compensations"] = tuple(self.compensations)
-        fields["buffered"] = tuple(self.buffered)
-        fields["seen_keys"] = tuple(self.seen)
         fields["seq"] = old.seq + 1
         fields["next_token"] = self.next_token
-        fields["output"] = self.output
-        fields["error"] = self.error
-        fields["outcome_after_compensation"] = self.after_saga
-        fields["snapshot"] = self.snapshot
+        if self.rare is not None:
+            for name, value in self.rare.items():
+                fields[name] = tuple(value) if name in _TUPLES else value
         fields[_INDEX] = (timers, joins)  # this run is over: no more changes to these
-        inst = _new_instance(rt.Instance)
+        inst = _new(rt.Instance)
         _set_dict(inst, "__dict__", fields)
         return Step(inst, tuple(self.commands), tuple(self.decisions))
 
@@ -355,8 +433,10 @@ class _Run:
     def name(self, state: int) -> str:
         return "(end of scope)" if state == tb.NO_STATE else self.c.names[state]
 
-    def new_token(self, state: int, **kw: object) -> _Draft:
-        token = _Draft(self.next_token, state, **kw)  # type: ignore[arg-type]
+    def new_token(self, state: int, parent: int = NO_TOKEN, index: int = 0, side: bool = False,
+                  compensating: bool = False,
+                  locals: tuple[tuple[str, Value], ...] = ()) -> _Draft:  # fmt: skip
+        token = _Draft(self.next_token, state, parent, index, side, compensating, locals)
         self.next_token += 1
         self.tokens[token.id] = token
         self.drafts.append(token)
@@ -366,18 +446,7 @@ class _Run:
         """The token as this step's draft of it: made (from ``token``) on its first change."""
         if type(token) is _Draft and self.tokens.get(token.id) is token:
             return token
-        new = _Draft(
-            token.id,
-            token.state,
-            token.parent,
-            token.index,
-            token.attempt,
-            token.waiting,
-            token.side,
-            token.compensating,
-            token.locals,
-            token.visit,
-        )
+        new = _draft_of(token)
         self.tokens[token.id] = new
         self.drafts.append(new)
         return new
@@ -406,6 +475,16 @@ class _Run:
         return f"{self.inst.id}:{name}:{token.visit}:{token.id}:{token.attempt}"
 
     def env(self, token: _Token, extra: dict[str, Value] | None = None) -> dict[str, Value]:
+        """The roots an expression at the token's state reads, with ``extra`` (a result,
+        a signal) and the items of the maps around it."""
+        if token.locals or (token.parent != NO_TOKEN and self.states[token.state].walk):
+            return self.scoped_env(token, extra)
+        if extra is None:
+            return {"input": self.input, "context": self.context}
+        return {"input": self.input, "context": self.context, **extra}
+
+    def scoped_env(self, token: _Token, extra: dict[str, Value] | None) -> dict[str, Value]:
+        """``env`` of a token with map items bound in it or in a map around it."""
         env: dict[str, Value] = {"input": self.input, "context": self.context}
         if token.parent != NO_TOKEN and self.states[token.state].walk:
             parent = self.tokens.get(token.parent)
@@ -477,15 +556,19 @@ class _Run:
             token = tokens.get(token_id)
             if token is None or token.state != state or token.waiting != "entering":
                 continue  # stopped (a lost race, a cancelled branch) before it acted
-            self.budget -= 1
-            if self.budget <= 0:
-                raise WorkflowError("a loop ran more than 100,000 steps without waiting")
+            self.spend()
             if state == tb.NO_STATE:
                 self.scope_end(token, "completed", {})
                 continue
             info = states[state]
             self.decisions.append(info.enter_decision)
             info.enter(self, token, info.entry)
+
+    def spend(self) -> None:
+        """Count one more transition of this step: a loop that never waits is stopped."""
+        self.budget -= 1
+        if self.budget <= 0:
+            raise WorkflowError("a loop ran more than 100,000 steps without waiting")
 
     def take(self, token: _Token, event: str, env: dict[str, Value]) -> bool:
         """Follow the first transition of (state, event) whose guard holds."""
@@ -497,17 +580,24 @@ class _Run:
         for transition in row:
             guard = transition.guard
             if guard is None or guard(env) is True:
-                for write, compensation in transition.actions:
-                    if write is not None:
-                        self.context = write(env, self.context)
-                    else:
-                        self.compensations = [*self.compensations, compensation]
-                        self.decide(f"registered compensation {self.name(compensation)}")
+                if not transition.plain:
+                    self.act(transition, env)
+                elif transition.write is not None:
+                    self.context = transition.write(env, self.context)
                 if self.timers:
                     self.cancel_timers(token)
                 self.enter(token, transition.target)
                 return True
         return False
+
+    def act(self, transition: _Transition, env: dict[str, Value]) -> None:
+        """A transition's writes and compensations, in their order."""
+        for write, compensation in transition.actions:
+            if write is not None:
+                self.context = write(env, self.context)
+            else:
+                self.compensations = [*self.compensations, compensation]
+                self.decide(f"registered compensation {self.name(compensation)}")
 
     def done(self, token: _Token, extra: dict[str, Value] | None = None) -> None:
         """The work at a token's state finished: go on along its ``done`` row."""
@@ -660,36 +750,51 @@ def _enter_task(run: _Run, token: _Token, entry: tb.TaskEntry) -> None:
         _boundary_timers(run, token, entry.timers)
 
 
+def _enter_service_task(run: _Run, token: _Token, entry: tb.TaskEntry) -> None:
+    """``_enter_task`` of the commonest node, a service task without boundary timers."""
+    _schedule(run, token, entry)
+
+
+def _schedule(
+    run: _Run, token: _Token, entry: tb.TaskEntry, env: dict[str, Value] | None = None
+) -> _Token:
+    """Hand the work of a service task to its handler (``env``: the token's, if known)."""
+    info = run.states[token.state]
+    args = info.args(run.env(token) if env is None else env)
+    token = run.wait(token, "task")
+    run.commands.append(_call(run.inst.id, info, token.id, token.visit, token.attempt, args))
+    return token
+
+
+def _call(
+    iid: str, info: _StateInfo, token: int, visit: int, attempt: int, args: dict[str, Value]
+) -> rt.ScheduleTask:
+    """The command calling a service task's handler; its idempotency key names the
+    instance, the node, the step its visit began, the token and the attempt."""
+    assert info.service is not None
+    name = info.name
+    return rt.ScheduleTask(
+        f"{iid}:{name}:{visit}:{token}:{attempt}", token, name, info.service, args, attempt
+    )
+
+
 def _submit_task(run: _Run, token: _Token, entry: tb.TaskEntry) -> _Token:
     """Hand the work to a handler or a person (again, on a retry)."""
-    info = run.states[token.state]
-    args = info.args(run.env(token))
     if entry.work == "service":
-        assert entry.service is not None
-        token = run.wait(token, "task")
-        run.commands.append(
-            rt.ScheduleTask(
-                f"{run.inst.id}:{info.name}:{token.visit}:{token.id}:{token.attempt}",
-                token.id,
-                info.name,
-                entry.service,
-                args,
-                token.attempt,
-            )
+        return _schedule(run, token, entry)
+    args = run.states[token.state].args(run.env(token))
+    token = run.wait(token, "human")
+    run.commands.append(
+        rt.CreateHumanTask(
+            run.key(token),
+            token.id,
+            run.name(token.state),
+            entry.work,
+            entry.assignee,
+            entry.form,
+            args,
         )
-    else:
-        token = run.wait(token, "human")
-        run.commands.append(
-            rt.CreateHumanTask(
-                run.key(token),
-                token.id,
-                run.name(token.state),
-                entry.work,
-                entry.assignee,
-                entry.form,
-                args,
-            )
-        )
+    )
     return token
 
 
@@ -707,7 +812,7 @@ def _boundary_timers(
 
 
 def _enter_choice(run: _Run, token: _Token, entry: tb.ChoiceEntry) -> None:
-    row = run.states[token.state].rows.get("enter")
+    row = run.states[token.state].on_enter
     if row is None or not run.follow(token, row, run.env(token)):
         raise WorkflowError(f"no arm of choice '{run.name(token.state)}' matched")
 
@@ -765,10 +870,32 @@ def _enter_parallel(run: _Run, token: _Token, entry: tb.ParallelEntry) -> None:
     token = run.update(token, waiting="join")
     run.joins[token.id] = rt.Join(token.id, len(entry.branches))
     _boundary_timers(run, token, entry.timers)
+    if run.states[token.state].fans_to_tasks and not run.agenda:
+        _enter_tasks_now(run, token.id, entry.branches)
+        return
     for i, first in enumerate(entry.branches):
-        run.enter(run.new_token(first, parent=token.id, index=i), first)
+        run.enter(run.new_token(first, token.id, i), first)
     if not entry.branches:
         run.done(token)
+
+
+def _enter_tasks_now(run: _Run, parent: int, branches: tuple[int, ...]) -> None:
+    """Branches that each begin with a service task (no timers, outside maps) entered
+    at once rather than queued and drained one by one: the same step when nothing
+    was queued before them. A wide parallel enters all its branches in one step."""
+    visit = run.inst.seq + 1
+    tokens = [run.new_token(first, parent, i) for i, first in enumerate(branches)]
+    for token in tokens:  # as ``enter`` leaves them (an error below leaves the rest so)
+        token.waiting, token.visit = "entering", visit
+    env: dict[str, Value] = {"input": run.input, "context": run.context}  # only read
+    states, commands, decisions, iid = run.states, run.commands, run.decisions, run.inst.id
+    for token in tokens:
+        run.spend()
+        info = states[token.state]
+        decisions.append(info.enter_decision)
+        args = info.args(env)
+        token.waiting = "task"
+        commands.append(_call(iid, info, token.id, visit, 1, args))
 
 
 def _enter_map(run: _Run, token: _Token, entry: tb.MapEntry) -> None:
@@ -839,6 +966,15 @@ ENTER: dict[type, Callable[[_Run, _Token, object], None]] = {
     tb.EndEntry: _enter_end,  # type: ignore[dict-item]
 }
 
+
+def _entering(entry: tb.Entry) -> Callable[[_Run, _Token, object], None]:
+    """What entering a state with this entry does: its kind's strategy, or a shorter
+    one for the commonest node, a service task without boundary timers."""
+    if isinstance(entry, tb.TaskEntry) and entry.work == "service" and not entry.timers:
+        return _enter_service_task  # type: ignore[return-value]
+    return ENTER[type(entry)]
+
+
 #: What a retry does: hand the same work out again, boundary timers left running.
 SUBMIT: dict[type, Callable[[_Run, _Token, object], object]] = {
     tb.TaskEntry: _submit_task,  # type: ignore[dict-item]
@@ -848,11 +984,16 @@ SUBMIT: dict[type, Callable[[_Run, _Token, object], object]] = {
 # ----------------------------------------------------------------- joins
 
 
+def _need(entry: tb.ParallelEntry, join: rt.Join) -> int:
+    """How many branches of a parallel must complete for its join."""
+    policy = entry.join
+    return join.total if policy == "all" else 1 if policy == "any" else entry.count or join.total
+
+
 def _joined_parallel(run: _Run, parent: _Token, join: rt.Join) -> None:
     entry = run.states[parent.state].entry
     assert isinstance(entry, tb.ParallelEntry)
-    policy = entry.join
-    need = join.total if policy == "all" else 1 if policy == "any" else entry.count or join.total
+    need = _need(entry, join)
     if join.completed >= need:
         run.decide(f"{run.name(parent.state)}: join {entry.join} satisfied")
         for child in [t for t in run.tokens.values() if t.parent == parent.id]:
@@ -892,6 +1033,193 @@ JOINED: dict[type, Callable[[_Run, _Token, rt.Join], None]] = {
     tb.MapEntry: _joined_map,
 }
 
+# ----------------------------------------------------- completions on the common path
+
+#: How a state is entered on the common path of a completion (``_StateInfo.arrive``):
+#: a service task without boundary timers, a choice, an end; 0 for anything else.
+_TASK, _CHOICE, _END = 1, 2, 3
+#: Choices one completion passes on the common path before it hands over.
+_CHOICES = 16
+
+
+def _arrival(entry: tb.Entry) -> int:
+    if isinstance(entry, tb.TaskEntry) and entry.work == "service" and not entry.timers:
+        return _TASK
+    if isinstance(entry, tb.ChoiceEntry):
+        return _CHOICE
+    return _END if isinstance(entry, tb.EndEntry) else 0
+
+
+def _complete(c: Compiled, inst: rt.Instance, e: rt.TaskCompleted) -> Step | None:
+    """A task's completion on the common path, in a few dict operations; None hands it
+    to the general path (a ``_Run`` and ``_on_task_completed``).
+
+    The common path: a running instance made by this step function; a token outside
+    maps, with no timer of its own; transitions (the task's ``done`` row, then the
+    arms of the choices it passes) that only write into the context; and the token
+    comes to wait at a service task without boundary timers, or ends its branch of a
+    parallel whose join stays undecided. The step is the general path's to the byte
+    (``tests/test_step_common.py`` compares them on random workflows); anything else,
+    an expression's error included, goes to the general path, which evaluates the
+    same expressions again: they have no effects.
+    """
+    fields = inst.__dict__
+    tokens: dict[int, rt.Token] | None = fields.get(rt.TOKENS_BY_ID)
+    index: tuple[dict[str, rt.Timer], dict[int, rt.Join]] | None = fields.get(_INDEX)
+    if tokens is None or index is None or inst.status is not _RUNNING:
+        return None
+    key = e.key
+    try:
+        token_id = int(key.rsplit(":", 2)[-2])
+    except (IndexError, ValueError):
+        return None
+    token = tokens.get(token_id)
+    if token is None or token.locals or token.waiting not in _TASK_KINDS or token.state < 0:
+        return None
+    info = c.states[token.state]
+    if key != f"{inst.id}:{info.name}:{token.visit}:{token_id}:{token.attempt}":
+        return None  # stale: the general path says so
+    timers = index[0]
+    if timers and any(t.token == token_id for t in timers.values()):
+        return None
+    in_branch = token.parent != NO_TOKEN
+    if info.done is None or (in_branch and info.walk):
+        return None
+    decisions = [info.completed]
+    try:
+        env: dict[str, Value] = {"input": inst.input, "context": inst.context, "result": e.result}
+        moved = _follow_plain(c.states, info.done, env, decisions, in_branch)
+        if moved is None:
+            return None
+        target, context = moved
+        env = {"input": inst.input, "context": context}
+        if target.arrive == _TASK:
+            return _arrive_at_task(inst, tokens, token, target, env, decisions)
+        if target.arrive == _END and in_branch:
+            return _arrive_at_end(c, inst, tokens, index[1], token, target, env, decisions)
+    except ExpressionError:
+        pass
+    return None
+
+
+def _follow_plain(
+    states: list[_StateInfo],
+    row: tuple[_Transition, ...],
+    env: dict[str, Value],
+    decisions: list[str],
+    in_branch: bool,
+) -> tuple[_StateInfo, dict[str, Value]] | None:
+    """``follow`` a row, then the arms of the choices it leads to, while each
+    transition taken only writes into the context: the state the token then enters
+    and the new context, the ``enter`` decisions in ``decisions``; None if a
+    transition does more, leaves the scope, or none is taken."""
+    context = env["context"]
+    assert isinstance(context, dict)
+    for _ in range(_CHOICES):
+        for transition in row:
+            guard = transition.guard
+            if guard is None or guard(env) is True:
+                break
+        else:
+            return None  # nowhere to go: the general path's error
+        if not transition.plain or transition.target == tb.NO_STATE:
+            return None
+        if transition.write is not None:
+            context = transition.write(env, context)
+        target = states[transition.target]
+        if in_branch and target.walk:
+            return None
+        decisions.append(target.enter_decision)
+        if target.arrive != _CHOICE or target.on_enter is None:
+            return target, context
+        row = target.on_enter
+        env = {"input": env["input"], "context": context}
+    return None
+
+
+def _arrive_at_task(
+    inst: rt.Instance,
+    tokens: dict[int, rt.Token],
+    token: rt.Token,
+    target: _StateInfo,
+    env: dict[str, Value],
+    decisions: list[str],
+) -> Step:
+    """The token waits at a service task: its draft, frozen, and its call."""
+    args = target.args(env)
+    visit = inst.seq + 1
+    moved = _draft_of(token)  # as ``enter`` and ``wait`` leave it
+    moved.state, moved.attempt, moved.waiting, moved.visit = target.id, 1, "task", visit
+    command = _call(inst.id, target, token.id, visit, 1, args)
+    tokens = tokens.copy()
+    tokens[token.id] = _token_of(moved)
+    return _stepped(inst, env["context"], tokens, None, (command,), decisions)
+
+
+def _arrive_at_end(
+    c: Compiled,
+    inst: rt.Instance,
+    tokens: dict[int, rt.Token],
+    joins: dict[int, rt.Join],
+    token: rt.Token,
+    target: _StateInfo,
+    env: dict[str, Value],
+    decisions: list[str],
+) -> Step | None:
+    """The token ends its branch of a parallel whose join stays undecided (``scope_end``
+    and ``child_ended`` on the common path)."""
+    entry = target.entry
+    assert isinstance(entry, tb.EndEntry)
+    if entry.output.entries:
+        target.args(env)  # for its errors: a parallel keeps no branch's output
+    if token.side or token.compensating:
+        return None
+    tokens = tokens.copy()
+    del tokens[token.id]
+    parent = tokens.get(token.parent)
+    join = joins.get(token.parent)
+    if parent is None or join is None:
+        return _stepped(inst, env["context"], tokens, None, (), decisions)
+    parallel = c.states[parent.state].entry
+    if not isinstance(parallel, tb.ParallelEntry):
+        return None
+    ok = entry.outcome == "completed"
+    join = rt.Join(
+        join.token, join.total, join.completed + ok, join.failed + (not ok), join.started,
+        join.results,
+    )  # fmt: skip
+    need = _need(parallel, join)
+    if join.completed >= need or join.total - join.failed < need:
+        return None  # the join decides: the general path
+    joins = joins.copy()
+    joins[parent.id] = join
+    return _stepped(inst, env["context"], tokens, joins, (), decisions)
+
+
+def _stepped(
+    inst: rt.Instance,
+    context: Value,
+    tokens: dict[int, rt.Token],
+    joins: dict[int, rt.Join] | None,
+    commands: tuple[rt.Command, ...],
+    decisions: list[str],
+) -> Step:
+    """The step of the common path: ``freeze`` for a step that changed only the
+    context, tokens and (if not None) joins of the instance."""
+    old = inst.__dict__
+    fields = old.copy()
+    fields["context"] = context
+    fields.pop("tokens", None)
+    fields[rt.TOKENS_BY_ID] = tokens
+    fields["seq"] = inst.seq + 1
+    if joins is not None:
+        fields["joins"] = tuple(joins.values())
+        fields[_INDEX] = (old[_INDEX][0], joins)
+    new = _new(rt.Instance)
+    _set_dict(new, "__dict__", fields)
+    return Step(new, commands, tuple(decisions))
+
+
 # ------------------------------------------------------------------ events
 
 
@@ -909,8 +1237,10 @@ def _by_key(run: _Run, key: str, kinds: tuple[str, ...]) -> _Token | None:
     token = run.tokens.get(token_id)
     if token is None or token.waiting not in kinds:
         return None
-    # the key it would have now (a waiting token is at a node: no end of scope here)
-    if key != run.key(token):
+    # the key it would have now (``run.key``, without the call)
+    state = token.state
+    name = "(end of scope)" if state == tb.NO_STATE else run.c.names[state]
+    if key != f"{run.inst.id}:{name}:{token.visit}:{token_id}:{token.attempt}":
         return None
     return token
 

@@ -22,15 +22,17 @@ def release(reservation_id: str) -> None:
 
 
 @handler("payments.charge")
-def charge(customer_id: str, amount: object, currency: str, key: str, task: TaskCall) -> dict[str, object]:
+def charge(
+    customer_id: str, amount: object, currency: str, key: str, task: TaskCall
+) -> dict[str, object]:
     if task.attempt == 1:  # the first call times out: the retry policy takes over
         raise TaskError("GatewayTimeout", "the payment gateway did not answer", transient=True)
-    return {"charge_id": f"ch-{key}"}
+    return {"charge_id": f"ch-{key}", "settled": True}
 
 
 @handler("payments.refund")
-def refund(charge_id: str, reason: str) -> None:
-    return None
+def refund(charge_id: str, reason: str) -> dict[str, object]:
+    return {"refund_id": f"rf-{charge_id}"}
 
 
 @handler("shipping.create")

@@ -15,7 +15,7 @@ from wflang.runtime.engine import TaskCall, TaskError, handler
 def charge(customer_id: str, amount: object, currency: str, key: str) -> dict[str, object]:
     if customer_id == "c-declined" and key.endswith("/0"):
         raise TaskError("CardDeclined", "the issuer declined the card")
-    return {"charge_id": f"ch-{key}"}
+    return {"charge_id": f"ch-{key}", "settled": True}
 
 
 @handler("payments.charge_card")

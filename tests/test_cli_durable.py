@@ -120,7 +120,7 @@ def test_happy_path(wf: Wf) -> None:
     assert 'output:   {"a":20,"b":21,"ok":true,"by":"ada"}' in out
     out = wf.ok("history", "c-1")
     lines = out.splitlines()
-    assert lines[0].startswith("#1 ") and lines[0].endswith("start")
+    assert lines[0].startswith("#1 ") and lines[0].endswith("start  by cli-tester")
     assert "       enter approve" in lines
     assert "SignalReceived  by cli-tester" in out and "TaskCompleted  by cli-tester" in out
     assert "status: completed" in lines
@@ -401,3 +401,22 @@ def test_publish_by_correlation(ready: Wf) -> None:
     assert ready("publish", "paid", "--correlation", "o-2", "--ttl", "soon") == 2
     assert "--ttl: 'soon' is not a duration" in ready.err
     assert "waiting for message:paid:o-2" in ready.ok("status", "s-2")  # untouched
+
+
+def test_who_and_why_are_recorded_for_start_signal_and_task(ready: Wf) -> None:
+    ready.ok("start", "opsflow", "--input", '{"id": "w-1"}', "--id", "w-1",
+             "--actor", "carol", "--reason", "ticket 42")  # fmt: skip
+    ready.work()
+    (task,) = [t["key"] for t in ready.json("tasks", "list")]
+    ready.ok("tasks", "complete", task, "--output", '{"ok": true}', "--actor", "bob",
+             "--reason", "looks good")  # fmt: skip
+    ready.work()
+    ready.ok("signal", "w-1", "go", "--payload", '{"by": "al"}', "--actor", "alice",
+             "--reason", "looks fishy")  # fmt: skip
+    ready.work()
+    entries = _history(ready, "w-1")["entries"]
+    assert isinstance(entries, list)
+    said = [(e.get("actor"), e.get("reason")) for e in entries if e.get("actor")]
+    assert said == [("carol", "ticket 42"), ("bob", "looks good"), ("alice", "looks fishy")]
+    text = ready.ok("history", "w-1")
+    assert "by carol" in text and "ticket 42" in text

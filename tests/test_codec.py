@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from decimal import Decimal
 from pathlib import Path
 
@@ -55,7 +54,7 @@ def _order_env() -> tuple[WorkflowEnv, str]:
             "notify.email": succeed(),
         },
     )
-    data = json.loads((EXAMPLES / "order_input.json").read_text())
+    data = codec.loads((EXAMPLES / "order_input.json").read_text())
     iid = env.start("order_saga", data)
     env.advance(ms=48 * HOUR)
     return env, iid

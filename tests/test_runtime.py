@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -26,7 +27,7 @@ EXAMPLES = Path(__file__).parent.parent / "examples"
 ORDER = {
     "order_id": "o-1",
     "customer": {"id": "c-1", "name": "Ada", "email": "ada@example.com"},
-    "items": [{"sku": "A", "qty": 1, "unit_price": "10.00"}],
+    "items": [{"sku": "A", "qty": 1, "unit_price": Decimal("10.00")}],
     "subtotal": 10,
     "shipping_fee": 2,
     "currency": "EUR",
@@ -35,11 +36,11 @@ ORDER = {
 }
 OK = {
     "inventory.reserve": succeed({"reservation_id": "r-1"}),
-    "payments.charge": succeed({"charge_id": "ch-1"}),
+    "payments.charge": succeed({"charge_id": "ch-1", "settled": True}),
     "shipping.create": succeed({"shipment_id": "s-1"}),
     "notify.send": succeed({"message_id": "m-1"}),
     "inventory.release": succeed(),
-    "payments.refund": succeed(),
+    "payments.refund": succeed({"refund_id": "rf-1"}),
     "shipping.cancel": succeed(),
 }
 
@@ -102,7 +103,7 @@ def test_retry_schedule_to_the_second() -> None:
     # charge: attempts 5, backoff 1s..30s, factor 2: waits of 1s, 2s, 4s, 8s.
     env = order_env(**{"payments.charge": by_attempt(
         transient("Timeout"), transient("Timeout"), transient("Timeout"), transient("Timeout"),
-        succeed({"charge_id": "ch-9"}),
+        succeed({"charge_id": "ch-9", "settled": True}),
     )})  # fmt: skip
     order = env.start("order_saga", ORDER)
     charges = lambda: [t.attempt for s, _, t in env.calls if s == "payments.charge"]  # noqa: E731
@@ -269,7 +270,7 @@ def test_signal_timeout_fires_at_48_hours() -> None:
 
 def test_duplicate_callback_is_ignored() -> None:
     env = order_env(**{
-        "payments.charge": duplicate({"charge_id": "ch-1"}),
+        "payments.charge": duplicate({"charge_id": "ch-1", "settled": True}),
         "shipping.create": delay(),
     })  # fmt: skip
     order = env.start("order_saga", ORDER)
@@ -293,7 +294,13 @@ def test_cancel_with_and_without_compensation() -> None:
 
 
 def test_replay_reproduces_the_instance_and_finds_divergence() -> None:
-    env = order_env(**{"payments.charge": by_attempt(transient("T"), succeed({"charge_id": "c"}))})
+    env = order_env(
+        **{
+            "payments.charge": by_attempt(
+                transient("T"), succeed({"charge_id": "c", "settled": True})
+            )
+        }
+    )
     order = env.start("order_saga", ORDER)
     env.advance(seconds=5)
     replayed = env.replay(order)
@@ -437,7 +444,9 @@ def test_a_wait_until_a_past_instant_goes_on_at_once() -> None:
 
 
 def test_function_handlers_are_recorded_like_scripted_ones() -> None:
-    env = order_env(**{"payments.charge": lambda amount, **_: {"charge_id": f"c-{amount}"}})
+    env = order_env(
+        **{"payments.charge": lambda amount, **_: {"charge_id": f"c-{amount}", "settled": True}}
+    )
     order = env.start("order_saga", ORDER)
     assert env.status(order) == "completed"
     assert "payments.charge" in env.services_called()

@@ -536,7 +536,11 @@ def build_parser() -> argparse.ArgumentParser:
         "history, the final status and the output.",
     )
     p.add_argument("file", help="the .wf file")
-    p.add_argument("--input", default="{}", help="the input: a JSON object, or @FILE")
+    p.add_argument(
+        "--input",
+        default="{}",
+        help=f"the input: a JSON object, or @FILE; {durable_cli.JSON_TYPES}",
+    )
     p.add_argument("--handlers", metavar="MODULE", help="import this module to register handlers")
     p.add_argument(
         "--uses",

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 import pytest
 
+from wflang.runtime import codec
 from wflang.runtime import instance as rt
 from wflang.runtime.engine import Handler, TaskCall, TaskError
 from wflang.runtime.ir import Value
@@ -452,7 +453,6 @@ def _memory_calls(memory: InMemory) -> list[tuple[str, dict[str, Value], TaskCal
 def test_order_saga_on_the_example_handlers_module(store: Store, clock: VirtualClock) -> None:
     """examples/order_handlers.py (the demo's handlers) on order_input.json: shipped."""
     import importlib.util
-    import json
 
     spec = importlib.util.spec_from_file_location("_order_handlers", EXAMPLES / "order_handlers.py")
     assert spec is not None and spec.loader is not None
@@ -468,7 +468,7 @@ def test_order_saga_on_the_example_handlers_module(store: Store, clock: VirtualC
         notify__send=module.notify,
     )
     d = Durable(store, clock, handlers, example("order_saga"))
-    data = json.loads((EXAMPLES / "order_input.json").read_text())
+    data = codec.loads((EXAMPLES / "order_input.json").read_text())
     iid = d.start("order_saga", data, "o-1001")
     assert d.status(iid) == "running"  # the charge's first attempt timed out
     d.advance(SECOND)

@@ -195,3 +195,31 @@ def test_retries_exhausted_dead_letter_the_instance(store: Store, clock: Virtual
     assert d.status(iid) == "dead_lettered"
     assert "ValueError" in (d.instance(iid).error or "")
     assert [i.id for i in d.client.dead_letters()] == [iid]
+
+
+@pytest.mark.parametrize(
+    ("result", "problem"),
+    [
+        ({"a": "twelve"}, "InvalidResult 'a' must be int, not str"),
+        ({"b": 1}, "InvalidResult missing field 'a' (int) in result of a"),
+        ({"a": 2, "extra": "ok"}, None),  # more than declared: let through
+        ([1], "InvalidResult the handler of svc.a returned list, not an object"),
+        ("done", "InvalidResult the handler of svc.a returned str, not an object"),
+    ],
+)
+def test_a_result_that_does_not_fit_the_service_fails_the_attempt(
+    store: Store, clock: VirtualClock, result: object, problem: str | None
+) -> None:
+    """A handler bug is the handler's failure, not the worker's: the attempt fails for
+    good (no retry), nothing wrong reaches the context, the worker goes on."""
+    d = Durable(store, clock, {**OPS_HANDLERS, "svc.a": lambda **_: result}, opsflow())
+    iid = d.start("opsflow", {"id": "x"}, "bad-1")
+    if problem is None:
+        assert d.status(iid) == "running" and d.instance(iid).context["a"] == 2
+        return
+    assert d.status(iid) == "dead_lettered"
+    inst = d.instance(iid)
+    assert inst.error is not None and problem in inst.error, inst.error
+    assert inst.context["a"] == 0
+    assert d.recorder.services() == ["svc.a"]  # not retried
+    assert seq_problems(store, iid) == []

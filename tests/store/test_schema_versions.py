@@ -48,6 +48,8 @@ def test_a_store_at_an_older_version_is_refused_then_upgraded_in_place(
     with store.backend.transaction() as tx:  # back to schema 1
         tx.execute("DROP TABLE wf_subscription")
         tx.execute("DROP TABLE wf_message")
+        tx.execute("ALTER TABLE wf_instance DROP COLUMN created_by")
+        tx.execute("ALTER TABLE wf_instance DROP COLUMN created_reason")
         tx.execute("DELETE FROM wf_schema WHERE version = 2")
     with pytest.raises(StoreError, match=r"schema version 1.*needs 2"):
         store.check_schema()
@@ -90,7 +92,8 @@ def test_migrate_from_two_threads_at_once(opener: Factory, url: str, tmp_path: P
         try:
             applied, errors = _migrate_together(stores)
             assert errors == [], f"round {n}: {errors!r}"
-            assert sorted(applied) == [[], [1, 2]]  # one of them applied each, once
+            # Each version applied once, by one or the other (they may share the work).
+            assert sorted(v for a in applied for v in a) == [1, 2]
             assert [int(str(v)) for v, _ in _schema_rows(stores[0])] == [1, 2]
             assert stores[1].schema_version() == 2
         finally:

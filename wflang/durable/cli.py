@@ -28,6 +28,10 @@ from wflang.store.records import InstanceInfo, StoreError
 from wflang.store.retention import ENDED, PURGEABLE
 
 EXIT_OK, EXIT_REFUSED, EXIT_USAGE = 0, 1, 2
+#: How values are written in JSON inputs, payloads and outputs (the help says it).
+JSON_TYPES = (
+    "decimals are JSON numbers, durations integer milliseconds, timestamps epoch milliseconds"
+)
 
 Compile = Callable[[str], Any]  # path -> Table (the CLI's compile, which prints findings)
 
@@ -129,7 +133,9 @@ def cmd_deploy(args: argparse.Namespace, compile_file: Compile) -> int:
 def cmd_start(args: argparse.Namespace) -> int:
     client = _client(args)
     data = json_arg(args.input, "--input")
-    info = client.start(args.workflow, data, version=args.version, instance_id=args.id)
+    info = client.start(
+        args.workflow, data, version=args.version, instance_id=args.id, reason=args.reason
+    )
     if args.json:
         _print_json({"instance": info.id, "workflow": info.workflow, "version": info.version})
     else:
@@ -160,7 +166,9 @@ def cmd_signal(args: argparse.Namespace) -> int:
     client = _client(args)
     payload = json_arg(args.payload, "--payload")
     kind = "message" if args.message else "signal"
-    delivered = client.signal(args.instance, args.name, payload, key=args.key, kind=kind)
+    delivered = client.signal(
+        args.instance, args.name, payload, key=args.key, kind=kind, reason=args.reason
+    )
     if delivered:
         print(f"{kind} {args.name} sent to {args.instance}")
     else:
@@ -213,7 +221,7 @@ def cmd_tasks_list(args: argparse.Namespace) -> int:
 def cmd_tasks_complete(args: argparse.Namespace) -> int:
     client = _client(args)
     output = json_arg(args.output, "--output")
-    task = client.complete_task(args.key, output)
+    task = client.complete_task(args.key, output, reason=args.reason)
     print(f"task {task.key} completed")
     return EXIT_OK
 
@@ -571,7 +579,7 @@ def _store_parsers(sub: Sub, compile_file: Compile) -> None:
         "returns the same instance.",
     )
     p.add_argument("workflow", help="the workflow's name")
-    p.add_argument("--input", default="{}", help="the input as JSON, or @file.json")
+    p.add_argument("--input", default="{}", help=f"the input as JSON, or @file.json; {JSON_TYPES}")
     p.add_argument("--version", type=int, help="a deployed version (default: the latest)")
     p.add_argument("--id", help="the instance id (default: NAME-<random>)")
     json_opt(p)
@@ -736,7 +744,7 @@ def _ops_parser(sub: Sub) -> None:
     q = os_.add_parser("replay", help="re-run a dead-lettered instance from a step")
     q.add_argument("instance")
     q.add_argument("--from", dest="step", required=True, help="the step to run again from")
-    q.add_argument("--input", help="fields of the workflow input to change, as JSON")
+    q.add_argument("--input", help="fields of the workflow input to change, as JSON or @file.json")
     ops_opts(q)
     q.set_defaults(func=cmd_ops_replay)
     q = os_.add_parser(

@@ -89,13 +89,14 @@ class Client:
         *,
         version: int | None = None,
         instance_id: str | None = None,
+        reason: str | None = None,
     ) -> InstanceInfo:
         deployed = self.store.deployed(workflow, version)
         problems = validate_input(deployed.table, input)
         if problems:
             raise InvalidValue(f"the input of {workflow} v{deployed.version}", problems)
         iid = instance_id or f"{workflow}-{uuid.uuid4().hex[:12]}"
-        self.store.create(deployed, input, iid)
+        self.store.create(deployed, input, iid, actor=self.actor, reason=reason)
         return self.store.instance(iid)
 
     def _running(self, instance_id: str, action: str) -> tuple[InstanceInfo, Table]:
@@ -114,6 +115,7 @@ class Client:
         *,
         key: str | None = None,
         kind: str = "signal",
+        reason: str | None = None,
     ) -> bool:
         """Send a signal; False when a signal with the same key was already taken."""
         info, table = self._running(instance_id, f"take the {kind} '{name}'")
@@ -126,6 +128,7 @@ class Client:
             event,
             dedupe_key=None if key is None else f"{kind}:{name}:{key}",
             actor=self.actor,
+            reason=reason,
         )
 
     def publish(
@@ -163,7 +166,9 @@ class Client:
     def open_tasks(self, instance_id: str | None = None) -> list[TaskInfo]:
         return self.store.tasks(kind="human", status="open", instance_id=instance_id)
 
-    def complete_task(self, key: str, output: Mapping[str, Value]) -> TaskInfo:
+    def complete_task(
+        self, key: str, output: Mapping[str, Value], *, reason: str | None = None
+    ) -> TaskInfo:
         task = self.store.task(key)
         if task.kind != "human":
             raise IllegalAction(
@@ -177,7 +182,9 @@ class Client:
         problems = validate_result(table, task.node, output)
         if problems:
             raise InvalidValue(f"the output of task '{key}'", problems)
-        self.store.close_human_task(key, rt.TaskCompleted(key, dict(output)), actor=self.actor)
+        self.store.close_human_task(
+            key, rt.TaskCompleted(key, dict(output)), actor=self.actor, reason=reason
+        )
         return self.store.task(key)
 
     # -- ops ---------------------------------------------------------------------------

@@ -74,13 +74,21 @@ def run_handler(fn: Handler, task: ClaimedTask) -> TaskResult:
     event: rt.TaskCompleted | rt.TaskFailed
     faults.hit("handler.before", task.service)
     try:
-        result = _invoke(fn, task.args, call)
+        result: object = _invoke(fn, task.args, call)
     except TaskError as err:
         event = rt.TaskFailed(task.key, err.error, err.transient, err.message)
     except Exception as err:  # a crashing handler fails its attempt, transiently
         event = rt.TaskFailed(task.key, type(err).__name__, True, str(err))
     else:
-        event = rt.TaskCompleted(task.key, dict(result or {}))
+        if result is None or isinstance(result, Mapping):
+            event = rt.TaskCompleted(task.key, dict(result or {}))
+        else:  # a bug in the handler: fail the attempt, never the worker
+            event = rt.TaskFailed(
+                task.key,
+                "InvalidResult",
+                False,
+                f"the handler of {task.service} returned {type(result).__name__}, not an object",
+            )
     faults.hit("handler.after", task.service)
     return TaskResult(task.key, task.epoch, event, task.instance_id)
 

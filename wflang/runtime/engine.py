@@ -24,6 +24,7 @@ from wflang.runtime.correlation import awaited_messages, correlation_text
 from wflang.runtime.instance import Status
 from wflang.runtime.ir import Value
 from wflang.runtime.table import Table
+from wflang.runtime.validate import validate_handler_result
 
 Result = Mapping[str, Value] | None
 Handler = Callable[..., Result | Awaitable[Result]]
@@ -400,7 +401,7 @@ class Engine:
         else:
             if result is _PENDING:
                 return  # the test kit delivers it later
-            event = rt.TaskCompleted(task.key, dict(result or {}))
+            event = _checked(record.table, task, result)
         record.tasks.pop(task.key, None)
         self.queue.append((iid, event))
 
@@ -414,6 +415,20 @@ class Engine:
 
     def history(self, instance_id: str) -> list[HistoryEntry]:
         return list(self.records[instance_id].history)
+
+
+def _checked(table: Table, task: rt.ScheduleTask, result: object) -> rt.Event:
+    """A handler's answer as an event: a result that is not an object or does not fit the
+    service's declared result fails the attempt for good (a bug in the handler), so a
+    wrong value never reaches the context."""
+    if result is not None and not isinstance(result, Mapping):
+        problem = f"the handler of {task.service} returned {type(result).__name__}, not an object"
+        return rt.TaskFailed(task.key, "InvalidResult", False, problem)
+    output = dict(result or {})
+    problems = validate_handler_result(table, task.node, output)
+    if problems:
+        return rt.TaskFailed(task.key, "InvalidResult", False, "; ".join(problems))
+    return rt.TaskCompleted(task.key, output)
 
 
 class _Pending:

@@ -19,11 +19,13 @@ from wflang.runtime.table import FieldType, Table, Types
 _SCALARS: dict[str, tuple[type, ...]] = {
     "string": (str,),
     "int": (int,),
-    "decimal": (int, Decimal, float, str),
+    "decimal": (int, Decimal, float),  # a JSON number ("12.5" is a string)
     "bool": (bool,),
     "duration": (int,),
-    "timestamp": (int, str),
+    "timestamp": (int,),
 }
+#: How values of the types the runtime keeps as numbers are written in JSON.
+_UNITS = {"duration": " (integer milliseconds)", "timestamp": " (epoch milliseconds)"}
 _MAX_DEPTH = 64
 
 
@@ -45,23 +47,48 @@ def validate_signal(table: Table, kind: str, name: str, payload: Mapping[str, Va
 
 def validate_result(table: Table, state: str, output: Mapping[str, Value]) -> list[str]:
     """Problems with the output given to a step (a human task's form, a service's result)."""
-    for shape in table.types.results:
-        if shape.name == state:
-            return validate_fields(table.types, shape.fields, output, f"output of {state}")
+    fields = _results(table).get(state)
+    if fields is not None:
+        return validate_fields(table.types, fields, output, f"output of {state}")
     if output:
         return [f"{state} declares no output, but fields were given: {', '.join(output)}"]
     return []
 
 
+#: The result shapes of each table seen, by step name (tables live as long as the
+#: process: a few per workflow version). Keyed by identity: hashing a table is costly.
+_RESULTS: dict[int, tuple[Table, dict[str, tuple[FieldType, ...]]]] = {}
+
+
+def _results(table: Table) -> dict[str, tuple[FieldType, ...]]:
+    hit = _RESULTS.get(id(table))
+    if hit is None or hit[0] is not table:
+        if len(_RESULTS) >= 256:
+            _RESULTS.clear()
+        hit = _RESULTS[id(table)] = (table, {s.name: s.fields for s in table.types.results})
+    return hit[1]
+
+
+def validate_handler_result(table: Table, state: str, result: Mapping[str, Value]) -> list[str]:
+    """Problems with what a service handler returned: the declared fields must be there
+    with their types; fields beyond them are let through (a handler may return a whole
+    API response), since nothing can read them (``wf check`` refuses such reads)."""
+    fields = _results(table).get(state)
+    if fields is None:
+        return []
+    return validate_fields(table.types, fields, result, f"result of {state}", extra=True)
+
+
 def validate_fields(
-    types: Types, fields: Sequence[FieldType], data: object, where: str
+    types: Types, fields: Sequence[FieldType], data: object, where: str, *, extra: bool = False
 ) -> list[str]:
-    """Problems with an object given for these fields (JSON from outside: any shape)."""
+    """Problems with an object given for these fields (JSON from outside: any shape);
+    ``extra``: fields that are not declared are allowed, here and in nested records."""
     if not isinstance(data, Mapping):
         return [f"{where} must be an object, not {_kind(data)}"]
     problems: list[str] = []
     declared = {f.name: f for f in fields}
-    for name in data:
+    for name in data if not extra else ():
         if name not in declared:
             known = ", ".join(declared) or "none"
             problems.append(
@@ -78,11 +105,13 @@ def validate_fields(
                     else f"missing field '{name}' ({f.type}) in {where}"
                 )
             continue
-        problems.extend(_check(types, data[name], f.type, name, 0))
+        problems.extend(_check(types, data[name], f.type, name, 0, extra))
     return problems
 
 
-def _check(types: Types, value: Value, type_text: str, where: str, depth: int) -> list[str]:
+def _check(
+    types: Types, value: Value, type_text: str, where: str, depth: int, extra: bool
+) -> list[str]:
     if depth > _MAX_DEPTH:
         return [f"'{where}' is nested too deeply"]
     type_text = type_text.strip()
@@ -96,9 +125,10 @@ def _check(types: Types, value: Value, type_text: str, where: str, depth: int) -
         ok = isinstance(value, _SCALARS[type_text]) and not (
             isinstance(value, bool) and type_text != "bool"
         )
-        if ok and type_text == "decimal" and isinstance(value, str):
-            ok = _is_decimal(value)
-        return [] if ok else [f"'{where}' must be {type_text}, not {_kind(value)}"]
+        if ok and isinstance(value, Decimal | float):
+            ok = _is_finite(value)
+        unit = _UNITS.get(type_text, "")
+        return [] if ok else [f"'{where}' must be {type_text}{unit}, not {_kind(value)}"]
     if type_text.startswith("list[") and type_text.endswith("]"):
         if not isinstance(value, list):
             return [f"'{where}' must be a list, not {_kind(value)}"]
@@ -106,7 +136,7 @@ def _check(types: Types, value: Value, type_text: str, where: str, depth: int) -
         return [
             p
             for i, v in enumerate(value)
-            for p in _check(types, v, inner, f"{where}[{i}]", depth + 1)
+            for p in _check(types, v, inner, f"{where}[{i}]", depth + 1, extra)
         ]
     if type_text.startswith("map[") and type_text.endswith("]"):
         if not isinstance(value, dict):
@@ -115,7 +145,7 @@ def _check(types: Types, value: Value, type_text: str, where: str, depth: int) -
         return [
             p
             for k, v in value.items()
-            for p in _check(types, v, inner, f"{where}[{k!r}]", depth + 1)
+            for p in _check(types, v, inner, f"{where}[{k!r}]", depth + 1, extra)
         ]
     for enum in types.enums:
         if enum.name == type_text:
@@ -126,7 +156,7 @@ def _check(types: Types, value: Value, type_text: str, where: str, depth: int) -
         if record.name == type_text:
             if not isinstance(value, dict):
                 return [f"'{where}' must be a {type_text} record, not {_kind(value)}"]
-            problems = validate_fields(types, record.fields, value, f"'{where}'")
+            problems = validate_fields(types, record.fields, value, f"'{where}'", extra=extra)
             return problems
     return []  # a type the table does not describe (an imported alias): not checked here
 
@@ -143,12 +173,15 @@ def _split_pair(text: str) -> tuple[str, str, str]:
     return text, "", "string"
 
 
-def _is_decimal(text: str) -> bool:
-    try:
-        return Decimal(text).is_finite()
-    except ArithmeticError:
-        return False
+def _is_finite(value: Decimal | float) -> bool:
+    return Decimal(value).is_finite() if isinstance(value, float) else value.is_finite()
 
 
 def _kind(value: object) -> str:
-    return "object" if isinstance(value, dict) else type(value).__name__
+    if isinstance(value, dict):
+        return "object"
+    if value is None:
+        return "null"
+    if isinstance(value, Decimal | float):
+        return "decimal"
+    return type(value).__name__

@@ -139,7 +139,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     Migration(
         2,
-        "message correlation",
+        "message correlation; who started an instance",
         (
             # What each waiting instance listens for: a token at a `wait ... message M
             # correlate EXPR`, with the text of EXPR's value when the wait began.
@@ -164,6 +164,9 @@ MIGRATIONS: tuple[Migration, ...] = (
                 expires_at bigint NOT NULL)""",
             """CREATE UNIQUE INDEX wf_message_dedupe ON wf_message (message, dedupe_key)""",
             """CREATE INDEX wf_message_key ON wf_message (message, correlation, expires_at)""",
+            # Who started an instance and why: the actor and reason of its start row.
+            """ALTER TABLE wf_instance ADD COLUMN created_by text""",
+            """ALTER TABLE wf_instance ADD COLUMN created_reason text""",
         ),
     ),
 )

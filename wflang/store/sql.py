@@ -42,6 +42,7 @@ from wflang.runtime.correlation import awaited_messages
 from wflang.runtime.engine import HistoryEntry
 from wflang.runtime.ir import Value
 from wflang.runtime.table import Table, WaitEntry, dumps, loads, table_hash
+from wflang.runtime.validate import validate_handler_result
 from wflang.store import messages, retention
 from wflang.store.backend import Backend, Param, Tx, chunks, placeholders
 from wflang.store.records import (
@@ -92,6 +93,8 @@ class _Work:
     seed: int
     parent_id: str | None
     parent_key: str | None
+    created_by: str | None = None  # the start row's actor and reason
+    created_reason: str | None = None
     events: list[tuple[rt.Event, str, str | None, str | None, int | None]] = field(factory=list)
     # (event, idempotency key, actor, reason, inbox row id)
 
@@ -330,6 +333,9 @@ class Store:
         deployed: Deployed,
         input: Mapping[str, Value],
         instance_id: str,
+        *,
+        actor: str | None = None,
+        reason: str | None = None,
     ) -> bool:
         """Create an instance for a worker to start; False if the id exists with this input.
 
@@ -351,7 +357,8 @@ class Store:
             now = self.now(tx)
             tx.execute(
                 "INSERT INTO wf_instance (id, workflow, version, table_hash, status, input, "
-                "seed, wake_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "seed, wake_at, created_at, updated_at, created_by, created_reason) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     instance_id,
                     deployed.name,
@@ -363,6 +370,8 @@ class Store:
                     now,
                     now,
                     now,
+                    actor,
+                    reason,
                 ),
             )
             self._hint(tx)
@@ -537,7 +546,12 @@ class Store:
         return _task_info(rows[0])
 
     def close_human_task(
-        self, key: str, event: rt.TaskCompleted | rt.TaskFailed, *, actor: str | None = None
+        self,
+        key: str,
+        event: rt.TaskCompleted | rt.TaskFailed,
+        *,
+        actor: str | None = None,
+        reason: str | None = None,
     ) -> None:
         """Finish an open human task: the task closes and its event is delivered, together."""
 
@@ -552,7 +566,7 @@ class Store:
                 "UPDATE wf_task SET status = 'done', updated_at = ? WHERE key = ?",
                 (self.now(tx), key),
             )
-            self._inbox(tx, iid, event, f"task:{key}", actor)
+            self._inbox(tx, iid, event, f"task:{key}", actor, reason)
             self._hint(tx)
 
         self._write(run)
@@ -776,6 +790,20 @@ def _task_info(r: Sequence[object]) -> TaskInfo:
     )
 
 
+def _checked(result: TaskResult, table: Table, node: str) -> TaskResult:
+    """A handler's result as the step will see it: one that does not fit the service's
+    declared result type fails the attempt (permanently: the handler has a bug), so a
+    wrong value never reaches the context to break an expression further on."""
+    event = result.event
+    if not isinstance(event, rt.TaskCompleted):
+        return result
+    problems = validate_handler_result(table, node, event.result)
+    if not problems:
+        return result
+    failed = rt.TaskFailed(event.key, "InvalidResult", False, "; ".join(problems))
+    return TaskResult(result.key, result.epoch, failed, result.instance_id)
+
+
 class _Advance:
     """The body of one ``advance`` transaction (see ``Store``'s docstring)."""
 
@@ -817,8 +845,9 @@ class _Advance:
         accepted: list[tuple[str, TaskResult]] = []
         for r in results:
             iid = keyed.get(r.key)
-            if iid is not None and (r.key, r.epoch) in fenced:
-                accepted.append((iid, r))
+            node = fenced.get((r.key, r.epoch))
+            if iid is not None and node is not None:
+                accepted.append((iid, _checked(r, work[iid].table, node)))
             else:
                 log.warning("stale result refused", extra={"task": r.key, "epoch": r.epoch})
         committed, stale = len(accepted), len(results) - len(accepted)
@@ -855,22 +884,23 @@ class _Advance:
 
     def _fence(
         self, results: Sequence[tuple[TaskResult, str | None]], work: Mapping[str, _Work]
-    ) -> set[tuple[str, int]]:
+    ) -> dict[tuple[str, int], str]:
         """Close the calls whose results still hold their lease, in one statement per
-        chunk; the (key, epoch) pairs that did. Any other result is stale."""
+        chunk; the (key, epoch) pairs that did, with their node. Any other is stale."""
         rows = [(r.key, r.epoch, iid) for r, iid in results if iid is not None and iid in work]
-        done: set[tuple[str, int]] = set()
+        done: dict[tuple[str, int], str] = {}
         for i in range(0, len(rows), 300):
             part = rows[i : i + 300]
             values = ", ".join("(?, ?, ?)" for _ in part)
-            for key, epoch in self.tx.query(
+            for key, epoch, node in self.tx.query(
                 "UPDATE wf_task SET status = 'done', lease_owner = NULL, "
                 "lease_expires_at = NULL, updated_at = ? "
                 f"WHERE (key, lease_epoch, instance_id) IN (VALUES {values}) "
-                "AND status = 'running' AND lease_expires_at >= ? RETURNING key, lease_epoch",
+                "AND status = 'running' AND lease_expires_at >= ? "
+                "RETURNING key, lease_epoch, node",
                 (self.now, *(x for row in part for x in row), self.now),
             ):
-                done.add((str(key), int(str(epoch))))
+                done[str(key), int(str(epoch))] = str(node)
         return done
 
     def _result_instances(self, results: Sequence[TaskResult]) -> dict[str, str]:
@@ -884,7 +914,9 @@ class _Advance:
                 keyed[str(key)] = str(iid)
         return keyed
 
-    _COLUMNS = "id, table_hash, seq, state, input, seed, parent_id, parent_key"
+    _COLUMNS = (
+        "id, table_hash, seq, state, input, seed, parent_id, parent_key, created_by, created_reason"
+    )
 
     def _lock_ready(self, limit: int, work: dict[str, _Work]) -> None:
         """Lock up to ``limit`` more instances with something due, skipping locked ones.
@@ -932,7 +964,7 @@ class _Advance:
 
     def _add(self, rows: Sequence[Sequence[object]], work: dict[str, _Work]) -> None:
         cache = self.store._decoded
-        for iid, digest, seq, state, inp, seed, pid, pkey in rows:
+        for iid, digest, seq, state, inp, seed, pid, pkey, by, why in rows:
             instance = None
             if state is not None:
                 # The instance this process committed last, if nobody stepped it since:
@@ -950,6 +982,8 @@ class _Advance:
                 seed=int(str(seed)),
                 parent_id=None if pid is None else str(pid),
                 parent_key=None if pkey is None else str(pkey),
+                created_by=None if by is None else str(by),
+                created_reason=None if why is None else str(why),
             )
 
     def _gather(self, work: dict[str, _Work], accepted: list[tuple[str, TaskResult]]) -> None:
@@ -998,7 +1032,11 @@ class _Advance:
             input = codec.loads(w.input_text)
             result = st.start(w.table, w.id, input, self.now, w.seed)
             inst = result.instance
-            history.append(self._history_row(w.id, inst.seq, None, input, result, "start"))
+            history.append(
+                self._history_row(
+                    w.id, inst.seq, None, input, result, "start", w.created_by, w.created_reason
+                )
+            )
             commands.extend(result.commands)
         for event, key, actor, reason, row_id in w.events:
             result = st.step(w.table, inst, event, self.now)

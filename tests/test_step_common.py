@@ -23,6 +23,7 @@ from wflang.dsl.parser import parse
 from wflang.runtime import codec
 from wflang.runtime import instance as rt
 from wflang.runtime import step as sp
+from wflang.runtime.ir import Value
 from wflang.runtime.table import Table
 
 LOOP = """workflow loop version 1
@@ -194,7 +195,8 @@ parallel fan {
 end done: completed
 """
     table = _table(source)
-    for given_input in ({}, {"x": 1}):
+    inputs: list[dict[str, Value]] = [{}, {"x": 1}]
+    for given_input in inputs:
         at_once = sp.start(table, "i1", given_input, 0)
         with _general_path_only(table):
             queued = sp.start(table, "i1", given_input, 0)

@@ -299,6 +299,14 @@ def _token_of(draft: _Draft) -> rt.Token:
     return token
 
 
+def _token_with(fields: dict[str, object]) -> rt.Token:
+    """A frozen token with these fields (all of them, owned by the token from now on):
+    no constructor, which costs more than copying a dict of fields and setting three."""
+    token: rt.Token = _new(rt.Token)
+    _set_dict(token, "__dict__", fields)
+    return token
+
+
 #: A token as a step sees it: the instance's, or this step's draft of it.
 _Token = rt.Token | _Draft
 _Index = tuple[dict[int, _Token], dict[str, rt.Timer], dict[int, rt.Join]]
@@ -870,7 +878,11 @@ def _enter_parallel(run: _Run, token: _Token, entry: tb.ParallelEntry) -> None:
     token = run.update(token, waiting="join")
     run.joins[token.id] = rt.Join(token.id, len(entry.branches))
     _boundary_timers(run, token, entry.timers)
-    if run.states[token.state].fans_to_tasks and not run.agenda:
+    if (
+        run.states[token.state].fans_to_tasks
+        and not run.agenda
+        and run.budget > len(entry.branches)
+    ):
         _enter_tasks_now(run, token.id, entry.branches)
         return
     for i, first in enumerate(entry.branches):
@@ -881,21 +893,42 @@ def _enter_parallel(run: _Run, token: _Token, entry: tb.ParallelEntry) -> None:
 
 def _enter_tasks_now(run: _Run, parent: int, branches: tuple[int, ...]) -> None:
     """Branches that each begin with a service task (no timers, outside maps) entered
-    at once rather than queued and drained one by one: the same step when nothing
-    was queued before them. A wide parallel enters all its branches in one step."""
+    at once rather than queued and drained one by one: the same step when nothing was
+    queued before them and the budget outlasts them. A wide parallel enters all its
+    branches in its first step.
+
+    Their tokens are made final (waiting at their task) and frozen, not drafted; an
+    argument's error leaves the branches not yet scheduled entering, as the agenda
+    would have left them.
+    """
+    run.budget -= len(branches)
     visit = run.inst.seq + 1
-    tokens = [run.new_token(first, parent, i) for i, first in enumerate(branches)]
-    for token in tokens:  # as ``enter`` leaves them (an error below leaves the rest so)
-        token.waiting, token.visit = "entering", visit
     env: dict[str, Value] = {"input": run.input, "context": run.context}  # only read
-    states, commands, decisions, iid = run.states, run.commands, run.decisions, run.inst.id
-    for token in tokens:
-        run.spend()
-        info = states[token.state]
+    first_id = run.next_token
+    run.next_token += len(branches)
+    tokens, states, commands, decisions = run.tokens, run.states, run.commands, run.decisions
+    iid, fields = run.inst.id, rt.Token(0, 0, parent, attempt=1, visit=visit).__dict__
+    for i, first in enumerate(branches):
+        info = states[first]
         decisions.append(info.enter_decision)
-        args = info.args(env)
-        token.waiting = "task"
-        commands.append(_call(iid, info, token.id, visit, 1, args))
+        try:
+            args = info.args(env)
+        except ExpressionError:
+            for j in range(i, len(branches)):
+                tokens[first_id + j] = _token_with(
+                    {**fields, "id": first_id + j, "state": branches[j], "index": j,
+                     "waiting": "entering"}
+                )  # fmt: skip
+            raise
+        token = fields.copy()
+        token["id"], token["state"], token["index"], token["waiting"] = (
+            first_id + i,
+            first,
+            i,
+            "task",
+        )
+        tokens[first_id + i] = _token_with(token)
+        commands.append(_call(iid, info, first_id + i, visit, 1, args))
 
 
 def _enter_map(run: _Run, token: _Token, entry: tb.MapEntry) -> None:
@@ -1092,11 +1125,10 @@ def _complete(c: Compiled, inst: rt.Instance, e: rt.TaskCompleted) -> Step | Non
         if moved is None:
             return None
         target, context = moved
-        env = {"input": inst.input, "context": context}
         if target.arrive == _TASK:
-            return _arrive_at_task(inst, tokens, token, target, env, decisions)
+            return _arrive_at_task(inst, tokens, token, target, context, decisions)
         if target.arrive == _END and in_branch:
-            return _arrive_at_end(c, inst, tokens, index[1], token, target, env, decisions)
+            return _arrive_at_end(c, inst, tokens, index[1], token, target, context, decisions)
     except ExpressionError:
         pass
     return None
@@ -1113,8 +1145,7 @@ def _follow_plain(
     transition taken only writes into the context: the state the token then enters
     and the new context, the ``enter`` decisions in ``decisions``; None if a
     transition does more, leaves the scope, or none is taken."""
-    context = env["context"]
-    assert isinstance(context, dict)
+    context: dict[str, Value] = env["context"]  # type: ignore[assignment]
     for _ in range(_CHOICES):
         for transition in row:
             guard = transition.guard
@@ -1142,18 +1173,18 @@ def _arrive_at_task(
     tokens: dict[int, rt.Token],
     token: rt.Token,
     target: _StateInfo,
-    env: dict[str, Value],
+    context: dict[str, Value],
     decisions: list[str],
 ) -> Step:
-    """The token waits at a service task: its draft, frozen, and its call."""
-    args = target.args(env)
+    """The token waits at a service task (as ``enter`` and ``wait`` leave it), and its call."""
+    args = target.args({"input": inst.input, "context": context})
     visit = inst.seq + 1
-    moved = _draft_of(token)  # as ``enter`` and ``wait`` leave it
-    moved.state, moved.attempt, moved.waiting, moved.visit = target.id, 1, "task", visit
+    moved = token.__dict__.copy()
+    moved["state"], moved["attempt"], moved["waiting"], moved["visit"] = target.id, 1, "task", visit
     command = _call(inst.id, target, token.id, visit, 1, args)
     tokens = tokens.copy()
-    tokens[token.id] = _token_of(moved)
-    return _stepped(inst, env["context"], tokens, None, (command,), decisions)
+    tokens[token.id] = _token_with(moved)
+    return _stepped(inst, context, tokens, None, (command,), decisions)
 
 
 def _arrive_at_end(
@@ -1163,15 +1194,15 @@ def _arrive_at_end(
     joins: dict[int, rt.Join],
     token: rt.Token,
     target: _StateInfo,
-    env: dict[str, Value],
+    context: dict[str, Value],
     decisions: list[str],
 ) -> Step | None:
     """The token ends its branch of a parallel whose join stays undecided (``scope_end``
     and ``child_ended`` on the common path)."""
     entry = target.entry
     assert isinstance(entry, tb.EndEntry)
-    if entry.output.entries:
-        target.args(env)  # for its errors: a parallel keeps no branch's output
+    if entry.output.entries:  # for its errors: a parallel keeps no branch's output
+        target.args({"input": inst.input, "context": context})
     if token.side or token.compensating:
         return None
     tokens = tokens.copy()
@@ -1179,21 +1210,27 @@ def _arrive_at_end(
     parent = tokens.get(token.parent)
     join = joins.get(token.parent)
     if parent is None or join is None:
-        return _stepped(inst, env["context"], tokens, None, (), decisions)
+        return _stepped(inst, context, tokens, None, (), decisions)
     parallel = c.states[parent.state].entry
     if not isinstance(parallel, tb.ParallelEntry):
         return None
     ok = entry.outcome == "completed"
-    join = rt.Join(
-        join.token, join.total, join.completed + ok, join.failed + (not ok), join.started,
-        join.results,
-    )  # fmt: skip
+    completed, failed = join.completed + ok, join.failed + (not ok)
     need = _need(parallel, join)
-    if join.completed >= need or join.total - join.failed < need:
+    if completed >= need or join.total - failed < need:
         return None  # the join decides: the general path
     joins = joins.copy()
-    joins[parent.id] = join
-    return _stepped(inst, env["context"], tokens, joins, (), decisions)
+    joins[parent.id] = _counted(join, completed, failed)
+    return _stepped(inst, context, tokens, joins, (), decisions)
+
+
+def _counted(join: rt.Join, completed: int, failed: int) -> rt.Join:
+    """``join`` with new counts (a copy of its fields: no constructor)."""
+    fields = join.__dict__.copy()
+    fields["completed"], fields["failed"] = completed, failed
+    counted: rt.Join = _new(rt.Join)
+    _set_dict(counted, "__dict__", fields)
+    return counted
 
 
 def _stepped(

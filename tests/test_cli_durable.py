@@ -9,6 +9,7 @@ of ``tests/data/cli_durable/wf_cli_handlers.py``.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +17,8 @@ from pathlib import Path
 import pytest
 
 from wflang.cli import main
+
+PG_DSN = os.environ.get("WFLANG_TEST_PG_DSN", "")
 
 DATA = Path(__file__).parent / "data" / "cli_durable"
 FLOW = str(DATA / "opsflow.wf")
@@ -420,3 +423,40 @@ def test_who_and_why_are_recorded_for_start_signal_and_task(ready: Wf) -> None:
     assert said == [("carol", "ticket 42"), ("bob", "looks good"), ("alice", "looks fishy")]
     text = ready.ok("history", "w-1")
     assert "by carol" in text and "ticket 42" in text
+
+
+DURABLE = Path(__file__).parent / "data" / "durable"
+
+
+def test_deploying_a_caller_without_its_callee_is_refused(ready: Wf) -> None:
+    assert ready("deploy", str(DURABLE / "parent.wf")) == 1
+    assert "not deployed: parent v1 calls kid v1" in ready.err
+    assert [v["name"] for v in ready.json("versions")] == ["opsflow"]  # nothing deployed
+    out = ready.ok("deploy", str(DURABLE / "kid.wf"), str(DURABLE / "parent.wf"))
+    assert "kid v1 deployed" in out and "parent v1 deployed" in out
+
+
+def test_a_worker_needs_no_handlers_for_flows_without_service_calls(ready: Wf) -> None:
+    ready.ok("deploy", str(DURABLE / "kid.wf"))
+    ready.ok("start", "kid", "--input", '{"id": "k"}', "--id", "k-1")
+    assert ready.ok("worker", "--once", "--log-level", "error")  # no --handlers
+    ready.ok("signal", "k-1", "go", "--payload", '{"by": "ann"}')
+    ready.ok("worker", "--once", "--log-level", "error")
+    assert "status:   completed" in ready.ok("status", "k-1")
+
+
+def test_store_urls_are_shown_without_their_password() -> None:
+    from wflang.store.backend import redact_url
+
+    url = "postgresql://app:s3cret@db.example:5432/wf?sslmode=require"
+    assert redact_url(url) == "postgresql://app:***@db.example:5432/wf?sslmode=require"
+    assert redact_url("postgresql://app@db/wf") == "postgresql://app@db/wf"
+    if PG_DSN:  # trust authentication ignores the password: the store opens
+        from wflang.store import open_store
+
+        secret = PG_DSN.replace("postgres@", "postgres:s3cret@", 1)
+        store = open_store(secret, pool=1)
+        try:
+            assert "s3cret" not in store.url and ":***@" in store.url
+        finally:
+            store.close()

@@ -81,3 +81,51 @@ def test_missing_handler_dead_letters(files: Path, capsys: pytest.CaptureFixture
     assert code == 1
     assert "status: dead_lettered" in out
     assert "error: say: NoHandler no handler for service 'greet.say'" in out
+
+
+DURABLE_DATA = Path(__file__).parent / "data" / "durable"
+
+
+def test_imported_workflows_are_registered_for_calls(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["run", str(DURABLE_DATA / "parent.wf"), "--input", '{"id": "p-1"}'])
+    out = capsys.readouterr().out
+    assert code == 0  # running: its child waits for a signal
+    assert "enter c" in out and "status: running" in out
+    # --uses is repeatable and does not swallow the file.
+    code = main(["run", "--uses", str(DURABLE_DATA / "kid.wf"), str(DURABLE_DATA / "parent.wf"),
+                 "--input", '{"id": "p-1"}'])  # fmt: skip
+    assert code == 0 and "status: running" in capsys.readouterr().out
+
+
+def test_check_errors_are_reported_without_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "bad.wf").write_text("workflow bad version 1\nstart x\n")
+    assert main(["run", str(tmp_path / "bad.wf")]) == 1
+    captured = capsys.readouterr()
+    assert "start node 'x' is not defined" in captured.out + captured.err
+    assert "Traceback" not in captured.out + captured.err
+
+
+@pytest.mark.parametrize(
+    ("result", "problem"),
+    [
+        ('{"text": 5}', "InvalidResult 'text' must be string, not int"),
+        ('{"txt": "hi"}', "InvalidResult missing field 'text' (string) in result of say"),
+        ("[1]", "InvalidResult the handler of greet.say returned list, not an object"),
+    ],
+)
+def test_a_handler_result_that_does_not_fit_fails_its_step(
+    files: Path, capsys: pytest.CaptureFixture[str], result: str, problem: str
+) -> None:
+    (files / "bad_handlers.py").write_text(
+        "from wflang.runtime.engine import handler\n\n"
+        f'@handler("greet.say")\ndef say(name, times):\n    return {result}\n'
+    )
+    sys.modules.pop("bad_handlers", None)
+    code = main(["run", str(files / "greet.wf"), "--input", '{"name": "Ada"}',
+                 "--handlers", "bad_handlers"])  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "status: dead_lettered" in out and problem in out
+    sys.modules.pop("bad_handlers", None)

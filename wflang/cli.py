@@ -28,6 +28,7 @@ from wflang.compiler.docs import (
     rules_markdown,
     rules_text,
 )
+from wflang.compiler.program import load_program
 from wflang.compiler.registry import Preset
 from wflang.compiler.report import (
     FORMATS,
@@ -217,6 +218,20 @@ class _Refused(Exception):
     """The workflow has check errors; they were printed."""
 
 
+def _compiled_file(args: argparse.Namespace, path: str) -> Table:
+    return _compiled(argparse.Namespace(**{**vars(args), "file": path}))
+
+
+def _imported_workflows(args: argparse.Namespace) -> list[Table]:
+    """The workflows the file imports (the ones its ``call``s may start), compiled."""
+    program = load_program([_load(args.file)])
+    return [
+        _compiled_file(args, path)
+        for path, module in sorted(program.modules.items())
+        if path not in program.roots and module.spec is not None and module.spec.header
+    ]
+
+
 def cmd_compile(args: argparse.Namespace) -> int:
     try:
         table = _compiled(args)
@@ -250,11 +265,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         except ImportError as err:
             raise UsageError(f"cannot import handlers module {args.handlers!r}: {err}") from err
     input_data = durable_cli.json_arg(args.input, "--input")  # decimals stay exact
-    tables = []
-    for path in [*(args.uses or []), args.file]:
-        args.file = path
-        tables.append(_compiled(args))
-    main_table = tables[-1]
+    try:
+        main_table = _compiled(args)
+        tables = [*_imported_workflows(args), *(_compiled_file(args, p) for p in args.uses)]
+    except _Refused:
+        return EXIT_FINDINGS
+    tables.append(main_table)
     engine = Engine(tables, registered_handlers())
     problems = validate_input(main_table, input_data)
     if problems:
@@ -544,9 +560,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--handlers", metavar="MODULE", help="import this module to register handlers")
     p.add_argument(
         "--uses",
-        nargs="*",
+        action="append",
+        default=[],
         metavar="FILE",
-        help="workflows it calls (compiled and registered first)",
+        help="another workflow it calls and does not import (repeatable; imported "
+        "workflows are registered anyway)",
     )
     p.add_argument("--preset", choices=[x.value for x in Preset], help=argparse.SUPPRESS)
     p.add_argument("--config", help=argparse.SUPPRESS)

@@ -22,8 +22,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from wflang.runtime import codec
+from wflang.runtime import instance as rt
 from wflang.runtime.ir import Value
 from wflang.store import DEFAULT_URL, Store, default_url, open_store
+from wflang.store.backend import redact_url
 from wflang.store.records import InstanceInfo, StoreError
 from wflang.store.retention import ENDED, PURGEABLE
 
@@ -43,15 +45,18 @@ class CliUsage(Exception):
 # ----------------------------------------------------------------------- helpers
 
 
-def _store(args: argparse.Namespace, *, check: bool = True) -> Store:
+def _store(args: argparse.Namespace, *, check: bool = True, timeout: float = 10.0) -> Store:
+    """The store of ``--store``; a one-shot command gives up on a database that does not
+    answer within ``timeout`` seconds (a worker waits longer: it rides out outages)."""
     try:
-        store = open_store(args.store)
+        store = open_store(args.store, timeout=timeout)
         if check:
             store.check_schema()
     except StoreError:
         raise
     except Exception as err:  # cannot connect, cannot open the file
-        raise CliUsage(f"cannot open the store {args.store or default_url()}: {err}") from err
+        url = redact_url(args.store or default_url())
+        raise CliUsage(f"cannot open the store {url}: {err}") from err
     return store
 
 
@@ -123,6 +128,7 @@ def cmd_deploy(args: argparse.Namespace, compile_file: Compile) -> int:
     tables = [(path, compile_file(path)) for path in args.files]
     if any(t is None for _, t in tables):
         return EXIT_REFUSED
+    client.check_callees([t for _, t in tables if t is not None])  # before deploying any
     for path, table in tables:
         d = client.deploy(table, path)
         what = "deployed" if d.new else "already deployed (same content)"
@@ -449,10 +455,8 @@ def cmd_worker(args: argparse.Namespace) -> int:
             importlib.import_module(module)
         except ImportError as err:
             raise CliUsage(f"cannot import handlers module {module!r}: {err}") from err
-    handlers = registered_handlers()
-    if not handlers:
-        raise CliUsage("no handlers registered: pass --handlers MODULE with @handler functions")
-    store = _store(args)
+    handlers = registered_handlers()  # none: the worker still runs timers, signals, tasks
+    store = _store(args, timeout=30.0)
     worker = Worker(
         store,
         handlers,
@@ -616,7 +620,9 @@ def _worker_parser(sub: Sub) -> None:
     )
     p.add_argument("--concurrency", type=int, default=4, help="handler threads (default 4)")
     p.add_argument("--lease", type=float, default=30.0, help="lease in seconds (default 30)")
-    p.add_argument("--batch", type=int, default=32, help="instances stepped per transaction")
+    p.add_argument(
+        "--batch", type=int, default=32, help="instances stepped per transaction (default 32)"
+    )
     p.add_argument("--poll", type=int, default=500, help="idle poll interval in ms (default 500)")
     p.add_argument(
         "--no-group-commit",
@@ -631,7 +637,12 @@ def _worker_parser(sub: Sub) -> None:
     )
     p.add_argument("--metrics-port", type=int, help="serve Prometheus metrics on this port")
     p.add_argument("--once", action="store_true", help="do what is due now, then exit")
-    p.add_argument("--log-format", choices=("text", "json"), default="text")
+    p.add_argument(
+        "--log-format",
+        choices=("text", "json"),
+        default="text",
+        help="text lines for people, or one JSON object per line (default text)",
+    )
     p.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info")
     store_opt(p)
     p.set_defaults(func=cmd_worker)
@@ -679,7 +690,12 @@ def _people_parsers(sub: Sub) -> None:
         description="Human (user and manual) tasks waiting for a person.",
     )
     ts = p.add_subparsers(dest="tasks_command", metavar="ACTION", required=True)
-    q = ts.add_parser("list", help="open human tasks")
+    q = ts.add_parser(
+        "list",
+        help="open human tasks",
+        description="Human tasks waiting for a person, oldest first, with their key (for "
+        "'wf tasks complete'), node, instance, assignee and form fields.",
+    )
     q.add_argument("--instance", help="only this instance's")
     json_opt(q)
     store_opt(q)
@@ -694,7 +710,12 @@ def _people_parsers(sub: Sub) -> None:
     ops_opts(q)
     q.set_defaults(func=cmd_tasks_complete)
 
-    p = sub.add_parser("status", help="an instance's status, position and output")
+    p = sub.add_parser(
+        "status",
+        help="an instance's status, position and output",
+        description="An instance's workflow and version, status, where its tokens are "
+        "and what they wait for, its pending timers, and its output or error.",
+    )
     p.add_argument("instance", help="the instance id")
     json_opt(p)
     store_opt(p)
@@ -712,8 +733,17 @@ def _people_parsers(sub: Sub) -> None:
     store_opt(p)
     p.set_defaults(func=cmd_history)
 
-    p = sub.add_parser("list", help="list instances")
-    p.add_argument("--status", help="only this status (running, completed, dead_lettered, …)")
+    p = sub.add_parser(
+        "list",
+        help="list instances",
+        description="Instances, oldest first, with their workflow, version, status and "
+        "last change; filter by status and workflow.",
+    )
+    p.add_argument(
+        "--status",
+        choices=["pending", *(s.value for s in rt.Status)],
+        help="only instances with this status",
+    )
     p.add_argument("--workflow", help="only this workflow")
     p.add_argument("--limit", type=int, default=100, help="at most this many (default 100)")
     json_opt(p)
@@ -732,17 +762,34 @@ def _ops_parser(sub: Sub) -> None:
         "logs them instead).",
     )
     os_ = p.add_subparsers(dest="ops_command", metavar="ACTION", required=True)
-    q = os_.add_parser("dead-letters", help="list dead-lettered instances with their error")
+    q = os_.add_parser(
+        "dead-letters",
+        help="list dead-lettered instances with their error",
+        description="Instances parked after a step exhausted its attempts, with the error "
+        "and (--json) the context snapshot taken then. Act on one with retry, replay, "
+        "force-complete or cancel.",
+    )
     q.add_argument("--workflow", help="only this workflow")
     json_opt(q)
     store_opt(q)
     q.set_defaults(func=cmd_ops_dead_letters)
-    q = os_.add_parser("retry", help="resume a dead-lettered instance from the failed step")
-    q.add_argument("instance")
+    q = os_.add_parser(
+        "retry",
+        help="resume a dead-lettered instance from the failed step",
+        description="Run the step that dead-lettered the instance again, with fresh "
+        "attempts and new idempotency keys. Refused unless the instance is dead-lettered.",
+    )
+    q.add_argument("instance", help="the instance id")
     ops_opts(q)
     q.set_defaults(func=cmd_ops_retry)
-    q = os_.add_parser("replay", help="re-run a dead-lettered instance from a step")
-    q.add_argument("instance")
+    q = os_.add_parser(
+        "replay",
+        help="re-run a dead-lettered instance from a step",
+        description="Resume a dead-lettered instance from --from STEP (an earlier step, "
+        "to redo work), optionally with fields of its input changed (--input, checked "
+        "against the declared input).",
+    )
+    q.add_argument("instance", help="the instance id")
     q.add_argument("--from", dest="step", required=True, help="the step to run again from")
     q.add_argument("--input", help="fields of the workflow input to change, as JSON or @file.json")
     ops_opts(q)
@@ -753,7 +800,7 @@ def _ops_parser(sub: Sub) -> None:
         description="Finish STEP as if it had completed with --output (checked against "
         "the step's declared output), and go on from there.",
     )
-    q.add_argument("instance")
+    q.add_argument("instance", help="the instance id")
     q.add_argument("step")
     q.add_argument("--output", default="{}", help="the step's output as JSON, or @file.json")
     ops_opts(q)
@@ -764,12 +811,18 @@ def _ops_parser(sub: Sub) -> None:
         description="Fire the pending timers of a running instance now, as if they were "
         "due: a sleep ends, a retry backoff is over, a boundary timeout takes its path.",
     )
-    q.add_argument("instance")
+    q.add_argument("instance", help="the instance id")
     q.add_argument("--timer", help="only this timer (default: all pending)")
     ops_opts(q)
     q.set_defaults(func=cmd_ops_fire_timers)
-    q = os_.add_parser("cancel", help="cancel a running instance")
-    q.add_argument("instance")
+    q = os_.add_parser(
+        "cancel",
+        help="cancel a running instance",
+        description="Cancel a running instance (its open tasks, children and timers go "
+        "with it), or give up on a dead-lettered one. --compensate runs the saga's "
+        "compensations of the completed steps first, in reverse order.",
+    )
+    q.add_argument("instance", help="the instance id")
     q.add_argument("--compensate", action="store_true", help="run the saga's compensations first")
     ops_opts(q)
     q.set_defaults(func=cmd_ops_cancel)

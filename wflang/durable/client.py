@@ -24,7 +24,7 @@ from wflang.runtime import codec
 from wflang.runtime import instance as rt
 from wflang.runtime.correlation import correlation_text
 from wflang.runtime.ir import Value
-from wflang.runtime.table import Table, table_hash
+from wflang.runtime.table import CallEntry, Table, table_hash
 from wflang.runtime.validate import (
     validate_input,
     validate_result,
@@ -75,6 +75,34 @@ class Client:
         self.actor = actor or default_actor()
 
     # -- versions ----------------------------------------------------------------
+
+    def check_callees(self, tables: Sequence[Table]) -> None:
+        """Refuse versions that call a workflow version which is neither deployed nor
+        among ``tables``: their instances would dead-letter at the call."""
+        have = {(t.workflow, t.version) for t in tables}
+        names = {t.workflow for t in tables}
+        for v in self.store.versions():
+            have.add((v.name, v.version))
+            names.add(v.name)
+        missing = sorted(
+            {
+                f"{t.workflow} v{t.version} calls {e.workflow}"
+                + ("" if e.version is None else f" v{e.version}")
+                for t in tables
+                for e in (s.entry for s in t.states)
+                if isinstance(e, CallEntry)
+                and (
+                    e.workflow not in names
+                    if e.version is None
+                    else (e.workflow, e.version) not in have
+                )
+            }
+        )
+        if missing:
+            raise UnknownWorkflow(
+                "not deployed: " + "; ".join(missing) + " (deploy the called workflows first, "
+                "or in the same command)"
+            )
 
     def deploy(self, table: Table, source: str | None = None) -> Deployment:
         new = self.store.deploy(table, source)

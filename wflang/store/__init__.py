@@ -19,8 +19,11 @@ def default_url() -> str:
     return os.environ.get("WFLANG_STORE") or DEFAULT_URL
 
 
-def open_store(url: str | None = None, *, clock: Clock | None = None, pool: int = 8) -> Store:
-    """Open the store at ``url``; the schema is not touched (see ``Store.migrate``)."""
+def open_store(
+    url: str | None = None, *, clock: Clock | None = None, pool: int = 8, timeout: float = 30.0
+) -> Store:
+    """Open the store at ``url``; the schema is not touched (see ``Store.migrate``).
+    ``timeout``: seconds a request waits for a PostgreSQL connection before failing."""
     url = url or default_url()
     if url.startswith("sqlite:///"):
         from wflang.store.sqlite import SqliteBackend
@@ -34,7 +37,7 @@ def open_store(url: str | None = None, *, clock: Clock | None = None, pool: int 
             from wflang.store.postgres import PostgresBackend
         except ImportError as err:  # pragma: no cover - the extra is installed in CI
             raise StoreError("PostgreSQL needs psycopg 3: pip install 'wflang[postgres]'") from err
-        return Store(PostgresBackend(url, max_size=pool), clock)
+        return Store(PostgresBackend(url, max_size=pool, timeout=timeout), clock)
     raise StoreError(
         f"unknown store URL {url!r}: use sqlite:///path/state.db or postgresql://user@host/db"
     )

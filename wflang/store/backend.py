@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import Protocol
+from urllib.parse import urlsplit, urlunsplit
 
 from attrs import frozen
 
@@ -79,3 +80,12 @@ def placeholders(n: int) -> str:
 def chunks(items: Sequence[str], size: int = 500) -> Iterator[Sequence[str]]:
     for i in range(0, len(items), size):
         yield items[i : i + size]
+
+
+def redact_url(url: str) -> str:
+    """The URL with its password replaced by ``***``: for messages and logs."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urlunsplit(parts._replace(netloc=netloc))

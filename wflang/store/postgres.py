@@ -63,13 +63,16 @@ class PostgresBackend:
 
     dialect = DIALECT
 
-    def __init__(self, url: str, *, min_size: int = 1, max_size: int = 8) -> None:
+    def __init__(
+        self, url: str, *, min_size: int = 1, max_size: int = 8, timeout: float = 30.0
+    ) -> None:
         self.url = url
         self.pool: ConnectionPool[psycopg.Connection[tuple[object, ...]]] = ConnectionPool(
             url,
             min_size=min_size,
             max_size=max_size,
-            kwargs={"autocommit": True},
+            timeout=timeout,  # how long a request waits for a connection
+            kwargs={"autocommit": True, "connect_timeout": max(1, int(timeout))},
             check=ConnectionPool.check_connection,
             open=True,
             name="wflang",

@@ -44,7 +44,7 @@ from wflang.runtime.ir import Value
 from wflang.runtime.table import Table, WaitEntry, dumps, loads, table_hash
 from wflang.runtime.validate import validate_handler_result
 from wflang.store import messages, retention
-from wflang.store.backend import Backend, Param, Tx, chunks, placeholders
+from wflang.store.backend import Backend, Param, Tx, chunks, placeholders, redact_url
 from wflang.store.records import (
     Advanced,
     ClaimedTask,
@@ -113,7 +113,7 @@ class Store:
 
     @property
     def url(self) -> str:
-        return self.backend.url
+        return redact_url(self.backend.url)  # shown to people: never the password
 
     def close(self) -> None:
         self.backend.close()

@@ -325,6 +325,13 @@ def test_cli_against_a_git_revision(tmp_path: Path, capsys: pytest.CaptureFixtur
     code, _, err = run(capsys, "diff", "--against", "no-such-rev", str(path))
     assert code == 2 and "git show no-such-rev" in err
     assert run(capsys, "diff", "--against", "HEAD", str(path), str(path))[0] == 2
+    # A workflow the change adds is not in HEAD: nothing to compare, nothing broken.
+    added = flows / "refund.wf"
+    added.write_text((DATA / "WF690" / "old.wf").read_text(encoding="utf-8"))
+    code, out, err = run(capsys, "diff", "--against", "HEAD", str(added))
+    assert code == 0 and "not in HEAD: a new workflow, nothing to compare" in err
+    code, out, _ = run(capsys, "diff", "--format", "json", "--against", "HEAD", str(added))
+    assert code == 0 and json.loads(out)["diagnostics"] == []
 
 
 def test_cli_rules_diff(capsys: pytest.CaptureFixture[str]) -> None:

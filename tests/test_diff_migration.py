@@ -50,15 +50,16 @@ def test_kind_changed() -> None:
 
 
 def test_removed_context_field_blocks_the_nodes_before_its_reads() -> None:
-    # decide reads context.approved; charge and approve come before it, refund never does
+    # decide reads context.approved; charge and approve come before it, refund never
+    # does; nobody waits at decide itself (a choice decides at once)
     assert stuck("WF646") == dict.fromkeys(
-        ("charge", "approve", "decide"), ("context field 'approved' was removed",)
+        ("charge", "approve"), ("context field 'approved' was removed",)
     )
 
 
 def test_retyped_context_field() -> None:
     why = ("context field 'approved' changed from bool to string",)
-    assert stuck("WF647") == {"charge": why, "approve": why, "decide": why}
+    assert stuck("WF647") == {"charge": why, "approve": why}
 
 
 def test_events_must_stay_the_same() -> None:
@@ -79,12 +80,13 @@ def test_text_table() -> None:
 def test_cli(capsys: pytest.CaptureFixture[str]) -> None:
     old, new = (str(DATA / "WF646" / f"{v}.wf") for v in ("old", "new"))
     assert main(["diff", "--instances", old, new]) == 1
-    assert "3 of 8 nodes cannot continue" in capsys.readouterr().out
+    assert "2 of 8 nodes cannot continue" in capsys.readouterr().out
     assert main(["diff", "--instances", "--format", "json", old, new]) == 1
     doc = json.loads(capsys.readouterr().out)
     assert doc["can_continue"] is False
     by_node = {n["node"]: n for n in doc["nodes"]}
-    assert by_node["decide"]["reasons"] == ["context field 'approved' was removed"]
+    assert by_node["approve"]["reasons"] == ["context field 'approved' was removed"]
+    assert by_node["decide"]["can_continue"] is True  # a choice: nobody waits there
     assert by_node["refund"]["can_continue"] is True
     assert main(["diff", "--instances", "--format", "json", old, old]) == 0
     assert json.loads(capsys.readouterr().out)["can_continue"] is True
@@ -96,6 +98,29 @@ def test_compensations_of_earlier_steps_count() -> None:
     assert new_text != old_text
     m = migrate(spec(old_text, "old.wf"), spec(new_text, "new.wf"))
     got = {n.node for n in m.nodes if not n.can_continue}
-    # 'undo' reads nothing itself, but charge's compensation 'refund' reads charge_id
-    assert "undo" in got and "refund" in got
+    # 'approve' reads nothing itself, but charge's compensation 'refund' reads charge_id
+    assert "approve" in got and "refund" in got
     assert not m.can_continue
+
+
+def test_a_rename_is_named_and_a_declared_rename_is_followed() -> None:
+    old_text = (DATA / "WF646" / "old.wf").read_text(encoding="utf-8")
+    renamed = old_text.replace("wait approve:", "wait sign_off:").replace(
+        "next approve", "next sign_off"
+    )
+    assert renamed != old_text
+    got = stuck_between(old_text, renamed)
+    assert got["approve"] == (
+        "it was renamed to 'sign_off' (an instance follows a rename only when the new "
+        "node says 'renamed from approve')",
+    )
+    declared = renamed.replace(
+        "output { approved: signal.approved }",
+        "renamed from approve\n    output { approved: signal.approved }",
+    )
+    assert "approve" not in stuck_between(old_text, declared)
+
+
+def stuck_between(old_text: str, new_text: str) -> dict[str, tuple[str, ...]]:
+    m = migrate(spec(old_text, "old.wf"), spec(new_text, "new.wf"))
+    return {n.node: n.reasons for n in m.nodes if not n.can_continue}

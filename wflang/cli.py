@@ -89,6 +89,11 @@ def _load(path: str) -> ParseResult:
     return parse_bytes(data, path)
 
 
+def _count(n: int, noun: str) -> str:
+    """``1 comment``, ``2 comments``."""
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
 def _use_color(choice: str, stream: TextIO) -> bool:
     if choice == "always":
         return True
@@ -115,11 +120,13 @@ def _print_diagnostics(results: Sequence[ParseResult], fmt: str, color: str) -> 
 
 
 def cmd_parse(args: argparse.Namespace) -> int:
+    # --json and --format json mean the same: JSON out, the spec or the errors.
+    as_json = args.json or args.format == "json"
     result = _load(args.file)
     if result.spec is None:
-        _print_diagnostics([result], args.format, args.color)
+        _print_diagnostics([result], "json" if as_json else args.format, args.color)
         return EXIT_FINDINGS
-    if args.json:
+    if as_json:
         from wflang.dsl.serialize import unstructure  # its converter is costly to build
 
         print(json.dumps(unstructure(result.spec), indent=2))
@@ -141,8 +148,9 @@ def _summary(spec: WorkflowSpec) -> str:
     nodes = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) or "no nodes"
     return (
         f"{spec.file}: {header}\n"
-        f"  {len(spec.declarations)} declarations; top-level nodes: {nodes}\n"
-        f"  {len(spec.comments)} comments, {len(spec.suppressions)} suppressions"
+        f"  {_count(len(spec.declarations), 'declaration')}; top-level nodes: {nodes}\n"
+        f"  {_count(len(spec.comments), 'comment')}, "
+        f"{_count(len(spec.suppressions), 'suppression')}"
     )
 
 
@@ -330,6 +338,10 @@ def cmd_rules(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+class _NewAtRevision(Exception):
+    """``--against REV`` names a file that REV does not have: a new workflow."""
+
+
 def _diff_source(args: argparse.Namespace) -> tuple[ParseResult, ParseResult]:
     """The old and the new version: two files, or a file and its text at a git revision."""
     if args.against is not None:
@@ -347,6 +359,8 @@ def _diff_source(args: argparse.Namespace) -> tuple[ParseResult, ParseResult]:
             raise UsageError(f"cannot run git: {err.strerror or err}") from err
         if shown.returncode != 0:
             message = shown.stderr.decode("utf-8", errors="replace").strip()
+            if "exists on disk, but not in" in message or "does not exist in" in message:
+                raise _NewAtRevision
             raise UsageError(f"git show {args.against}:{new_path} failed: {message}")
         return parse_bytes(shown.stdout, f"{args.against}:{new_path}"), _load(new_path)
     if len(args.files) != 2:
@@ -360,13 +374,24 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
     if args.against is None and len(args.files) == 2 and all(Path(f).is_dir() for f in args.files):
         return _diff_folders(args)
-    old, new = _diff_source(args)
+    try:
+        old, new = _diff_source(args)
+    except _NewAtRevision:  # a workflow added by the change: nothing it could break
+        new_file = args.files[0]
+        print(f"{new_file}: not in {args.against}: a new workflow, nothing to compare",
+              file=sys.stderr)  # fmt: skip
+        if args.format in ("json", "sarif", "github"):
+            _print_report(Report((), {}, (new_file,)), args.format, args.color)
+        return EXIT_OK
     if old.spec is None or new.spec is None:
         broken = {r.file: r for r in (old, new) if r.spec is None}  # once if OLD is NEW
         _print_diagnostics(list(broken.values()), "text", args.color)
         return EXIT_USAGE
     if args.instances:
         from wflang.compiler.diff.migration import migrate, render_json, render_text
+
+        if args.format not in ("text", "json"):
+            raise UsageError(f"--instances prints text or json, not {args.format}")
 
         migration = migrate(old.spec, new.spec)
         if args.format == "json":

@@ -285,7 +285,7 @@ def _status_json(store: Store, info: InstanceInfo) -> dict[str, Any]:
 def cmd_history(args: argparse.Namespace) -> int:
     client = _client(args)
     doc = client.history_document(args.instance)
-    if args.json:
+    if args.json or args.compact:  # --compact is the JSON document on one line
         print(codec.dumps(doc, indent=None if args.compact else 1))
         return EXIT_OK
     for entry in doc["entries"]:
@@ -473,7 +473,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
         serve(worker, args.metrics_port)
     if args.once:
         n = worker.run_until_idle()
-        print(f"worker {worker.id}: {n} transitions, nothing more is due")
+        print(f"worker {worker.id}: {n} transition{'' if n == 1 else 's'}, nothing more is due")
         return EXIT_OK
 
     def drain(signum: int, _frame: object) -> None:
@@ -729,7 +729,7 @@ def _people_parsers(sub: Sub) -> None:
     )
     p.add_argument("instance", help="the instance id")
     json_opt(p, "print the wflang.history/1 document")
-    p.add_argument("--compact", action="store_true", help="with --json: one line")
+    p.add_argument("--compact", action="store_true", help="the JSON document on one line")
     store_opt(p)
     p.set_defaults(func=cmd_history)
 

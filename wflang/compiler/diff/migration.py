@@ -1,11 +1,13 @@
 """``wf diff --instances``: which waiting instances could move to the new version.
 
 An instance waiting at a node of the old version can continue on the new one
-when that node exists there (by name) with the same kind and the same outgoing
-events (edge labels: ``next``, ``on Error``, ``timeout #1``...), and no context
-field that the node or any node after it reads was removed or retyped (the
-compensating tasks of the steps before and after it count: a failure may run
-them). A node that cannot continue means the old version must be drained.
+when that node exists there (by name, or declared ``renamed from`` it) with the
+same kind and the same outgoing events (edge labels: ``next``, ``on Error``,
+``timeout #1``...), and no context field that the node or any node after it
+reads was removed or retyped (the compensating tasks of the steps before and
+after it count: a failure may run them). Nobody waits at a choice or an end, so
+those always can. A node that cannot continue means the old version must be
+drained.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from collections.abc import Iterator
 
 from attrs import frozen
 
-from wflang.compiler.diff.pairing import TOP, NodeRec, edges_of, fields, nodes_of
+from wflang.compiler.diff.pairing import TOP, NodeRec, Pairing, edges_of, fields, nodes_of
 from wflang.compiler.diff.rules import kind
 from wflang.compiler.rules.policy import _context_reads
 from wflang.dsl import spec as sp
@@ -89,9 +91,15 @@ def _compensations(nodes: dict[str, NodeRec], steps: set[str]) -> list[str]:
     return out
 
 
+#: Nodes nobody waits at: a choice decides at once, an end has finished the instance.
+_NEVER_WAITED_AT = (sp.ChoiceNode, sp.EndNode)
+
+
 def migrate(old: sp.WorkflowSpec, new: sp.WorkflowSpec) -> Migration:
     """For each node of ``old``, why instances waiting there could not go on in ``new``."""
-    old_nodes, new_nodes = nodes_of(old), nodes_of(new)
+    pairing = Pairing(old, new)
+    old_nodes = nodes_of(old)
+    new_nodes = pairing.new_nodes  # a node declared `renamed from X` stands in for X
     old_ctx = fields(old.declarations, sp.ContextDecl)
     new_ctx = fields(new.declarations, sp.ContextDecl)
     broken_ctx: dict[str, str] = {}
@@ -109,8 +117,16 @@ def migrate(old: sp.WorkflowSpec, new: sp.WorkflowSpec) -> Migration:
     rows: list[NodeMigration] = []
     for name, rec in old_nodes.items():
         reasons: list[str] = []
+        if isinstance(rec.node, _NEVER_WAITED_AT):
+            rows.append(NodeMigration(name, kind(rec.node), rec.scope, ()))
+            continue
         there = new_nodes.get(name)
-        if there is None:
+        if there is None and name in pairing.renames:
+            reasons.append(
+                f"it was renamed to '{pairing.renames[name]}' (an instance follows a rename "
+                f"only when the new node says 'renamed from {name}')"
+            )
+        elif there is None:
             reasons.append("the node is gone")
         elif kind(there.node) != kind(rec.node):
             reasons.append(f"it is now a {kind(there.node)}")

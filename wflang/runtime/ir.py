@@ -347,7 +347,7 @@ def _compile_int_fast(op: str, first: Compiled, second: Compiled, args: tuple[IR
     return _fused(args, apply, fast)
 
 
-def _root_field(node: IR) -> tuple[str, str] | None:
+def root_field(node: IR) -> tuple[str, str] | None:
     """``(root, field)`` of ``root.field``, else None."""
     if isinstance(node, Get) and isinstance(node.obj, Load):
         return node.obj.root, node.field
@@ -360,7 +360,7 @@ def _fused(args: tuple[IR, ...], generic: Compiled, fast: Callable[[int, int], V
     (``context.n + result.value``, ``context.n < 100``). Anything but two ints from
     records goes to ``generic``, which reads again (expressions have no effects) and
     gives the same result or error."""
-    left, right = _root_field(args[0]), _root_field(args[1])
+    left, right = root_field(args[0]), root_field(args[1])
     if left is None:
         return generic
     root, field = left

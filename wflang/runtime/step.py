@@ -23,7 +23,7 @@ from attrs import frozen
 from wflang.runtime import instance as rt
 from wflang.runtime import table as tb
 from wflang.runtime.instance import NO_TOKEN, Status
-from wflang.runtime.ir import ExpressionError, Value, compile_ir
+from wflang.runtime.ir import ExpressionError, Value, compile_ir, root_field
 
 FINISHED = frozenset(s for s in Status if s.finished)
 _ID = operator.attrgetter("id")
@@ -89,6 +89,9 @@ class Compiled:
             return lambda env: {}
         if len(pairs) == 1:
             ((name, fn),) = pairs
+            read = root_field(self.table.expressions[m.entries[0][1]])
+            if read is not None:  # ``args { n: context.n }``
+                return _one_field(name, read[0], read[1], fn)
             return lambda env: {name: fn(env)}
         return lambda env: {name: fn(env) for name, fn in pairs}
 
@@ -104,6 +107,21 @@ class Compiled:
 
 Env = Mapping[str, Value]
 _Write = Callable[[Env, dict[str, Value]], dict[str, Value]]
+
+
+def _one_field(
+    name: str, root: str, field: str, read: Callable[[Env], Value]
+) -> Callable[[Env], dict[str, Value]]:
+    """The mapping ``{name: root.field}`` as one closure that reads the field itself
+    when the root is a dict (else ``read``, the expression, for its error)."""
+
+    def mapping(env: Env) -> dict[str, Value]:
+        record = env.get(root)
+        if type(record) is dict:
+            return {name: record.get(field)}
+        return {name: read(env)}
+
+    return mapping
 
 
 class _Transition:
@@ -145,8 +163,8 @@ class _StateInfo:
     """What a step needs of one state, prepared once per table."""
 
     __slots__ = (
-        "args", "arrive", "completed", "done", "enter", "enter_decision", "entry", "fans_to_tasks",
-        "id", "name", "on_enter", "rows", "service", "walk",
+        "args", "arrive", "completed", "done", "ends_ok", "enter", "enter_decision", "entry",
+        "fans_to_tasks", "has_output", "id", "name", "on_enter", "rows", "service", "walk",
     )  # fmt: skip
 
     def __init__(
@@ -159,7 +177,11 @@ class _StateInfo:
         self.enter = _entering(entry)
         self.arrive = _arrival(entry)
         self.fans_to_tasks = False  # set by ``Compiled``, which sees every state
-        self.service = entry.service if isinstance(entry, tb.TaskEntry) else None
+        # an end's outcome is "completed", and it has an output
+        self.ends_ok = isinstance(entry, tb.EndEntry) and entry.outcome == "completed"
+        self.has_output = isinstance(entry, tb.EndEntry) and bool(entry.output.entries)
+        # a service task's service ("" for any other state)
+        self.service = entry.service or "" if isinstance(entry, tb.TaskEntry) else ""
         self.enter_decision = f"enter {state.name}"
         self.completed = f"{state.name} completed"
         self.rows = rows
@@ -250,6 +272,7 @@ _set_dict = object.__setattr__
 #: tokens, under ``rt.TOKENS_BY_ID``): beside its fields, not one of them (not
 #: compared, not serialised).
 _INDEX = "_step_index"
+_TOKENS_BY_ID = rt.TOKENS_BY_ID
 
 
 class _Draft:
@@ -779,7 +802,6 @@ def _call(
 ) -> rt.ScheduleTask:
     """The command calling a service task's handler; its idempotency key names the
     instance, the node, the step its visit began, the token and the attempt."""
-    assert info.service is not None
     name = info.name
     return rt.ScheduleTask(
         f"{iid}:{name}:{visit}:{token}:{attempt}", token, name, info.service, args, attempt
@@ -907,28 +929,29 @@ def _enter_tasks_now(run: _Run, parent: int, branches: tuple[int, ...]) -> None:
     first_id = run.next_token
     run.next_token += len(branches)
     tokens, states, commands, decisions = run.tokens, run.states, run.commands, run.decisions
-    iid, fields = run.inst.id, rt.Token(0, 0, parent, attempt=1, visit=visit).__dict__
-    for i, first in enumerate(branches):
+    iid, call = run.inst.id, rt.ScheduleTask
+    fields = rt.Token(0, 0, parent, attempt=1, waiting="task", visit=visit).__dict__
+    for index, first in enumerate(branches):
+        token_id = first_id + index
         info = states[first]
         decisions.append(info.enter_decision)
         try:
             args = info.args(env)
         except ExpressionError:
-            for j in range(i, len(branches)):
+            for j in range(index, len(branches)):  # left entering
                 tokens[first_id + j] = _token_with(
                     {**fields, "id": first_id + j, "state": branches[j], "index": j,
                      "waiting": "entering"}
                 )  # fmt: skip
             raise
         token = fields.copy()
-        token["id"], token["state"], token["index"], token["waiting"] = (
-            first_id + i,
-            first,
-            i,
-            "task",
+        token["id"], token["state"], token["index"] = token_id, first, index
+        tokens[token_id] = frozen = _new(rt.Token)
+        _set_dict(frozen, "__dict__", token)
+        name = info.name  # ``_call``, inline
+        commands.append(
+            call(f"{iid}:{name}:{visit}:{token_id}:1", token_id, name, info.service, args, 1)
         )
-        tokens[first_id + i] = _token_with(token)
-        commands.append(_call(iid, info, first_id + i, visit, 1, args))
 
 
 def _enter_map(run: _Run, token: _Token, entry: tb.MapEntry) -> None:
@@ -1097,7 +1120,7 @@ def _complete(c: Compiled, inst: rt.Instance, e: rt.TaskCompleted) -> Step | Non
     same expressions again: they have no effects.
     """
     fields = inst.__dict__
-    tokens: dict[int, rt.Token] | None = fields.get(rt.TOKENS_BY_ID)
+    tokens: dict[int, rt.Token] | None = fields.get(_TOKENS_BY_ID)
     index: tuple[dict[str, rt.Timer], dict[int, rt.Join]] | None = fields.get(_INDEX)
     if tokens is None or index is None or inst.status is not _RUNNING:
         return None
@@ -1112,8 +1135,7 @@ def _complete(c: Compiled, inst: rt.Instance, e: rt.TaskCompleted) -> Step | Non
     info = c.states[token.state]
     if key != f"{inst.id}:{info.name}:{token.visit}:{token_id}:{token.attempt}":
         return None  # stale: the general path says so
-    timers = index[0]
-    if timers and any(t.token == token_id for t in timers.values()):
+    if index[0] and _has_timers(index[0], token_id):
         return None
     in_branch = token.parent != NO_TOKEN
     if info.done is None or (in_branch and info.walk):
@@ -1132,6 +1154,10 @@ def _complete(c: Compiled, inst: rt.Instance, e: rt.TaskCompleted) -> Step | Non
     except ExpressionError:
         pass
     return None
+
+
+def _has_timers(timers: dict[str, rt.Timer], token: int) -> bool:
+    return any(t.token == token for t in timers.values())
 
 
 def _follow_plain(
@@ -1199,9 +1225,7 @@ def _arrive_at_end(
 ) -> Step | None:
     """The token ends its branch of a parallel whose join stays undecided (``scope_end``
     and ``child_ended`` on the common path)."""
-    entry = target.entry
-    assert isinstance(entry, tb.EndEntry)
-    if entry.output.entries:  # for its errors: a parallel keeps no branch's output
+    if target.has_output:  # for its errors: a parallel keeps no branch's output
         target.args({"input": inst.input, "context": context})
     if token.side or token.compensating:
         return None
@@ -1214,7 +1238,7 @@ def _arrive_at_end(
     parallel = c.states[parent.state].entry
     if not isinstance(parallel, tb.ParallelEntry):
         return None
-    ok = entry.outcome == "completed"
+    ok = target.ends_ok
     completed, failed = join.completed + ok, join.failed + (not ok)
     need = _need(parallel, join)
     if completed >= need or join.total - failed < need:
@@ -1247,8 +1271,8 @@ def _stepped(
     fields = old.copy()
     fields["context"] = context
     fields.pop("tokens", None)
-    fields[rt.TOKENS_BY_ID] = tokens
-    fields["seq"] = inst.seq + 1
+    fields[_TOKENS_BY_ID] = tokens
+    fields["seq"] = old["seq"] + 1
     if joins is not None:
         fields["joins"] = tuple(joins.values())
         fields[_INDEX] = (old[_INDEX][0], joins)

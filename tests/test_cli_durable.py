@@ -231,6 +231,9 @@ def test_deploying_changed_content_under_the_same_version_is_refused(
         "next done", "next finished"))  # fmt: skip
     assert ready("deploy", str(changed)) == 1
     assert "opsflow version 1 is already deployed with different content" in ready.err
+    # Several files deploy all or none: the good one is not deployed beside the conflict.
+    assert ready("deploy", str(DATA / "settle.wf"), str(changed)) == 1
+    assert [v["name"] for v in ready.json("versions")] == ["opsflow"]
 
 
 def test_ops_actions(ready: Wf) -> None:
@@ -246,6 +249,8 @@ def test_ops_actions(ready: Wf) -> None:
 
     out = ready.ok("ops", "retry", "f-1", "--reason", "try again", "--actor", "alice")
     assert "f-1: retry requested" in out
+    assert ready("ops", "retry", "f-1", "--actor", "bob") == 1  # the first still waits
+    assert "already has a retry (or replay) waiting for a worker (asked by alice)" in ready.err
     ready.work()  # svc.b refuses again: dead-lettered again
     assert "by alice: try again" in ready.ok("history", "f-1")
     assert ready.json("status", "f-1")["status"] == "dead_lettered"  # type: ignore[index]

@@ -128,9 +128,8 @@ def cmd_deploy(args: argparse.Namespace, compile_file: Compile) -> int:
     tables = [(path, compile_file(path)) for path in args.files]
     if any(t is None for _, t in tables):
         return EXIT_REFUSED
-    client.check_callees([t for _, t in tables if t is not None])  # before deploying any
-    for path, table in tables:
-        d = client.deploy(table, path)
+    deployed = client.deploy_all([(t, path) for path, t in tables if t is not None])
+    for d in deployed:  # all or none
         what = "deployed" if d.new else "already deployed (same content)"
         print(f"{d.name} v{d.version} {what}: sha256:{d.hash[:16]}")
     return EXIT_OK

@@ -69,6 +69,15 @@ def default_actor() -> str:
         return f"uid:{os.getuid()}"
 
 
+#: Ops events, by what they ask for.
+_OPS_EVENTS: dict[type, str] = {
+    rt.RetryFrom: "retry (or replay)",
+    rt.CompleteStep: "force-complete",
+    rt.ForceComplete: "force-complete",
+    rt.CancelRequested: "cancel",
+}
+
+
 class Client:
     def __init__(self, store: Store, actor: str | None = None) -> None:
         self.store = store
@@ -103,6 +112,16 @@ class Client:
                 "not deployed: " + "; ".join(missing) + " (deploy the called workflows first, "
                 "or in the same command)"
             )
+
+    def deploy_all(self, tables: Sequence[tuple[Table, str | None]]) -> list[Deployment]:
+        """Deploy versions together, all or none: refused if one conflicts with a
+        deployed version or calls a workflow that is neither deployed nor among them."""
+        self.check_callees([t for t, _ in tables])
+        news = self.store.deploy_all(tables)
+        return [
+            Deployment(t.workflow, t.version, table_hash(t), new)
+            for (t, _), new in zip(tables, news, strict=True)
+        ]
 
     def deploy(self, table: Table, source: str | None = None) -> Deployment:
         new = self.store.deploy(table, source)
@@ -372,6 +391,15 @@ class Client:
             )
 
     def _ops(self, instance_id: str, event: rt.Event, reason: str | None) -> None:
+        """Deliver an ops action, unless another is still waiting for a worker: the
+        second would act on a state the first is about to change."""
+        for waiting, actor in self.store.pending_events(instance_id):
+            if type(waiting) in _OPS_EVENTS:
+                raise IllegalAction(
+                    f"instance '{instance_id}' already has a {_OPS_EVENTS[type(waiting)]} "
+                    f"waiting for a worker (asked by {actor or 'someone'}): run a worker, "
+                    "then look again"
+                )
         self.store.deliver(instance_id, event, actor=self.actor, reason=reason)
 
     # -- reading -------------------------------------------------------------------------

@@ -203,37 +203,47 @@ class Store:
 
     def deploy(self, table: Table, source_file: str | None = None) -> bool:
         """Register a compiled version; False when exactly this version is already there."""
-        text = dumps(table)
-        digest = table_hash(table)
+        return self.deploy_all([(table, source_file)])[0]
 
-        def run(tx: Tx) -> bool:
-            rows = tx.query(
-                "SELECT hash FROM wf_workflow WHERE name = ? AND version = ?",
-                (table.workflow, table.version),
-            )
-            if rows:
-                if rows[0][0] == digest:
-                    return False
-                raise VersionConflict(
-                    f"{table.workflow} version {table.version} is already deployed with "
-                    f"different content (hash {str(rows[0][0])[:12]}, this one "
-                    f"{digest[:12]}): give the changed workflow a new version number"
-                )
-            other = tx.query("SELECT name, version FROM wf_workflow WHERE hash = ?", (digest,))
-            if other:
-                raise VersionConflict(
-                    f"this table is already deployed as {other[0][0]} version {other[0][1]}"
-                )
-            tx.execute(
-                "INSERT INTO wf_workflow (name, version, hash, table_json, source_file, "
-                "deployed_at) VALUES (?, ?, ?, ?, ?, ?)",
-                (table.workflow, table.version, digest, text, source_file, self.now(tx)),
-            )
-            return True
+    def deploy_all(self, tables: Sequence[tuple[Table, str | None]]) -> list[bool]:
+        """Register compiled versions together, all or none (one transaction); for each,
+        False when exactly that version was already there."""
+        prepared = [(t, src, dumps(t), table_hash(t)) for t, src in tables]
 
-        result: bool = self._write(run)
-        self._tables[digest] = table
+        def run(tx: Tx) -> list[bool]:
+            return [self._register(tx, *p) for p in prepared]
+
+        result: list[bool] = self._write(run)
+        for table, _, _, digest in prepared:
+            self._tables[digest] = table
         return result
+
+    def _register(
+        self, tx: Tx, table: Table, source_file: str | None, text: str, digest: str
+    ) -> bool:
+        rows = tx.query(
+            "SELECT hash FROM wf_workflow WHERE name = ? AND version = ?",
+            (table.workflow, table.version),
+        )
+        if rows:
+            if rows[0][0] == digest:
+                return False
+            raise VersionConflict(
+                f"{table.workflow} version {table.version} is already deployed with "
+                f"different content (hash {str(rows[0][0])[:12]}, this one "
+                f"{digest[:12]}): give the changed workflow a new version number"
+            )
+        other = tx.query("SELECT name, version FROM wf_workflow WHERE hash = ?", (digest,))
+        if other:
+            raise VersionConflict(
+                f"this table is already deployed as {other[0][0]} version {other[0][1]}"
+            )
+        tx.execute(
+            "INSERT INTO wf_workflow (name, version, hash, table_json, source_file, "
+            "deployed_at) VALUES (?, ?, ?, ?, ?, ?)",
+            (table.workflow, table.version, digest, text, source_file, self.now(tx)),
+        )
+        return True
 
     def deployed(self, name: str, version: int | None = None) -> Deployed:
         with self.backend.read() as tx:
@@ -455,6 +465,17 @@ class Store:
 
         delivered: bool = self._write(run)
         return delivered
+
+    def pending_events(self, instance_id: str) -> list[tuple[rt.Event, str | None]]:
+        """Events delivered to the instance that no worker has stepped yet, with who
+        sent them, oldest first."""
+        with self.backend.read() as tx:
+            rows = tx.query(
+                "SELECT event, actor FROM wf_inbox WHERE instance_id = ? "
+                "AND consumed_seq IS NULL ORDER BY id",
+                (instance_id,),
+            )
+        return [(codec.load_event(str(e)), None if a is None else str(a)) for e, a in rows]
 
     def _inbox(
         self,

@@ -5,11 +5,13 @@ nothing, and purge forgets expired messages."""
 
 from __future__ import annotations
 
+import threading
 from decimal import Decimal
 
 import pytest
 
 from wflang.durable.client import InvalidValue
+from wflang.durable.worker import Worker
 from wflang.store import Store
 from wflang.store.records import UnknownWorkflow
 
@@ -18,6 +20,7 @@ from .kit import (
     HOUR,
     MINUTE,
     Durable,
+    Factory,
     VirtualClock,
     compile_text,
     replays_exactly,
@@ -154,3 +157,46 @@ def test_purge_forgets_expired_messages_and_their_keys(d: Durable, clock: Virtua
     assert d.client.purge(DAY).rows["wf_message"] == 1
     assert kept(d.store) == 0
     assert not d.client.publish("paid", "o-1", paid("o-1"), key="k").duplicate
+
+
+def test_publications_and_subscriptions_made_at_once_always_meet(
+    opener: Factory, clock: VirtualClock
+) -> None:
+    """Instances start (and subscribe) in one thread while their messages are published,
+    with a TTL, from another: whichever commits second sees the other, so every
+    instance gets its message exactly once."""
+    store = opener(virtual=False)
+    store.migrate()
+    d = Durable(store, clock, {}, compile_text(SETTLE))
+    ids = [f"race-{i:02d}" for i in range(40)]
+    for i, iid in enumerate(ids):
+        d.client.start("settle", {"order_id": f"o-{i}", "customer_no": i}, instance_id=iid)
+    barrier = threading.Barrier(2)
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            barrier.wait()
+            Worker(store, {}, worker_id="w-race", batch=1).run_until_idle()
+        except BaseException as err:  # reported below
+            errors.append(err)
+
+    def publish() -> None:
+        try:
+            barrier.wait()
+            for i in range(len(ids)):
+                d.client.publish("paid", f"o-{i}", paid(f"o-{i}"), ttl_ms=DAY)
+        except BaseException as err:  # reported below
+            errors.append(err)
+
+    threads = [threading.Thread(target=work), threading.Thread(target=publish)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    Worker(store, {}, worker_id="w-after").run_until_idle()
+    for iid in ids:
+        taken = [r for r in store.history(iid) if "received message paid" in str(r.entry.decisions)]
+        assert len(taken) == 1, (iid, [r.entry.decisions for r in store.history(iid)])
+        assert store.instance(iid).instance.context["amount"] == Decimal("9.50")  # type: ignore[union-attr]

@@ -340,13 +340,18 @@ def sqlite_one_tx(folder: Path, table: Table, instances: int, chain: int) -> dic
         rows = check_store(store, instances, chain)
     if steps != rows:
         raise SystemExit(f"sqlite-1tx: the worker counted {steps} steps, the store has {rows}")
+    return figures(steps, elapsed, cpu, counter.tx, counter.writing)
+
+
+def figures(steps: int, elapsed: float, cpu: float, tx: int, writing: int) -> dict[str, Any]:
+    """A SQLite case's sample: rates per wall second and per writing transaction."""
     return {
         "steps": steps,
         "seconds": elapsed,
         "rate": steps / elapsed,
-        "transactions": counter.tx,
-        "writing_transactions": counter.writing,
-        "steps_per_writing_tx": steps / max(1, counter.writing),
+        "transactions": tx,
+        "writing_transactions": writing,
+        "steps_per_writing_tx": steps / max(1, writing),
         "worker_cpu_s": cpu,
         "worker_cpu_share": cpu / elapsed,
     }
@@ -376,16 +381,7 @@ def sqlite_group(
         rows = check_store(store, instances, chain)
     if steps != rows:
         raise SystemExit(f"sqlite-group: the worker counted {steps} steps, the store has {rows}")
-    return {
-        "steps": steps,
-        "seconds": elapsed,
-        "rate": steps / elapsed,
-        "transactions": counter.tx,
-        "writing_transactions": counter.writing,
-        "steps_per_writing_tx": steps / max(1, counter.writing),
-        "worker_cpu_s": cpu,
-        "worker_cpu_share": cpu / elapsed,
-    }
+    return figures(steps, elapsed, cpu, counter.tx, counter.writing)
 
 
 # ------------------------------------------------------------------ SQL ceilings
@@ -540,16 +536,7 @@ def sql_ceiling(
         rows_written = check_store(store, instances, len(rows.steps) - 1)
     if rows_written != steps:
         raise SystemExit(f"sql ceiling: {steps} steps, the store has {rows_written} rows")
-    return {
-        "steps": steps,
-        "seconds": elapsed,
-        "rate": steps / elapsed,
-        "transactions": len(txs),
-        "writing_transactions": len(txs),
-        "steps_per_writing_tx": steps / len(txs),
-        "worker_cpu_s": cpu,
-        "worker_cpu_share": cpu / elapsed,
-    }
+    return figures(steps, elapsed, cpu, len(txs), len(txs))
 
 
 # ------------------------------------------------------------------ PostgreSQL

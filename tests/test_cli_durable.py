@@ -22,6 +22,7 @@ PG_DSN = os.environ.get("WFLANG_TEST_PG_DSN", "")
 
 DATA = Path(__file__).parent / "data" / "cli_durable"
 FLOW = str(DATA / "opsflow.wf")
+SETTLE = str(DATA.parent / "settle.wf")  # waits for messages published by correlation
 
 
 class Wf:
@@ -232,7 +233,7 @@ def test_deploying_changed_content_under_the_same_version_is_refused(
     assert ready("deploy", str(changed)) == 1
     assert "opsflow version 1 is already deployed with different content" in ready.err
     # Several files deploy all or none: the good one is not deployed beside the conflict.
-    assert ready("deploy", str(DATA / "settle.wf"), str(changed)) == 1
+    assert ready("deploy", SETTLE, str(changed)) == 1
     assert [v["name"] for v in ready.json("versions")] == ["opsflow"]
 
 
@@ -367,9 +368,6 @@ def test_outbox_and_purge(ready: Wf) -> None:
         ready("ops", "purge", "--older-than", "0s", "--status", "running")
     assert exit_.value.code == 2
     assert "invalid choice: 'running'" in ready.capsys.readouterr().err
-
-
-SETTLE = str(DATA / "settle.wf")
 
 
 def test_publish_by_correlation(ready: Wf) -> None:

@@ -5,6 +5,7 @@ value EXPR had when the wait began, and no other."""
 from __future__ import annotations
 
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 
@@ -16,38 +17,7 @@ from wflang.runtime.replay import replay
 from wflang.runtime.table import Table
 from wflang.testing import WorkflowEnv
 
-SETTLE = """\
-workflow settle version 1
-
-input { order_id: string, customer_no: int = 0 }
-
-context { amount: decimal = 0.00 }
-
-output { amount: decimal }
-
-message paid { order_id: string, amount: decimal }
-
-message refunded { customer_no: int }
-
-start by_order
-
-wait by_order: message paid correlate input.order_id {
-    output { amount: message.amount }
-    timeout 1h -> lapsed
-    next by_customer
-}
-
-wait by_customer: message refunded correlate input.customer_no {
-    timeout 1h -> lapsed
-    next done
-}
-
-end done: completed {
-    output { amount: context.amount }
-}
-
-end lapsed: failed
-"""
+SETTLE = (Path(__file__).resolve().parents[1] / "tests" / "data" / "settle.wf").read_text()
 
 HOUR = 3_600_000
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import threading
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 
@@ -27,26 +28,7 @@ from .kit import (
     seq_problems,
 )
 
-SETTLE = """\
-workflow settle version 1
-input { order_id: string, customer_no: int = 0 }
-context { amount: decimal = 0.00 }
-output { amount: decimal }
-message paid { order_id: string, amount: decimal }
-message refunded { customer_no: int }
-start by_order
-wait by_order: message paid correlate input.order_id {
-    output { amount: message.amount }
-    timeout 1h -> lapsed
-    next by_customer
-}
-wait by_customer: message refunded correlate input.customer_no {
-    timeout 1h -> lapsed
-    next done
-}
-end done: completed { output { amount: context.amount } }
-end lapsed: failed
-"""
+SETTLE = (Path(__file__).resolve().parents[2] / "tests" / "data" / "settle.wf").read_text()
 
 
 def subscriptions(store: Store) -> list[tuple[str, str, str]]:

@@ -123,3 +123,12 @@ def test_a_correlation_of_another_type_is_a_workflow_error() -> None:
     assert compiled.table is None
     messages = [d.message for d in compiled.check.diagnostics]
     assert messages == ["a correlation must be string or int, not decimal"]
+
+
+def test_an_operator_can_complete_a_message_wait(table: Table) -> None:
+    env = WorkflowEnv([table])
+    iid = env.start("settle", {"order_id": "o-1", "customer_no": 7})
+    env.send(iid, rt.CompleteStep("by_order", paid("o-1", "1.25")))  # type: ignore[arg-type]
+    assert env.instance(iid).context["amount"] == Decimal("1.25")  # read as message.amount
+    assert [t.waiting for t in env.instance(iid).tokens] == ["message:refunded:7"]
+    assert "by_order completed by an operator" in env.history(iid)[-1].decisions

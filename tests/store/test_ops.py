@@ -158,9 +158,16 @@ def test_force_complete_a_waiting_step(store: Store, clock: VirtualClock) -> Non
     d.run()
     assert d.instance(iid).context["ok"] is True
     assert store.task(key).status != "open"
+    # A signal wait too: its output reads the given payload as signal.x.
+    with pytest.raises(InvalidValue, match="'by' must be string, not int"):
+        d.client.force_complete(iid, "wait_go", {"by": 5}, reason=None)
+    d.client.force_complete(iid, "wait_go", {"by": "ops"}, reason="confirmed by mail")
+    d.run()
+    assert d.status(iid) == "completed" and d.instance(iid).output["by"] == "ops"  # type: ignore[index]
     assert [(r.entry.event, r.reason) for r in ops_rows(store, iid)] == [
         (rt.CompleteStep("b", {"b": 7}), "svc.b is down"),
         (rt.CompleteStep("approve", {"ok": True}), "approved on the phone"),
+        (rt.CompleteStep("wait_go", {"by": "ops"}), "confirmed by mail"),
     ]
     replays_exactly(store, iid)
 

@@ -796,8 +796,10 @@ def _ops_parser(sub: Sub) -> None:
     q = os_.add_parser(
         "force-complete",
         help="complete a waiting or dead-lettered step with a given output",
-        description="Finish STEP as if it had completed with --output (checked against "
-        "the step's declared output), and go on from there.",
+        description="Finish STEP as if it had completed with --output, and go on from "
+        "there: a task, a human task or a call (the output checked against its declared "
+        "result or form), a signal or message wait (checked against the signal's or "
+        "message's payload, read as signal.x / message.x), or a dead-lettered step.",
     )
     q.add_argument("instance", help="the instance id")
     q.add_argument("step")

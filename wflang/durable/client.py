@@ -24,6 +24,7 @@ from wflang.runtime import codec
 from wflang.runtime import instance as rt
 from wflang.runtime.correlation import correlation_text
 from wflang.runtime.ir import Value
+from wflang.runtime.step import completable
 from wflang.runtime.table import CallEntry, Table, table_hash
 from wflang.runtime.validate import (
     validate_input,
@@ -289,8 +290,7 @@ class Client:
             else [
                 t
                 for t in inst.tokens
-                if table.states[t.state].name == step
-                and t.waiting in ("task", "human", "child", "retry", "")
+                if table.states[t.state].name == step and completable(t.waiting)
             ]
         )
         if not waiting:
@@ -299,7 +299,12 @@ class Client:
                 f"nothing waits at '{step}' in instance '{instance_id}'"
                 + (f" (it is at {', '.join(now)})" if now else "")
             )
-        problems = validate_result(table, step, output)
+        kind, _, name = waiting[0].waiting.partition(":")
+        if kind in ("signal", "message"):  # what it waits for, as if it had arrived
+            name = name.partition(":")[0]  # a message wait also names its correlation
+            problems = validate_signal(table, kind, name, output)
+        else:
+            problems = validate_result(table, step, output)
         if problems:
             raise InvalidValue(f"the output of {step}", problems)
         self._ops(instance_id, rt.CompleteStep(step, dict(output)), reason)

@@ -1461,9 +1461,7 @@ def _on_complete_step(run: _Run, e: rt.CompleteStep) -> None:
         run.decide(f"ignored: the instance is {run.status.value}")
         return
     waiting = [
-        t
-        for t in run.tokens.values()
-        if run.name(t.state) == e.state and t.waiting in ("task", "human", "child", "retry", "")
+        t for t in run.tokens.values() if run.name(t.state) == e.state and completable(t.waiting)
     ]
     if not waiting:
         run.decide(f"ignored: nothing waits at {e.state}")
@@ -1476,7 +1474,17 @@ def _on_complete_step(run: _Run, e: rt.CompleteStep) -> None:
     if token.waiting in ("task", "human", "retry", ""):
         run.commands.append(rt.CancelTask(run.key(token)))
     run.decide(f"{e.state} completed by an operator")
-    run.done(token, {"result": dict(e.output)})
+    # A wait's output reads what it waited for (signal.x / message.x); a task's, result.x.
+    kind = token.waiting.partition(":")[0]
+    run.done(token, {kind if kind in ("signal", "message") else "result": dict(e.output)})
+
+
+def completable(waiting: str) -> bool:
+    """Whether an operator may complete a step whose token waits for ``waiting``: a task,
+    a call, a retry's backoff, a dead-lettered step, or a signal or message wait."""
+    return waiting in ("task", "human", "child", "retry", "") or waiting.startswith(
+        ("signal:", "message:")
+    )
 
 
 HANDLERS: dict[type, Callable[[_Run, object], None]] = {

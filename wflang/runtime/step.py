@@ -7,6 +7,12 @@ new instance and commands, which is what makes histories replayable.
 Inside one step a ``_Run`` works on mutable copies of the instance's parts and
 freezes them at the end. What happens when a token enters a state is decided by
 the state's kind, through the ``ENTER`` registry of small strategies.
+
+The commonest event, a task's completion that moves its token on to the next task
+(through writes and choices) or to the end of a parallel's branch, takes a common
+path (``_complete``) that builds the new instance from a few dict copies without a
+``_Run``; it gives exactly the step the general path would, and hands anything
+else to it.
 """
 
 from __future__ import annotations
@@ -181,7 +187,7 @@ class _StateInfo:
         self.ends_ok = isinstance(entry, tb.EndEntry) and entry.outcome == "completed"
         self.has_output = isinstance(entry, tb.EndEntry) and bool(entry.output.entries)
         # a service task's service ("" for any other state)
-        self.service = entry.service or "" if isinstance(entry, tb.TaskEntry) else ""
+        self.service = (entry.service or "") if isinstance(entry, tb.TaskEntry) else ""
         self.enter_decision = f"enter {state.name}"
         self.completed = f"{state.name} completed"
         self.rows = rows
@@ -333,6 +339,8 @@ def _token_with(fields: dict[str, object]) -> rt.Token:
 #: A token as a step sees it: the instance's, or this step's draft of it.
 _Token = rt.Token | _Draft
 _Index = tuple[dict[int, _Token], dict[str, rt.Timer], dict[int, rt.Join]]
+#: The timers and joins by id a frozen instance keeps under ``_INDEX``.
+_Index2 = tuple[dict[str, rt.Timer], dict[int, rt.Join]]
 
 
 def _index(inst: rt.Instance) -> _Index:
@@ -1119,11 +1127,15 @@ def _complete(c: Compiled, inst: rt.Instance, e: rt.TaskCompleted) -> Step | Non
     an expression's error included, goes to the general path, which evaluates the
     same expressions again: they have no effects.
     """
-    fields = inst.__dict__
-    tokens: dict[int, rt.Token] | None = fields.get(_TOKENS_BY_ID)
-    index: tuple[dict[str, rt.Timer], dict[int, rt.Join]] | None = fields.get(_INDEX)
-    if tokens is None or index is None or inst.status is not _RUNNING:
+    if inst.status is not _RUNNING:
         return None
+    fields = inst.__dict__
+    by_id: dict[int, _Token] | None = fields.get(_TOKENS_BY_ID)
+    index: _Index2 | None = fields.get(_INDEX)
+    if by_id is None or index is None:  # a stored instance: its dicts, made now
+        by_id, timers, joins = _index(inst)
+        index = timers, joins
+    tokens: dict[int, rt.Token] = by_id  # type: ignore[assignment]  # all frozen
     key = e.key
     try:
         token_id = int(key.rsplit(":", 2)[-2])
@@ -1148,9 +1160,9 @@ def _complete(c: Compiled, inst: rt.Instance, e: rt.TaskCompleted) -> Step | Non
             return None
         target, context = moved
         if target.arrive == _TASK:
-            return _arrive_at_task(inst, tokens, token, target, context, decisions)
+            return _arrive_at_task(inst, tokens, index, token, target, context, decisions)
         if target.arrive == _END and in_branch:
-            return _arrive_at_end(c, inst, tokens, index[1], token, target, context, decisions)
+            return _arrive_at_end(c, inst, tokens, index, token, target, context, decisions)
     except ExpressionError:
         pass
     return None
@@ -1197,6 +1209,7 @@ def _follow_plain(
 def _arrive_at_task(
     inst: rt.Instance,
     tokens: dict[int, rt.Token],
+    index: _Index2,
     token: rt.Token,
     target: _StateInfo,
     context: dict[str, Value],
@@ -1210,14 +1223,14 @@ def _arrive_at_task(
     command = _call(inst.id, target, token.id, visit, 1, args)
     tokens = tokens.copy()
     tokens[token.id] = _token_with(moved)
-    return _stepped(inst, context, tokens, None, (command,), decisions)
+    return _stepped(inst, context, tokens, index, (command,), decisions)
 
 
 def _arrive_at_end(
     c: Compiled,
     inst: rt.Instance,
     tokens: dict[int, rt.Token],
-    joins: dict[int, rt.Join],
+    index: _Index2,
     token: rt.Token,
     target: _StateInfo,
     context: dict[str, Value],
@@ -1232,9 +1245,10 @@ def _arrive_at_end(
     tokens = tokens.copy()
     del tokens[token.id]
     parent = tokens.get(token.parent)
+    joins = index[1]
     join = joins.get(token.parent)
     if parent is None or join is None:
-        return _stepped(inst, context, tokens, None, (), decisions)
+        return _stepped(inst, context, tokens, index, (), decisions)
     parallel = c.states[parent.state].entry
     if not isinstance(parallel, tb.ParallelEntry):
         return None
@@ -1245,7 +1259,7 @@ def _arrive_at_end(
         return None  # the join decides: the general path
     joins = joins.copy()
     joins[parent.id] = _counted(join, completed, failed)
-    return _stepped(inst, context, tokens, joins, (), decisions)
+    return _stepped(inst, context, tokens, (index[0], joins), (), decisions, True)
 
 
 def _counted(join: rt.Join, completed: int, failed: int) -> rt.Join:
@@ -1261,21 +1275,21 @@ def _stepped(
     inst: rt.Instance,
     context: Value,
     tokens: dict[int, rt.Token],
-    joins: dict[int, rt.Join] | None,
+    index: _Index2,
     commands: tuple[rt.Command, ...],
     decisions: list[str],
+    joins_changed: bool = False,
 ) -> Step:
     """The step of the common path: ``freeze`` for a step that changed only the
-    context, tokens and (if not None) joins of the instance."""
-    old = inst.__dict__
-    fields = old.copy()
+    context, the tokens and (``joins_changed``) the joins of the instance."""
+    fields = inst.__dict__.copy()
     fields["context"] = context
     fields.pop("tokens", None)
     fields[_TOKENS_BY_ID] = tokens
-    fields["seq"] = old["seq"] + 1
-    if joins is not None:
-        fields["joins"] = tuple(joins.values())
-        fields[_INDEX] = (old[_INDEX][0], joins)
+    fields["seq"] += 1
+    if joins_changed:
+        fields["joins"] = tuple(index[1].values())
+    fields[_INDEX] = index
     new = _new(rt.Instance)
     _set_dict(new, "__dict__", fields)
     return Step(new, commands, tuple(decisions))

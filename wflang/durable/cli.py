@@ -48,16 +48,30 @@ class CliUsage(Exception):
 def _store(args: argparse.Namespace, *, check: bool = True, timeout: float = 10.0) -> Store:
     """The store of ``--store``; a one-shot command gives up on a database that does not
     answer within ``timeout`` seconds (a worker waits longer: it rides out outages)."""
+    url = args.store or default_url()
+    fresh = _sqlite_file(url)
+    fresh = fresh if fresh is not None and not fresh.exists() else None
     try:
         store = open_store(args.store, timeout=timeout)
         if check:
-            store.check_schema()
+            try:
+                store.check_schema()
+            except StoreError:
+                if fresh is not None:  # opening made an empty file: do not leave it behind
+                    store.close()
+                    for suffix in ("", "-wal", "-shm"):
+                        Path(f"{fresh}{suffix}").unlink(missing_ok=True)
+                raise
     except StoreError:
         raise
     except Exception as err:  # cannot connect, cannot open the file
         url = redact_url(args.store or default_url())
         raise CliUsage(f"cannot open the store {url}: {err}") from err
     return store
+
+
+def _sqlite_file(url: str) -> Path | None:
+    return Path(url.removeprefix("sqlite:///")) if url.startswith("sqlite:///") else None
 
 
 def json_arg(text: str, what: str) -> dict[str, Value]:

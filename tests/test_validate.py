@@ -51,3 +51,10 @@ def test_a_value_the_runtime_cannot_use_is_refused(
     table: Table, field: str, value: object, problem: str
 ) -> None:
     assert validate_input(table, {**GOOD, field: value}) == [problem]  # type: ignore[dict-item]
+
+
+def test_a_value_larger_than_the_limit_is_refused(table: Table) -> None:
+    big = {**GOOD, "tags": ["x" * 1000] * 300}  # about 300 KB as JSON
+    (problem,) = validate_input(table, big)
+    assert problem.startswith("the input is 30") and "the limit is 262,144" in problem
+    assert validate_input(table, {**GOOD, "tags": ["x" * 1000] * 200}) == []

@@ -10,6 +10,7 @@ types as written (``list[Item]``, ``decimal?``) and the declarations they name.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
 
@@ -29,10 +30,16 @@ _UNITS = {"duration": " (integer milliseconds)", "timestamp": " (epoch milliseco
 _MAX_DEPTH = 64
 
 
+#: The largest value accepted from outside, as compact JSON: every value a person or
+#: another system sends is kept in the instance's history (and often its context), and
+#: an instance is stored whole after every step.
+MAX_VALUE_BYTES = 256 * 1024
+
+
 def validate_input(table: Table, data: Mapping[str, Value]) -> list[str]:
     """Problems with a start input, in words; empty when it fits."""
     fields = tuple(FieldType(f.name, f.type, f.default is not None) for f in table.input)
-    return validate_fields(table.types, fields, data, "input")
+    return _sized(data, "input") or validate_fields(table.types, fields, data, "input")
 
 
 def validate_signal(table: Table, kind: str, name: str, payload: Mapping[str, Value]) -> list[str]:
@@ -40,7 +47,10 @@ def validate_signal(table: Table, kind: str, name: str, payload: Mapping[str, Va
     shapes = table.types.signals if kind == "signal" else table.types.messages
     for shape in shapes:
         if shape.name == name:
-            return validate_fields(table.types, shape.fields, payload, f"{kind} {name}")
+            where = f"{kind} {name}"
+            return _sized(payload, where) or validate_fields(
+                table.types, shape.fields, payload, where
+            )
     known = ", ".join(s.name for s in shapes) or "none"
     return [f"{table.workflow} declares no {kind} '{name}' ({kind}s: {known})"]
 
@@ -48,11 +58,23 @@ def validate_signal(table: Table, kind: str, name: str, payload: Mapping[str, Va
 def validate_result(table: Table, state: str, output: Mapping[str, Value]) -> list[str]:
     """Problems with the output given to a step (a human task's form, a service's result)."""
     fields = _results(table).get(state)
+    where = f"output of {state}"
     if fields is not None:
-        return validate_fields(table.types, fields, output, f"output of {state}")
+        return _sized(output, where) or validate_fields(table.types, fields, output, where)
     if output:
         return [f"{state} declares no output, but fields were given: {', '.join(output)}"]
     return []
+
+
+def _sized(value: object, where: str) -> list[str]:
+    """A problem when the value is larger than ``MAX_VALUE_BYTES`` as JSON."""
+    try:
+        size = len(json.dumps(value, separators=(",", ":"), default=str).encode())
+    except (TypeError, ValueError):  # not JSON-like at all: the field checks say why
+        return []
+    if size <= MAX_VALUE_BYTES:
+        return []
+    return [f"the {where} is {size:,} bytes as JSON; the limit is {MAX_VALUE_BYTES:,}"]
 
 
 #: The result shapes of each table seen, by step name (tables live as long as the

@@ -40,10 +40,11 @@ Each timed sample runs the whole workflow ``runs`` times in a row (``runs`` chos
 the warm-up so that one sample takes at least ``--min-time`` seconds) and is timed with
 ``time.perf_counter`` (``--clock cpu``: ``time.process_time``, the process's CPU
 time, for a machine shared with other work) after a ``gc.collect()``; the figures are medians of
-``--repeat`` samples, per run of the workflow. GC stays as Python has it. The three
-paths of a workflow take turns, one sample each per round, so that a change of load
-on a shared machine falls on all of them alike; the ratio of each round is reported
-too (its median and range), to show the noise.
+``--repeat`` samples, per run of the workflow. GC stays as Python has it. All nine
+cases (three workflows, three paths) take turns, one sample each per round, so that a
+change of load on a shared machine falls on all of them alike; the ratio of each
+round is reported too (its median and range), to show the noise, and the fan-out's
+cost against the chain's per round as well as from the medians.
 
 Targets: the step function at least 1.0x the reference's rate (steps/s over the
 reference's transitions/s), the engine at least 0.5x, and the cost per step of the
@@ -407,23 +408,27 @@ def summarize(case: Case, runs: int, times: list[float]) -> dict[str, Any]:
 def run_bench(
     size: int, repeat: int, min_time: float, sweep: bool, log: Callable[[str], None]
 ) -> dict[str, Any]:
+    cases = {(w, path): Case(w, path, size) for w in WORKFLOWS for path in PATHS}
+    for (workflow, path), case in cases.items():
+        log(
+            f"{workflow}/{path}: {case.steps} steps, {case.transitions} transitions, "
+            f"{case.warnings} checker warnings"
+        )
+    runs = {key: calibrate(case.run, min_time) for key, case in cases.items()}
+    # Every case takes its turn in every round (chain step, engine, reference, loop
+    # step, ...), so that a change of load on a shared machine falls on all of them
+    # alike: on the paths of a workflow and on the workflows compared.
+    log(f"timing {repeat} rounds of the {len(cases)} cases")
+    times: dict[tuple[str, str], list[float]] = {key: [] for key in cases}
+    for _ in range(repeat):
+        for key, case in cases.items():
+            times[key].append(sample(case.run, runs[key]))
     rows: dict[str, dict[str, Any]] = {}
     for workflow in WORKFLOWS:
-        cases = {path: Case(workflow, path, size) for path in PATHS}
-        for path, case in cases.items():
-            log(
-                f"{workflow}/{path}: {case.steps} steps, {case.transitions} transitions, "
-                f"{case.warnings} checker warnings"
-            )
-        runs = {path: calibrate(case.run, min_time) for path, case in cases.items()}
-        # The paths' samples take turns (step, engine, reference, step, ...), so that a
-        # change of load on a shared machine falls on all three alike, not on one.
-        log(f"{workflow}: timing {repeat} rounds of the three paths")
-        times: dict[str, list[float]] = {path: [] for path in PATHS}
-        for _ in range(repeat):
-            for path, case in cases.items():
-                times[path].append(sample(case.run, runs[path]))
-        rows[workflow] = {path: summarize(cases[path], runs[path], times[path]) for path in PATHS}
+        rows[workflow] = {
+            path: summarize(cases[workflow, path], runs[workflow, path], times[workflow, path])
+            for path in PATHS
+        }
         ref = rows[workflow]["reference"]
         for path in ("step", "engine"):
             r = rows[workflow][path]
@@ -431,13 +436,23 @@ def run_bench(
             r["transition_ratio"] = r["transitions_per_s"] / ref["transitions_per_s"]
             # the ratio within each round (same steps per run on both sides), for the spread
             paired = [
-                (cases[path].steps / t) / (cases["reference"].steps / t_ref)
-                for t, t_ref in zip(times[path], times["reference"], strict=True)
+                (cases[workflow, path].steps / t) / (cases[workflow, "reference"].steps / t_ref)
+                for t, t_ref in zip(
+                    times[workflow, path], times[workflow, "reference"], strict=True
+                )
             ]
             r["round_ratios"] = paired
             r["round_ratio_median"] = statistics.median(paired)
     fan_vs_chain = {
         path: rows["fanout"][path]["us_per_step"] / rows["chain"][path]["us_per_step"]
+        for path in PATHS
+    }
+    # the same within each round (the two workflows timed moments apart)
+    fan_vs_chain_rounds = {
+        path: statistics.median(
+            (f / cases["fanout", path].steps) / (c / cases["chain", path].steps)
+            for f, c in zip(times["fanout", path], times["chain", path], strict=True)
+        )
         for path in PATHS
     }
     report: dict[str, Any] = {
@@ -453,6 +468,7 @@ def run_bench(
         else "wall (perf_counter)",
         "rows": rows,
         "fanout_vs_chain": fan_vs_chain,
+        "fanout_vs_chain_round_median": fan_vs_chain_rounds,
     }
     if sweep:
         report["sweep"] = run_sweep(repeat, min_time, log)
@@ -545,6 +561,8 @@ def render(report: dict[str, Any]) -> str:
         "(the target); t-ratio = node transitions/s of the path / the same (for information).",
         f"fan-out us/step / chain us/step: step {fc['step']:.2f}, engine {fc['engine']:.2f}, "
         f"reference {fc['reference']:.2f}",
+        "  the same per round (median): "
+        + ", ".join(f"{p} {report['fanout_vs_chain_round_median'][p]:.2f}" for p in PATHS),
     ]
     if "sweep" in report:
         out += [

@@ -31,6 +31,12 @@ from wflang.store.records import Advanced
 UNFINISHED = ("pending", "running", "compensating")
 
 
+def _wal(conn: sqlite3.Connection) -> None:
+    from wflang.store.sqlite import _wal as switch  # the store's retrying switch
+
+    switch(conn)
+
+
 class EffectLog:
     """An append-only log of handler effects, shared by processes through one SQLite file."""
 
@@ -42,8 +48,11 @@ class EffectLog:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
             conn = sqlite3.connect(self.path, isolation_level=None, timeout=60.0)
-            conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA busy_timeout=60000")
+            # The journal-mode pragma can fail with "database is locked" without waiting
+            # when several threads open the file at once (after a crash, while one of them
+            # recovers its WAL): the store's own connections handle it the same way.
+            _wal(conn)
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS effect (id integer PRIMARY KEY AUTOINCREMENT, "
                 "key text NOT NULL, service text NOT NULL, attempt integer NOT NULL, "

@@ -173,7 +173,8 @@ def test_crash_and_restart(
         rolled_back = fail or any(t.instance_id == iid for t in interrupted.values())
         expected = "compensated" if rolled_back else "completed"
         if info.status != expected:
-            problems.append(f"{iid}: {info.status}, expected {expected}")
+            error = info.instance.error if info.instance else None
+            problems.append(f"{iid}: {info.status}, expected {expected} (error: {error})")
         problems += history_gaps(store, iid)
         keys = [row.idempotency_key for row in store.history(iid)]
         twice = [k for k, n in collections.Counter(keys).items() if n > 1]

@@ -464,3 +464,10 @@ def test_store_urls_are_shown_without_their_password() -> None:
             assert "s3cret" not in store.url and ":***@" in store.url
         finally:
             store.close()
+
+
+def test_an_ending_that_is_not_a_failure_prints_its_reason_not_an_error() -> None:
+    from wflang.durable.cli import outcome_label
+
+    assert [outcome_label(s) for s in ("failed", "dead_lettered")] == ["error", "error"]
+    assert [outcome_label(s) for s in ("compensated", "cancelled")] == ["reason", "reason"]

@@ -53,22 +53,22 @@ def test_run_prints_history_and_output(files: Path, capsys: pytest.CaptureFixtur
 
 
 @pytest.mark.parametrize(
-    ("payload", "message"),
+    ("payload", "message", "exit_code"),
     [
-        ('{"nam": "Ada"}', "unknown input field 'nam'"),
-        ("{}", "missing input field 'name' (string)"),
-        ('{"name": 5}', "'name' must be string, not int"),
-        ("[1]", "--input must be a JSON object"),
-        ("{", "--input is not JSON"),
+        ('{"nam": "Ada"}', "unknown input field 'nam'", 1),  # refused, as by `wf start`
+        ("{}", "missing input field 'name' (string)", 1),
+        ('{"name": 5}', "'name' must be string, not int", 1),
+        ("[1]", "--input must be a JSON object", 2),  # not even an input: usage
+        ("{", "--input is not JSON", 2),
     ],
 )
 def test_bad_input_is_refused(
-    files: Path, capsys: pytest.CaptureFixture[str], payload: str, message: str
+    files: Path, capsys: pytest.CaptureFixture[str], payload: str, message: str, exit_code: int
 ) -> None:
     code = main(
         ["run", str(files / "greet.wf"), "--input", payload, "--handlers", "greet_handlers"]
     )
-    assert code == 2
+    assert code == exit_code
     assert message in capsys.readouterr().err
 
 

@@ -281,8 +281,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     tables.append(main_table)
     engine = Engine(tables, registered_handlers())
     problems = validate_input(main_table, input_data)
-    if problems:
-        raise UsageError("input does not fit the workflow: " + "; ".join(problems))
+    if problems:  # a refused value, as for `wf start` (bad JSON is a usage error: 2)
+        print("wf: error: input does not fit the workflow: " + "; ".join(problems),
+              file=sys.stderr)  # fmt: skip
+        return EXIT_FINDINGS
     iid = engine.start(main_table.workflow, input_data, version=main_table.version)
     while not engine.instance(iid).status.finished and engine.timers:
         next_due = min(due for due, _ in engine.timers.values())
@@ -297,7 +299,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if inst.output is not None:
         print("output: " + json.dumps(inst.output, default=str, sort_keys=True))
     if inst.error:
-        print(f"error: {inst.error}")
+        print(f"{durable_cli.outcome_label(inst.status.value)}: {inst.error}")
     waiting = sorted({t.waiting for t in inst.tokens if t.waiting})
     if not inst.status.finished and waiting:
         print("waiting for: " + ", ".join(waiting))

@@ -70,6 +70,12 @@ def _store(args: argparse.Namespace, *, check: bool = True, timeout: float = 10.
     return store
 
 
+def outcome_label(status: str) -> str:
+    """What an instance's ``error`` field is called when printed: the error of a failed or
+    dead-lettered instance, the reason a compensated or cancelled one ended so."""
+    return "error" if status in ("failed", "dead_lettered") else "reason"
+
+
 def _sqlite_file(url: str) -> Path | None:
     return Path(url.removeprefix("sqlite:///")) if url.startswith("sqlite:///") else None
 
@@ -268,7 +274,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         if inst.output is not None:
             print("output:   " + codec.dumps(inst.output))
         if inst.error:
-            print(f"error:    {inst.error}")
+            print(f"{outcome_label(inst.status.value) + ':':10}{inst.error}")
         print(f"steps:    {inst.seq}")
     for task in store.tasks(instance_id=info.id, status="open"):
         print(f"open task: {task.key} ({task.node})")
@@ -314,7 +320,7 @@ def cmd_history(args: argparse.Namespace) -> int:
     if doc.get("output") is not None:
         print("output: " + codec.dumps(doc["output"]))
     if doc.get("error"):
-        print(f"error: {doc['error']}")
+        print(f"{outcome_label(doc['status'])}: {doc['error']}")
     return EXIT_OK
 
 

@@ -76,6 +76,17 @@ def outcome_label(status: str) -> str:
     return "error" if status in ("failed", "dead_lettered") else "reason"
 
 
+def positive(text: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number of at least 1")
+    return n
+
+
 def _sqlite_file(url: str) -> Path | None:
     return Path(url.removeprefix("sqlite:///")) if url.startswith("sqlite:///") else None
 
@@ -344,8 +355,12 @@ def cmd_list(args: argparse.Namespace) -> int:
         return EXIT_OK
     if not rows:
         print("no instances")
+        return EXIT_OK
+    ids = max(len(r.id) for r in rows)
+    flows = max(len(f"{r.workflow} v{r.version}") for r in rows)
     for r in rows:
-        print(f"{r.id:40} {r.workflow} v{r.version:<4} {r.status:14} {_when(r.updated_at)}")
+        flow = f"{r.workflow} v{r.version}"
+        print(f"{r.id:{ids}}  {flow:{flows}}  {r.status:14} {_when(r.updated_at)}")
     return EXIT_OK
 
 
@@ -558,7 +573,7 @@ def _outbox_parser(sub: Sub) -> None:
         "--ack, handles them, then acknowledges them through the store API "
         "(Store.mark_published). Acknowledged events may be deleted by 'wf ops purge'.",
     )
-    p.add_argument("--limit", type=int, default=100, help="at most this many events (100)")
+    p.add_argument("--limit", type=positive, default=100, help="at most this many events (100)")
     p.add_argument("--after", type=int, default=0, metavar="ID", help="only events after ID")
     p.add_argument("--ack", action="store_true", help="acknowledge the events listed")
     json_opt(p)
@@ -764,7 +779,7 @@ def _people_parsers(sub: Sub) -> None:
         help="only instances with this status",
     )
     p.add_argument("--workflow", help="only this workflow")
-    p.add_argument("--limit", type=int, default=100, help="at most this many (default 100)")
+    p.add_argument("--limit", type=positive, default=100, help="at most this many (default 100)")
     json_opt(p)
     store_opt(p)
     p.set_defaults(func=cmd_list)
@@ -865,7 +880,7 @@ def _ops_parser(sub: Sub) -> None:
         help=f"only instances with this status (repeatable; default: {', '.join(ENDED)})",
     )
     q.add_argument("--workflow", help="only instances of this workflow")
-    q.add_argument("--batch", type=int, default=500, help="instances per transaction (500)")
+    q.add_argument("--batch", type=positive, default=500, help="instances per transaction (500)")
     q.add_argument("--dry-run", action="store_true", help="count what would go; delete nothing")
     json_opt(q)
     ops_opts(q)

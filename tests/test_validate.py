@@ -6,11 +6,13 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from wflang.compiler.compile import compile_workflow
 from wflang.dsl.parser import parse
 from wflang.runtime.table import Table
-from wflang.runtime.validate import validate_input
+from wflang.runtime.validate import validate_fields, validate_handler_result, validate_input
 
 SOURCE = """\
 workflow typed version 1
@@ -58,3 +60,42 @@ def test_a_value_larger_than_the_limit_is_refused(table: Table) -> None:
     (problem,) = validate_input(table, big)
     assert problem.startswith("the input is 30") and "the limit is 262,144" in problem
     assert validate_input(table, {**GOOD, "tags": ["x" * 1000] * 200}) == []
+
+
+RESULTS = """\
+workflow results version 1
+service s.a() -> { n: int, name: string, maybe: int?, when: timestamp }
+service s.b() -> { n: int, ok: bool, price: decimal }
+start a
+task a: service s.a { next b }
+task b: service s.b { next done }
+end done: completed
+"""
+
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-5, 5),
+    st.decimals(allow_nan=True, allow_infinity=False, places=2),
+    st.text(max_size=3),
+    st.lists(st.integers(), max_size=2),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(["a", "b"]),
+    st.dictionaries(
+        st.sampled_from(["n", "name", "maybe", "when", "ok", "price", "extra"]), scalars
+    ),
+)
+def test_the_quick_result_check_agrees_with_the_full_one(
+    state: str, result: dict[str, object]
+) -> None:
+    compiled = compile_workflow(parse(RESULTS, "results.wf"))
+    assert compiled.table is not None
+    table = compiled.table
+    quick = validate_handler_result(table, state, result)  # type: ignore[arg-type]
+    fields = next(s.fields for s in table.types.results if s.name == state)
+    full = validate_fields(table.types, fields, result, f"result of {state}", extra=True)
+    assert quick == full

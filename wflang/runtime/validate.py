@@ -98,7 +98,49 @@ def validate_handler_result(table: Table, state: str, result: Mapping[str, Value
     fields = _results(table).get(state)
     if fields is None:
         return []
+    if _plainly_fits(fields, result):  # the usual case, without building any message
+        return []
     return validate_fields(table.types, fields, result, f"result of {state}", extra=True)
+
+
+#: Per field list (by identity, kept alive beside it): (name, accepted types, optional,
+#: has a default) when every field is a scalar; None when some field needs the full check.
+_PLAIN: dict[
+    int, tuple[Sequence[FieldType], tuple[tuple[str, tuple[type, ...], bool, bool], ...] | None]
+] = {}
+
+
+def _plainly_fits(fields: Sequence[FieldType], data: Mapping[str, Value]) -> bool:
+    """A quick yes for a result whose declared fields are all scalars present with
+    their type (extra fields allowed); False means: run the full check for the words."""
+    hit = _PLAIN.get(id(fields))
+    if hit is None or hit[0] is not fields:
+        if len(_PLAIN) >= 1024:
+            _PLAIN.clear()
+        plan = tuple(
+            (f.name, _SCALARS[t.removesuffix("?")], t.endswith("?"), f.has_default)
+            for f in fields
+            for t in (f.type.strip(),)
+            if t.removesuffix("?") in _SCALARS and t.removesuffix("?") not in ("bool", "decimal")
+        )
+        hit = _PLAIN[id(fields)] = (fields, plan if len(plan) == len(fields) else None)
+    checks = hit[1]
+    if checks is None or not isinstance(data, dict):
+        return False
+    for name, kinds, optional, has_default in checks:
+        value = data.get(name, _MISSING)
+        if value is _MISSING:
+            if not (optional or has_default):
+                return False
+        elif value is None:
+            if not optional:
+                return False
+        elif not isinstance(value, kinds) or isinstance(value, bool):
+            return False
+    return True
+
+
+_MISSING = object()
 
 
 def validate_fields(

@@ -40,7 +40,9 @@ def test_a_fitting_input_has_no_problems(table: Table) -> None:
     ("field", "value", "problem"),
     [
         ("amount", "12.5", "'amount' must be decimal, not str"),
-        ("amount", Decimal("NaN"), "'amount' must be decimal, not decimal"),
+        ("amount", Decimal("NaN"), "'amount' must be a finite decimal, not NaN"),
+        ("at", 10**20, "'at' is out of range for timestamp (64 bits)"),
+        ("sla", -(2**63) - 1, "'sla' is out of range for duration (64 bits)"),
         ("sla", "5m", "'sla' must be duration (integer milliseconds), not str"),
         ("at", "2026-01-01T00:00:00Z", "'at' must be timestamp (epoch milliseconds), not str"),
         ("at", "banana", "'at' must be timestamp (epoch milliseconds), not str"),

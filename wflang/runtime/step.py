@@ -39,6 +39,10 @@ _JOIN_TOKEN = operator.attrgetter("token")
 STEP_BUDGET = 100_000
 
 
+#: The last instant a timer may be due at (9999-12-31T23:59:59.999Z), in epoch ms.
+LAST_INSTANT = 253_402_300_799_999
+
+
 class WorkflowError(Exception):
     """A failure of the workflow itself (not of a handler): an expression, a budget."""
 
@@ -547,6 +551,10 @@ class _Run:
 
     def start_timer(self, token: _Token, purpose: str, due: int) -> None:
         name = self.name(token.state)
+        if not 0 <= due <= LAST_INSTANT:  # a store keeps due times as 64-bit integers
+            raise WorkflowError(
+                f"the {purpose} timer of '{name}' would be due at {due} ms, outside 1970..9999"
+            )
         timer_id = f"{self.inst.id}:{name}:{token.visit}:{token.id}:{token.attempt}:{purpose}"
         timer = rt.Timer(timer_id, token.id, purpose, due)
         self.timers[timer.id] = timer

@@ -28,6 +28,8 @@ _SCALARS: dict[str, tuple[type, ...]] = {
 #: How values of the types the runtime keeps as numbers are written in JSON.
 _UNITS = {"duration": " (integer milliseconds)", "timestamp": " (epoch milliseconds)"}
 _MAX_DEPTH = 64
+#: Kept as 64-bit integers by the stores (due times, wake-ups).
+_INT64 = ("int", "duration", "timestamp")
 
 
 #: The largest value accepted from outside, as compact JSON: every value a person or
@@ -190,7 +192,10 @@ def _check(
             isinstance(value, bool) and type_text != "bool"
         )
         if ok and isinstance(value, Decimal | float):
-            ok = _is_finite(value)
+            if not _is_finite(value):
+                return [f"'{where}' must be a finite {type_text}, not {value}"]
+        elif ok and type_text in _INT64 and not -(2**63) <= int(value) < 2**63:  # type: ignore[arg-type]
+            return [f"'{where}' is out of range for {type_text} (64 bits)"]
         unit = _UNITS.get(type_text, "")
         return [] if ok else [f"'{where}' must be {type_text}{unit}, not {_kind(value)}"]
     if type_text.startswith("list[") and type_text.endswith("]"):

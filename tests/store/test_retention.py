@@ -169,3 +169,19 @@ def test_only_one_workflow_and_bad_requests(store: Store, clock: VirtualClock) -
         client.purge(-1)
     assert rows(store, iid)["wf_instance"] == 1
     assert client.purge(DAY, workflow="opsflow").instances == (iid,)
+
+
+def test_a_dead_lettered_relative_keeps_its_family(store: Store, clock: VirtualClock) -> None:
+    """A dead-lettered instance may be retried: its parent (to report to) and its child
+    (to read) stay, even when dead letters are purged."""
+    d = Durable(store, clock, {}, data_table("kid"), data_table("parent"))
+    parent = d.start("parent", {"id": "p"}, "parent-1")
+    (child,) = [i.id for i in store.instances(limit=10) if i.parent_id == parent]
+    with store.backend.transaction() as tx:  # as if both had dead-lettered
+        tx.execute("UPDATE wf_instance SET status = 'dead_lettered'")
+    clock.advance(5 * DAY)
+    assert d.client.purge(DAY, statuses=["dead_lettered"]).instances == ()
+    with store.backend.transaction() as tx:  # the child ended; the parent did not
+        tx.execute("UPDATE wf_instance SET status = 'completed' WHERE id = ?", (child,))
+    purged = d.client.purge(DAY, statuses=["dead_lettered", "completed"])
+    assert purged.instances == (parent,)  # the child's parent has not ended: it stays

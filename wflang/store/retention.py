@@ -9,8 +9,9 @@ before the cut-off. It never removes what someone may still need:
 * only instances whose status is one of ``statuses`` (completed, failed,
   cancelled and compensated by default: a dead-lettered instance waits for an
   operator, so it is purged only when asked for by name);
-* not a parent whose child is still active (the child will report to it), nor
-  a child whose parent is still active (the parent may cancel or read it);
+* not a parent whose child has not ended (the child will report to it), nor a
+  child whose parent has not ended (the parent may cancel or read it); a
+  dead-lettered relative has not ended: an operator may retry it;
 * outbox rows that were not published yet stay (they carry their own payload),
   so purging never hides an event from a consumer.
 """
@@ -100,17 +101,18 @@ def _candidates(
         raise ValueError(
             f"cannot purge status {', '.join(unknown) or '(none)'}: only {', '.join(PURGEABLE)}"
         )
-    others = placeholders(len(PURGEABLE))
+    ended = placeholders(len(ENDED))
     where = [
         f"i.status IN ({placeholders(len(statuses))})",
         "i.updated_at < ?",
-        # Nobody active may still need it: no active child, no active parent.
+        # Nobody may still need it: no relative that has not ended (a dead-lettered one
+        # can be retried, and would report to its parent or read its child).
         "NOT EXISTS (SELECT 1 FROM wf_instance c WHERE c.parent_id = i.id "
-        f"AND c.status NOT IN ({others}))",
+        f"AND c.status NOT IN ({ended}))",
         "(i.parent_id IS NULL OR NOT EXISTS (SELECT 1 FROM wf_instance p "
-        f"WHERE p.id = i.parent_id AND p.status NOT IN ({others})))",
+        f"WHERE p.id = i.parent_id AND p.status NOT IN ({ended})))",
     ]
-    params: list[str | int] = [*statuses, ended_before, *PURGEABLE, *PURGEABLE]
+    params: list[str | int] = [*statuses, ended_before, *ENDED, *ENDED]
     if workflow is not None:
         where.append("i.workflow = ?")
         params.append(workflow)

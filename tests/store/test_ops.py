@@ -4,11 +4,12 @@ with who asked and why."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import threading
+from collections.abc import Callable, Mapping
 
 import pytest
 
-from wflang.durable.client import InvalidValue
+from wflang.durable.client import Client, InvalidValue
 from wflang.runtime import instance as rt
 from wflang.runtime.engine import Handler, TaskError
 from wflang.runtime.ir import Value
@@ -18,6 +19,7 @@ from wflang.store.records import HistoryRow, IllegalAction, UnknownInstance
 from .kit import (
     OPS_HANDLERS,
     Durable,
+    Factory,
     VirtualClock,
     example,
     ok,
@@ -316,3 +318,41 @@ def test_an_operator_can_give_up_on_a_dead_lettered_instance(
     assert not seq_problems(store, iid)
     with pytest.raises(IllegalAction, match="cannot be cancelled"):
         d.client.cancel(iid, compensate=False, reason=None)
+
+
+def _race(store: Store, iid: str) -> list[str]:
+    """Two operators act on ``iid`` at the same moment; what each was told."""
+    barrier = threading.Barrier(2)
+    outcomes: list[str] = []
+
+    def act(action: Callable[[], None]) -> None:
+        barrier.wait()
+        try:
+            action()
+            outcomes.append("ok")
+        except IllegalAction as err:
+            outcomes.append(str(err))
+
+    ann, bob = Client(store, actor="ann"), Client(store, actor="bob")
+    threads = [
+        threading.Thread(target=act, args=(lambda: ann.cancel(iid, compensate=False, reason="a"),)),
+        threading.Thread(target=act, args=(lambda: bob.force_complete(iid, "b", {"b": 1}, reason="b"),)),
+    ]  # fmt: skip
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return outcomes
+
+
+def test_two_ops_actions_at_once_one_is_refused(opener: Factory, clock: VirtualClock) -> None:
+    """The check for a pending action and the delivery share a transaction that locks the
+    instance: of two operators acting at the same moment, exactly one gets through."""
+    store = opener()
+    store.migrate()
+    d = Durable(store, clock, {"svc.a": OPS_HANDLERS["svc.a"]}, opsflow())  # b never runs
+    for round_ in range(5):
+        iid = d.start("opsflow", {"id": f"r{round_}"}, f"race-{round_}")
+        outcomes = _race(store, iid)
+        assert outcomes.count("ok") == 1, outcomes
+        assert "waiting for a worker" in next(o for o in outcomes if o != "ok")

@@ -398,14 +398,18 @@ class Client:
     def _ops(self, instance_id: str, event: rt.Event, reason: str | None) -> None:
         """Deliver an ops action, unless another is still waiting for a worker: the
         second would act on a state the first is about to change."""
-        for waiting, actor in self.store.pending_events(instance_id):
+
+        def refuse(waiting: rt.Event, actor: str | None) -> None:
             if type(waiting) in _OPS_EVENTS:
                 raise IllegalAction(
                     f"instance '{instance_id}' already has a {_OPS_EVENTS[type(waiting)]} "
                     f"waiting for a worker (asked by {actor or 'someone'}): run a worker, "
                     "then look again"
                 )
-        self.store.deliver(instance_id, event, actor=self.actor, reason=reason)
+
+        self.store.deliver(
+            instance_id, event, actor=self.actor, reason=reason, unless_pending=refuse
+        )
 
     # -- reading -------------------------------------------------------------------------
 

@@ -452,12 +452,27 @@ class Store:
         dedupe_key: str | None = None,
         actor: str | None = None,
         reason: str | None = None,
+        unless_pending: Callable[[rt.Event, str | None], None] | None = None,
     ) -> bool:
-        """Put an event in an instance's inbox; False if its dedupe key was already there."""
+        """Put an event in an instance's inbox; False if its dedupe key was already there.
+
+        ``unless_pending`` sees each event still waiting in the inbox, in the same
+        transaction with the instance row locked, and raises to refuse the delivery:
+        two requests at once cannot both pass it.
+        """
 
         def run(tx: Tx) -> bool:
-            if not tx.query("SELECT 1 FROM wf_instance WHERE id = ?", (instance_id,)):
+            if not tx.query(
+                f"SELECT 1 FROM wf_instance WHERE id = ?{self.dialect.lock}", (instance_id,)
+            ):
                 raise UnknownInstance(instance_id)
+            if unless_pending is not None:
+                for text, by in tx.query(
+                    "SELECT event, actor FROM wf_inbox WHERE instance_id = ? "
+                    "AND consumed_seq IS NULL ORDER BY id",
+                    (instance_id,),
+                ):
+                    unless_pending(codec.load_event(str(text)), None if by is None else str(by))
             delivered = self._inbox(tx, instance_id, event, dedupe_key, actor, reason)
             if delivered:
                 self._hint(tx)
@@ -465,17 +480,6 @@ class Store:
 
         delivered: bool = self._write(run)
         return delivered
-
-    def pending_events(self, instance_id: str) -> list[tuple[rt.Event, str | None]]:
-        """Events delivered to the instance that no worker has stepped yet, with who
-        sent them, oldest first."""
-        with self.backend.read() as tx:
-            rows = tx.query(
-                "SELECT event, actor FROM wf_inbox WHERE instance_id = ? "
-                "AND consumed_seq IS NULL ORDER BY id",
-                (instance_id,),
-            )
-        return [(codec.load_event(str(e)), None if a is None else str(a)) for e, a in rows]
 
     def _inbox(
         self,

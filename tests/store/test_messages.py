@@ -182,3 +182,37 @@ def test_publications_and_subscriptions_made_at_once_always_meet(
         taken = [r for r in store.history(iid) if "received message paid" in str(r.entry.decisions)]
         assert len(taken) == 1, (iid, [r.entry.decisions for r in store.history(iid)])
         assert store.instance(iid).instance.context["amount"] == Decimal("9.50")  # type: ignore[union-attr]
+
+
+OTHER = """\
+workflow other version 1
+input { id: int }
+message paid { id: int }
+start w
+wait w: message paid correlate input.id {
+    timeout 1h -> done
+    next done
+}
+end done: completed
+"""
+
+
+def test_each_instance_takes_only_payloads_its_own_declaration_fits(
+    store: Store, clock: VirtualClock
+) -> None:
+    """Two workflows declare 'paid' differently: a publication must fit one of them and
+    reaches only the instances whose version's declaration it fits."""
+    d = Durable(store, clock, {}, compile_text(SETTLE), compile_text(OTHER))
+    settle = d.start("settle", {"order_id": "7"}, "s-7")
+    other = d.start("other", {"id": 7}, "o-7")
+    assert d.client.publish("paid", "7", paid("7")).delivered == (settle,)
+    assert d.client.publish("paid", 7, {"id": 7}).delivered == (other,)
+    with pytest.raises(InvalidValue, match="message 'paid' does not fit"):
+        d.client.publish("paid", 7, {"id": "seven"})  # fits neither
+    d.run()
+    assert d.status(other) == "completed"
+    assert d.instance(settle).context["amount"] == Decimal("9.50")
+    # A kept message is taken only by later subscribers whose declaration it fits.
+    d.client.publish("paid", "8", {"id": 8}, ttl_ms=HOUR)
+    late = d.start("settle", {"order_id": "8"}, "s-8")
+    assert [t.waiting for t in d.instance(late).tokens] == ["message:paid:8"]

@@ -202,11 +202,11 @@ class Client:
         ]
         if not declaring:
             raise UnknownWorkflow(f"no deployed workflow declares a message '{message}'")
-        problems = sorted(
-            {p for t in declaring for p in validate_signal(t, "message", message, payload)}
-        )
-        if problems:
-            raise InvalidValue(f"the message '{message}'", problems)
+        # Versions may declare it differently: it must fit one of them, and goes only
+        # to instances whose own version's declaration it fits.
+        refusals = [validate_signal(t, "message", message, payload) for t in declaring]
+        if all(refusals):
+            raise InvalidValue(f"the message '{message}'", sorted({p for r in refusals for p in r}))
         return self.store.publish(message, text, payload, key=key, ttl_ms=ttl_ms, actor=self.actor)
 
     # -- human tasks ---------------------------------------------------------------

@@ -34,6 +34,9 @@ from wflang.store.backend import Dialect, Tx
 #: Puts an event in an instance's inbox (the store's ``_inbox``); False if its dedupe
 #: key was already there.
 Inbox = Callable[[Tx, str, rt.Event, str | None], bool]
+#: Whether a payload fits a message as the version with this table hash declares it:
+#: (table hash, message, payload).
+Fits = Callable[[str, str, Mapping[str, Value]], bool]
 
 
 @frozen
@@ -57,6 +60,7 @@ def publish(
     tx: Tx,
     dialect: Dialect,
     inbox: Inbox,
+    fits: Fits,
     *,
     now: int,
     message: str,
@@ -84,12 +88,14 @@ def publish(
     event = rt.SignalReceived(message, dict(payload), key or "", "message", correlation)
     delivered = [
         str(iid)
-        for (iid,) in tx.query(
-            "SELECT DISTINCT instance_id FROM wf_subscription "
-            "WHERE message = ? AND correlation = ? ORDER BY instance_id",
+        for iid, digest in tx.query(
+            "SELECT DISTINCT s.instance_id, i.table_hash FROM wf_subscription s "
+            "JOIN wf_instance i ON i.id = s.instance_id "
+            "WHERE s.message = ? AND s.correlation = ? ORDER BY s.instance_id",
             (message, correlation),
         )
-        if inbox(tx, str(iid), event, dedupe)
+        # Each instance gets it only if its own version's declaration takes the payload.
+        if fits(str(digest), message, payload) and inbox(tx, str(iid), event, dedupe)
     ]
     return Published(message, correlation, tuple(delivered), kept_until)
 
@@ -98,9 +104,11 @@ def resubscribe(
     tx: Tx,
     dialect: Dialect,
     inbox: Inbox,
+    fits: Fits,
     *,
     now: int,
     instance_id: str,
+    table_hash: str,
     before: Mapping[int, tuple[str, str]],
     after: Mapping[int, tuple[str, str]],
 ) -> int:
@@ -128,12 +136,11 @@ def resubscribe(
             "AND correlation = ? AND expires_at > ? ORDER BY id",
             (message, correlation, now),
         ):
+            data = codec.loads(str(payload))
+            if not fits(table_hash, message, data):  # kept for another version's declaration
+                continue
             event = rt.SignalReceived(
-                message,
-                codec.loads(str(payload)),
-                "" if key is None else str(key),
-                "message",
-                correlation,
+                message, data, "" if key is None else str(key), "message", correlation
             )
             handed += inbox(tx, instance_id, event, f"msg:{int(str(msg_id))}")
     return handed

@@ -42,7 +42,7 @@ from wflang.runtime.correlation import awaited_messages
 from wflang.runtime.engine import HistoryEntry
 from wflang.runtime.ir import Value
 from wflang.runtime.table import Table, WaitEntry, dumps, loads, table_hash
-from wflang.runtime.validate import validate_handler_result
+from wflang.runtime.validate import validate_handler_result, validate_signal
 from wflang.store import messages, retention
 from wflang.store.backend import Backend, Param, Tx, chunks, placeholders, redact_url
 from wflang.store.records import (
@@ -294,6 +294,12 @@ class Store:
             digests = [str(h) for (h,) in tx.query("SELECT hash FROM wf_workflow ORDER BY hash")]
         return [self.table_for(d) for d in digests]
 
+    def _message_fits(
+        self, digest: str, message: str, payload: Mapping[str, Value], tx: Tx | None = None
+    ) -> bool:
+        """Whether the payload fits the message as this version declares it."""
+        return not validate_signal(self.table_for(digest, tx), "message", message, payload)
+
     def _waits_for_messages(self, digest: str, table: Table) -> bool:
         """Whether this table has a message wait (only then are subscriptions kept)."""
         found = self._message_waits.get(digest)
@@ -528,6 +534,7 @@ class Store:
                 tx,
                 self.dialect,
                 lambda t, iid, event, dedupe: self._inbox(t, iid, event, dedupe, actor),
+                lambda digest, name, data: self._message_fits(digest, name, data, tx),
                 now=self.now(tx),
                 message=message,
                 correlation=correlation,
@@ -1098,8 +1105,10 @@ class _Advance:
                 self.tx,
                 self.d,
                 lambda t, iid, event, dedupe: self.store._inbox(t, iid, event, dedupe, at=self.now),
+                lambda digest, name, data: self.store._message_fits(digest, name, data, self.tx),
                 now=self.now,
                 instance_id=w.id,
+                table_hash=w.hash,
                 before=before,
                 after=after,
             )

@@ -132,3 +132,23 @@ def test_an_operator_can_complete_a_message_wait(table: Table) -> None:
     assert env.instance(iid).context["amount"] == Decimal("1.25")  # read as message.amount
     assert [t.waiting for t in env.instance(iid).tokens] == ["message:refunded:7"]
     assert "by_order completed by an operator" in env.history(iid)[-1].decisions
+
+
+def test_the_test_kit_checks_what_it_sends_as_a_store_would(table: Table) -> None:
+    env = WorkflowEnv([table])
+    iid = env.start("settle", {"order_id": "o-1", "customer_no": 7})
+    with pytest.raises(ValueError, match="the message 'paid' does not fit: 'amount'"):
+        env.publish("paid", "o-1", {"order_id": "o-1", "amount": "lots"})
+    with pytest.raises(ValueError, match="no registered workflow declares a message 'pay'"):
+        env.publish("pay", "o-1", {})
+    with pytest.raises(ValueError, match="ttl_ms must not be negative"):
+        env.publish("paid", "o-1", paid("o-1"), ttl_ms=-1)
+    with pytest.raises(ValueError, match="the message 'paid' does not fit"):
+        env.message(iid, "paid", {"zzz": 1})
+    assert [t.waiting for t in env.instance(iid).tokens] == ["message:paid:o-1"]  # untouched
+    # A key is published once: the second publication is ignored, as in a store.
+    other = env.start("settle", {"order_id": "o-1", "customer_no": 8})
+    assert env.publish("paid", "o-1", paid("o-1"), key="K") == [iid, other]
+    later = env.start("settle", {"order_id": "o-1", "customer_no": 9})
+    assert env.publish("paid", "o-1", paid("o-1"), key="K") == []
+    assert [t.waiting for t in env.instance(later).tokens] == ["message:paid:o-1"]

@@ -37,6 +37,7 @@ from wflang.runtime.engine import (
 from wflang.runtime.ir import Value
 from wflang.runtime.replay import Replayed, replay
 from wflang.runtime.table import Table
+from wflang.runtime.validate import validate_signal
 
 MINUTE, HOUR, DAY = 60_000, 3_600_000, 86_400_000
 
@@ -153,13 +154,29 @@ class WorkflowEnv:
 
     def signal(self, instance_id: str, name: str, payload: Mapping[str, Value] | None = None,
                key: str = "") -> None:  # fmt: skip
+        """Send a signal, checked against its declaration as a durable client would."""
+        self._check(instance_id, "signal", name, payload)
         self.engine.signal(instance_id, name, payload, key)
         self._flush_duplicates()
 
     def message(self, instance_id: str, name: str, payload: Mapping[str, Value] | None = None,
                 key: str = "") -> None:  # fmt: skip
+        """Send a message to this instance (no correlation), checked like a signal."""
+        self._check(instance_id, "message", name, payload)
         self.engine.send(instance_id, rt.SignalReceived(name, dict(payload or {}), key, "message"))
         self._flush_duplicates()
+
+    def _check(
+        self, instance_id: str, kind: str, name: str, payload: Mapping[str, Value] | None
+    ) -> None:
+        table = (
+            self.engine.records[instance_id].table if instance_id in self.engine.records else None
+        )
+        if table is None:
+            raise KeyError(f"unknown instance '{instance_id}'")
+        problems = validate_signal(table, kind, name, dict(payload or {}))
+        if problems:
+            raise ValueError(f"the {kind} '{name}' does not fit: " + "; ".join(problems))
 
     def publish(self, message: str, correlation: Value,
                 payload: Mapping[str, Value] | None = None, *, key: str = "",

@@ -13,7 +13,7 @@ import asyncio
 import functools
 import inspect
 from collections import deque
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 from attrs import define, field, frozen
@@ -24,7 +24,7 @@ from wflang.runtime.correlation import awaited_messages, correlation_text
 from wflang.runtime.instance import Status
 from wflang.runtime.ir import Value
 from wflang.runtime.table import Table
-from wflang.runtime.validate import validate_handler_result
+from wflang.runtime.validate import validate_handler_result, validate_signal
 
 Result = Mapping[str, Value] | None
 Handler = Callable[..., Result | Awaitable[Result]]
@@ -147,6 +147,7 @@ class Engine:
         self._ids = 0
         self.kept: list[KeptMessage] = []  # published with a TTL, for later waiters
         self._published = 0
+        self._message_keys: set[tuple[str, str]] = set()  # (message, key) published
 
     # -- registration --------------------------------------------------------------
 
@@ -233,22 +234,30 @@ class Engine:
     ) -> list[str]:
         """Give a message to every instance waiting for it with this correlation (see
         ``wflang.runtime.correlation``); with ``ttl_ms``, also to instances that start
-        waiting for it before it expires, each once. The instances it reached now."""
+        waiting for it before it expires, each once. The instances it reached now.
+
+        As a durable store does: the payload must fit a registered declaration of the
+        message (a ValueError says why not) and reaches only instances whose version's
+        declaration it fits; a second publication with the same ``key`` is ignored.
+        """
+        data = dict(payload or {})
+        if ttl_ms < 0:
+            raise ValueError("ttl_ms must not be negative")
+        _check_publishable(self.tables.values(), message, data)
+        text = correlation_text(correlation)
+        if key:
+            if (message, key) in self._message_keys:
+                return []
+            self._message_keys.add((message, key))
         self._published += 1
-        kept = KeptMessage(
-            self._published,
-            message,
-            correlation_text(correlation),
-            dict(payload or {}),
-            key,
-            self.now + ttl_ms,
-        )
+        kept = KeptMessage(self._published, message, text, data, key, self.now + ttl_ms)
         if ttl_ms > 0:
             self.kept.append(kept)
         reached = sorted(
             iid
             for iid, r in self.records.items()
-            if (message, kept.correlation) in awaited_messages(r.instance).values()
+            if (message, text) in awaited_messages(r.instance).values()
+            and not validate_signal(r.table, "message", message, data)
         )
         for iid in reached:
             kept.taken_by.add(iid)
@@ -262,7 +271,11 @@ class Engine:
         iid = record.instance.id
         for message, text in awaited_messages(record.instance).values():
             for k in self.kept:
-                if (k.message, k.correlation) == (message, text) and iid not in k.taken_by:
+                if (
+                    (k.message, k.correlation) == (message, text)
+                    and iid not in k.taken_by
+                    and not validate_signal(record.table, "message", message, k.payload)
+                ):
                     k.taken_by.add(iid)
                     self.queue.append((iid, k.event()))
 
@@ -415,6 +428,17 @@ class Engine:
 
     def history(self, instance_id: str) -> list[HistoryEntry]:
         return list(self.records[instance_id].history)
+
+
+def _check_publishable(tables: Iterable[Table], message: str, payload: Mapping[str, Value]) -> None:
+    """A ValueError unless some declaration of the message takes the payload."""
+    declaring = [t for t in tables if any(m.name == message for m in t.types.messages)]
+    if not declaring:
+        raise ValueError(f"no registered workflow declares a message '{message}'")
+    refusals = [validate_signal(t, "message", message, payload) for t in declaring]
+    if all(refusals):
+        problems = sorted({p for r in refusals for p in r})
+        raise ValueError(f"the message '{message}' does not fit: " + "; ".join(problems))
 
 
 def _checked(table: Table, task: rt.ScheduleTask, result: object) -> rt.Event:

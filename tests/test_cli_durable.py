@@ -355,10 +355,12 @@ def test_outbox_and_purge(ready: Wf) -> None:
 
     # Nothing ended more than a day ago (the store runs on the real clock here).
     assert "deleted 0 instance(s)" in ready.ok("ops", "purge", "--older-than", "1d")
-    out = ready.ok("ops", "purge", "--older-than", "0s", "--dry-run")
+    out = ready.ok("ops", "purge", "--older-than", "0s", "--dry-run", "--reason", "try")
     assert out.startswith("would delete 2 instance(s) that ended more than 0s ago (")
+    assert out.rstrip().endswith("; by cli-tester: try")
     assert "history" in out
     assert len(ready.json("list")) == 3  # the dry run deleted nothing
+    assert ready.json("outbox", "--after", str(10**20)) == []  # past any id: nothing
     report = ready.json("ops", "purge", "--older-than", "0s", "--reason", "retention")
     assert isinstance(report, dict) and sorted(report["instances"]) == ["p-1", "p-2"]
     assert report["rows"]["wf_outbox"] == 1  # p-1's, acknowledged; p-2's stays
@@ -380,7 +382,8 @@ def test_publish_by_correlation(ready: Wf) -> None:
     assert "waiting for message:paid:o-1" in ready.ok("status", "s-1")
 
     payload = '{"order_id": "o-1", "amount": 9.5}'
-    out = ready.ok("publish", "paid", "--correlation", "o-1", "--payload", payload, "--key", "p1")
+    out = ready.ok("publish", "paid", "--correlation", "o-1", "--payload", payload, "--key", "p1",
+                   "--reason", "bank said so")  # fmt: skip
     assert out == "message paid (correlation 'o-1') delivered to 1 instance(s): s-1\n"
     out = ready.ok("publish", "paid", "--correlation", "o-1", "--payload", payload, "--key", "p1")
     assert out == "message paid (correlation 'o-1') with key 'p1' was already published: ignored\n"
@@ -393,6 +396,7 @@ def test_publish_by_correlation(ready: Wf) -> None:
     assert "status:   completed" in ready.ok("status", "s-1")
     history = ready.ok("history", "s-1")
     assert "by_order received message paid" in history and "by cli-tester" in history
+    assert "bank said so" in history
 
     out = ready.ok("publish", "paid", "--correlation", "o-9", "--payload", payload)
     assert "no instance waits for it now" in out and "not kept (give --ttl" in out
@@ -407,6 +411,10 @@ def test_publish_by_correlation(ready: Wf) -> None:
     assert "'x' is not an integer" in ready.err
     assert ready("publish", "paid", "--correlation", "o-2", "--ttl", "soon") == 2
     assert "--ttl: 'soon' is not a duration" in ready.err
+    assert ready("publish", "paid", "--correlation", "o-2", "--ttl", "999999999999d") == 2
+    assert "longer than 100 years" in ready.err
+    assert ready("publish", "refunded", "--correlation", "1_000", "--int") == 2
+    assert "'1_000' is not an integer" in ready.err
     assert "waiting for message:paid:o-2" in ready.ok("status", "s-2")  # untouched
 
 

@@ -165,7 +165,7 @@ def test_only_one_workflow_and_bad_requests(store: Store, clock: VirtualClock) -
     client = Client(store)
     with pytest.raises(ValueError, match="cannot purge status running"):
         client.purge(DAY, statuses=["running"])
-    with pytest.raises(ValueError, match="age must be >= 0"):
+    with pytest.raises(ValueError, match="age must be between 0 and 100 years"):
         client.purge(-1)
     assert rows(store, iid)["wf_instance"] == 1
     assert client.purge(DAY, workflow="opsflow").instances == (iid,)

@@ -218,11 +218,12 @@ def cmd_publish(args: argparse.Namespace) -> int:
     ttl = 0 if args.ttl is None else parse_age(args.ttl, "--ttl")
     correlation: Value = args.correlation
     if args.int:
-        try:
-            correlation = int(args.correlation)
-        except ValueError as err:
-            raise CliUsage(f"--correlation: '{args.correlation}' is not an integer") from err
-    done = client.publish(args.message, correlation, payload, key=args.key, ttl_ms=ttl)
+        if not re.fullmatch(r"[+-]?[0-9]+", args.correlation.strip()):
+            raise CliUsage(f"--correlation: '{args.correlation}' is not an integer")
+        correlation = int(args.correlation)
+    done = client.publish(
+        args.message, correlation, payload, key=args.key, ttl_ms=ttl, reason=args.reason
+    )
     what = f"message {done.message} (correlation {done.correlation!r})"
     if done.duplicate:
         print(f"{what} with key {args.key!r} was already published: ignored")
@@ -424,6 +425,7 @@ def cmd_ops_cancel(args: argparse.Namespace) -> int:
 
 _AGE_UNITS = {"ms": 1, "s": 1_000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000}
 _AGE = re.compile(r"(\d+)(ms|s|m|h|d|w)")
+MAX_AGE_MS = 100 * 365 * 86_400_000  # ages and TTLs beyond are surely typos
 
 
 def parse_age(text: str, option: str = "--older-than") -> int:
@@ -434,13 +436,17 @@ def parse_age(text: str, option: str = "--older-than") -> int:
             f"{option}: '{text}' is not a duration: write a number and a unit "
             "(ms, s, m, h, d, w), e.g. 30d, 12h or 1d12h"
         )
-    return sum(int(n) * _AGE_UNITS[u] for n, u in parts)
+    total = sum(int(n) * _AGE_UNITS[u] for n, u in parts)
+    if total > MAX_AGE_MS:
+        raise CliUsage(f"{option}: '{text}' is longer than 100 years")
+    return total
 
 
 def cmd_ops_purge(args: argparse.Namespace) -> int:
     age = parse_age(args.older_than)
+    client = _client(args)
     try:
-        purged = _client(args).purge(
+        purged = client.purge(
             age,
             statuses=args.status or ENDED,
             workflow=args.workflow,
@@ -457,8 +463,9 @@ def cmd_ops_purge(args: argparse.Namespace) -> int:
     n = purged.rows.get("wf_instance", 0)
     verb = "would delete" if args.dry_run else "deleted"
     rows = ", ".join(f"{k.removeprefix('wf_')} {v}" for k, v in sorted(purged.rows.items()) if v)
+    who = f"; by {client.actor}" + (f": {args.reason}" if args.reason else "")
     print(f"{verb} {n} instance(s) that ended more than {args.older_than} ago"
-          + (f" ({rows} rows)" if rows else ""))  # fmt: skip
+          + (f" ({rows} rows)" if rows else "") + who)  # fmt: skip
     return EXIT_OK
 
 
@@ -715,6 +722,7 @@ def _people_parsers(sub: Sub) -> None:
     p.add_argument("--payload", default="{}", help="the payload as JSON, or @file.json")
     p.add_argument("--key", help="a deduplication key: publishing it again is ignored")
     p.add_argument("--ttl", metavar="DURATION", help="keep it for later waiters: 10m, 2h, 7d")
+    p.add_argument("--reason", help="why: recorded in the history with who did it")
     p.add_argument("--actor", help="who: recorded in the history (default $WF_ACTOR or login)")
     store_opt(p)
     p.set_defaults(func=cmd_publish)

@@ -70,6 +70,9 @@ def default_actor() -> str:
         return f"uid:{os.getuid()}"
 
 
+#: The longest TTL or age accepted: beyond it a number is surely a mistake.
+_LONGEST_MS = 100 * 365 * 86_400_000
+
 #: Ops events, by what they ask for.
 _OPS_EVENTS: dict[type, str] = {
     rt.RetryFrom: "retry (or replay)",
@@ -187,6 +190,7 @@ class Client:
         *,
         key: str | None = None,
         ttl_ms: int = 0,
+        reason: str | None = None,
     ) -> Published:
         """Publish a message to the instances waiting for it with this correlation
         (see ``wflang.store.messages``), after checking its payload against every
@@ -195,8 +199,8 @@ class Client:
             text = correlation_text(correlation)
         except ValueError as err:
             raise InvalidValue("the correlation", [str(err)]) from err
-        if ttl_ms < 0:
-            raise InvalidValue("the TTL", ["must not be negative"])
+        if not 0 <= ttl_ms <= _LONGEST_MS:
+            raise InvalidValue("the TTL", ["must be between 0 and 100 years"])
         declaring = [
             t for t in self.store.tables() if any(m.name == message for m in t.types.messages)
         ]
@@ -207,7 +211,9 @@ class Client:
         refusals = [validate_signal(t, "message", message, payload) for t in declaring]
         if all(refusals):
             raise InvalidValue(f"the message '{message}'", sorted({p for r in refusals for p in r}))
-        return self.store.publish(message, text, payload, key=key, ttl_ms=ttl_ms, actor=self.actor)
+        return self.store.publish(
+            message, text, payload, key=key, ttl_ms=ttl_ms, actor=self.actor, reason=reason
+        )
 
     # -- human tasks ---------------------------------------------------------------
 
@@ -350,8 +356,8 @@ class Client:
     ) -> Purged:
         """Delete the instances that ended more than ``older_than_ms`` ago, with their
         rows, a batch per transaction (workers go on between batches); the totals."""
-        if older_than_ms < 0 or batch < 1:
-            raise ValueError("the age must be >= 0 and the batch >= 1")
+        if not 0 <= older_than_ms <= _LONGEST_MS or batch < 1:
+            raise ValueError("the age must be between 0 and 100 years and the batch >= 1")
         before = self.store.now() - older_than_ms
         ids: list[str] = []
         rows: dict[str, int] = {}

@@ -68,6 +68,7 @@ from wflang.store.schema import LATEST, MIGRATIONS
 log = logging.getLogger("wflang.store")
 
 Clock = Callable[[], int]
+_INT64_MAX = 2**63 - 1
 PENDING = "pending"  # an instance whose start transition has not run yet
 _CACHE_SIZE = 10_000  # decoded instances kept per store (per process)
 _FINISHED = tuple(s.value for s in rt.Status if s.finished)
@@ -523,6 +524,7 @@ class Store:
         key: str | None = None,
         ttl_ms: int = 0,
         actor: str | None = None,
+        reason: str | None = None,
     ) -> messages.Published:
         """Give a message to every instance waiting for it with this correlation; with
         ``ttl_ms``, also to those that start waiting for it before it expires (see
@@ -533,7 +535,7 @@ class Store:
             published = messages.publish(
                 tx,
                 self.dialect,
-                lambda t, iid, event, dedupe: self._inbox(t, iid, event, dedupe, actor),
+                lambda t, iid, event, dedupe: self._inbox(t, iid, event, dedupe, actor, reason),
                 lambda digest, name, data: self._message_fits(digest, name, data, tx),
                 now=self.now(tx),
                 message=message,
@@ -671,11 +673,12 @@ class Store:
     def outbox(self, *, limit: int = 100, after: int = 0) -> list[OutboxEvent]:
         """Events not published yet, oldest first (ids above ``after``): what a
         consumer reads, handles, then acknowledges with ``mark_published``."""
+        after = max(-1, min(after, _INT64_MAX))  # ids are 64-bit
         with self.backend.read() as tx:
             rows = tx.query(
                 "SELECT id, instance_id, seq, kind, payload, created_at FROM wf_outbox "
                 "WHERE published_at IS NULL AND id > ? ORDER BY id LIMIT ?",
-                (after, limit),
+                (after, max(0, min(limit, _INT64_MAX))),
             )
         return [
             OutboxEvent(
@@ -697,7 +700,9 @@ class Store:
             done = 0
             now = self.now(tx)
             for i in range(0, len(ids), 500):
-                part = [int(x) for x in ids[i : i + 500]]
+                part = [int(x) for x in ids[i : i + 500] if 0 < int(x) <= _INT64_MAX]
+                if not part:
+                    continue
                 done += tx.execute(
                     f"UPDATE wf_outbox SET published_at = ? WHERE id IN "
                     f"({placeholders(len(part))}) AND published_at IS NULL",

@@ -89,14 +89,12 @@ class Client:
 
     # -- versions ----------------------------------------------------------------
 
-    def check_callees(self, tables: Sequence[Table]) -> None:
+    def _check_callees(self, tables: Sequence[Table]) -> None:
         """Refuse versions that call a workflow version which is neither deployed nor
         among ``tables``: their instances would dead-letter at the call."""
         have = {(t.workflow, t.version) for t in tables}
-        names = {t.workflow for t in tables}
-        for v in self.store.versions():
-            have.add((v.name, v.version))
-            names.add(v.name)
+        have |= {(v.name, v.version) for v in self.store.versions()}
+        names = {name for name, _ in have}
         missing = sorted(
             {
                 f"{t.workflow} v{t.version} calls {e.workflow}"
@@ -120,7 +118,7 @@ class Client:
     def deploy_all(self, tables: Sequence[tuple[Table, str | None]]) -> list[Deployment]:
         """Deploy versions together, all or none: refused if one conflicts with a
         deployed version or calls a workflow that is neither deployed nor among them."""
-        self.check_callees([t for t, _ in tables])
+        self._check_callees([t for t, _ in tables])
         news = self.store.deploy_all(tables)
         return [
             Deployment(t.workflow, t.version, table_hash(t), new)

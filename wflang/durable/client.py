@@ -356,6 +356,8 @@ class Client:
         rows, a batch per transaction (workers go on between batches); the totals."""
         if not 0 <= older_than_ms <= _LONGEST_MS or batch < 1:
             raise ValueError("the age must be between 0 and 100 years and the batch >= 1")
+        if workflow is not None and workflow not in {v.name for v in self.store.versions()}:
+            raise UnknownWorkflow(f"no workflow '{workflow}' is deployed")
         before = self.store.now() - older_than_ms
         ids: list[str] = []
         rows: dict[str, int] = {}

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from wflang.runtime import codec
 from wflang.runtime import instance as rt
 from wflang.runtime.ir import Value
-from wflang.store import DEFAULT_URL, Store, default_url, open_store
+from wflang.store import DEFAULT_URL, Store, default_url, open_store, sqlite_path
 from wflang.store.backend import redact_url
 from wflang.store.records import InstanceInfo, StoreError
 from wflang.store.retention import ENDED, PURGEABLE
@@ -49,8 +49,8 @@ def _store(args: argparse.Namespace, *, check: bool = True, timeout: float = 10.
     """The store of ``--store``; a one-shot command gives up on a database that does not
     answer within ``timeout`` seconds (a worker waits longer: it rides out outages)."""
     url = args.store or default_url()
-    fresh = _sqlite_file(url)
-    fresh = fresh if fresh is not None and not fresh.exists() else None
+    path = sqlite_path(url)
+    fresh = Path(path) if path and not Path(path).exists() else None
     try:
         store = open_store(args.store, timeout=timeout)
         if check:
@@ -85,10 +85,6 @@ def positive(text: str) -> int:
     if n < 1:
         raise argparse.ArgumentTypeError(f"'{text}' is not a whole number of at least 1")
     return n
-
-
-def _sqlite_file(url: str) -> Path | None:
-    return Path(url.removeprefix("sqlite:///")) if url.startswith("sqlite:///") else None
 
 
 def json_arg(text: str, what: str) -> dict[str, Value]:

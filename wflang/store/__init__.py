@@ -19,16 +19,24 @@ def default_url() -> str:
     return os.environ.get("WFLANG_STORE") or DEFAULT_URL
 
 
+def sqlite_path(url: str) -> str | None:
+    """The file of a ``sqlite:///`` URL; None for any other store."""
+    return url.removeprefix(_SQLITE) if url.startswith(_SQLITE) else None
+
+
+_SQLITE = "sqlite:///"
+
+
 def open_store(
     url: str | None = None, *, clock: Clock | None = None, pool: int = 8, timeout: float = 30.0
 ) -> Store:
     """Open the store at ``url``; the schema is not touched (see ``Store.migrate``).
     ``timeout``: seconds a request waits for a PostgreSQL connection before failing."""
     url = url or default_url()
-    if url.startswith("sqlite:///"):
+    path = sqlite_path(url)
+    if path is not None:
         from wflang.store.sqlite import SqliteBackend
 
-        path = url.removeprefix("sqlite:///")
         if not path:
             raise StoreError(f"no file in {url!r}: write sqlite:///path/state.db")
         return Store(SqliteBackend(path), clock)
@@ -43,4 +51,12 @@ def open_store(
     )
 
 
-__all__ = ["DEFAULT_URL", "Clock", "Store", "StoreError", "default_url", "open_store"]
+__all__ = [
+    "DEFAULT_URL",
+    "Clock",
+    "Store",
+    "StoreError",
+    "default_url",
+    "open_store",
+    "sqlite_path",
+]

@@ -773,15 +773,18 @@ class _Run:
 
 
 def backoff_ms(retry: tb.Retry, attempt: int, seed: int, token: int) -> int:
-    """The delay before attempt ``attempt + 1``: exponential, capped, with seeded jitter."""
+    """The delay before attempt ``attempt + 1``: exponential with seeded jitter, then
+    capped (the maximum is a promise to whoever waits: jitter never goes past it)."""
     delay = Decimal(retry.initial_delay_ms) * Decimal(retry.factor) ** (attempt - 1)
-    if retry.max_delay_ms is not None:
+    if retry.max_delay_ms is not None:  # first here too: a huge power stays small
         delay = min(delay, Decimal(retry.max_delay_ms))
     jitter = Decimal(retry.jitter)
     if jitter:
         digest = hashlib.sha256(f"{seed}:{token}:{attempt}".encode()).digest()
         fraction = Decimal(int.from_bytes(digest[:4], "big")) / Decimal(2**32)  # 0 .. 1
         delay *= 1 + jitter * (2 * fraction - 1)
+    if retry.max_delay_ms is not None:
+        delay = min(delay, Decimal(retry.max_delay_ms))
     return max(0, int(delay))
 
 

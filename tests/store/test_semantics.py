@@ -13,6 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from wflang.compiler.check import module_model
+from wflang.compiler.lower import lower
+from wflang.compiler.program import load_program
+from wflang.dsl.parser import parse
 from wflang.runtime import instance as rt
 from wflang.runtime.engine import Engine, Handler, TaskError
 from wflang.runtime.ir import Value
@@ -32,8 +36,8 @@ class Run:
         self.env: WorkflowEnv | None = None
         self.durable: Durable | None = None
 
-    def deploy(self, handlers: Mapping[str, Handler], *sources: str) -> None:
-        tables: list[Table] = [compile_text(s) for s in sources]
+    def deploy(self, handlers: Mapping[str, Handler], *sources: str | Table) -> None:
+        tables = [compile_text(s) if isinstance(s, str) else s for s in sources]
         if self.kind == "engine":
             self.engine = Engine(tables, handlers, now=T0)
         elif self.kind == "testkit":
@@ -118,6 +122,13 @@ def run(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Run]:
             _pg_admin(f"DROP SCHEMA {schema} CASCADE")
 
 
+def unchecked(text: str) -> Table:
+    """The table of a workflow lowered without the checker: what an older checker let
+    through (the runtime must still never give a wrong answer for it)."""
+    parsed = parse(text)
+    return lower(module_model(load_program([parsed]), parsed.file))
+
+
 def _always(error: str, *, transient: bool = False) -> Handler:
     def fn(**_: Value) -> None:
         raise TaskError(error, f"{error} (scripted)", transient=transient)
@@ -151,3 +162,34 @@ def test_the_maximum_delay_holds_after_jitter(run: Run) -> None:
     assert max(delays) <= 10_000  # the cap, after jitter
     assert min(delays[1:]) >= 5_000  # 10 s spread by ± 50 %, then capped
     assert len(set(delays[1:])) > 1  # jitter still spreads the capped delays
+
+
+# --------------------------------------------- a node with nowhere to go (12.2)
+
+NOWHERE = """\
+workflow nowhere version 1
+error Nope
+service s.a() -> { v: int } raises Nope
+context { v: int = 0 }
+output { v: int }
+start t
+task t: service s.a {
+    output { v: result.v }
+    on Nope -> gave_up
+    timeout 1h -> gave_up
+}
+end gave_up: failed { output { v: context.v } }
+"""
+
+
+def test_a_step_with_only_error_routes_does_not_end_its_instance(run: Run) -> None:
+    run.deploy({"s.a": lambda **_: {"v": 7}}, unchecked(NOWHERE))
+    iid = run.start("nowhere", {}, "nowhere-1")
+    inst = run.instance(iid)
+    assert inst.status is rt.Status.DEAD_LETTERED  # not 'completed' with output {}
+    assert inst.output is None
+    assert inst.error == (
+        "workflow error: 't' has nowhere to go: it has no 'next' (its 'on' and 'timeout' "
+        "routes are taken only on an error or a timeout)"
+    )
+    assert "instance completed" not in run.decisions(iid)

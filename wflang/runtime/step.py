@@ -627,6 +627,14 @@ class _Run:
         for transition in row:
             guard = transition.guard
             if guard is None or guard(env) is True:
+                if transition.target == tb.NO_STATE and not token.compensating:
+                    # Only a compensation handler stops without an end: anything else
+                    # would finish its flow with an outcome no end declares.
+                    raise WorkflowError(
+                        f"'{self.name(token.state)}' has nowhere to go: it has no 'next' "
+                        "(its 'on' and 'timeout' routes are taken only on an error or a "
+                        "timeout)"
+                    )
                 if not transition.plain:
                     self.act(transition, env)
                 elif transition.write is not None:

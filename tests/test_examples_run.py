@@ -693,7 +693,7 @@ def test_onboarding_provisioning_failed() -> None:
     iid = env.start("customer_onboarding", ONBOARDING)
     sign_paperwork(env, iid)
     decisions = finished(env, iid, "provisioning_failed", "compensated", paperwork_signed=True)
-    assert "provision_products: MapFailed handled" in decisions
+    assert "provision_products: ServiceUnavailable (MapFailed) handled" in decisions
     closed_account(env)
 
 
@@ -908,7 +908,7 @@ def test_document_review_too_many_failures() -> None:
     decisions = finished(env, iid, "too_many_failures", "failed")
     assert env.instance(iid).error == "BatchFailed"
     assert decisions.count("enter review_lapsed") == 3
-    assert "review_all: MapFailed handled" in decisions
+    assert "review_all: ReviewLapsed (MapFailed) handled" in decisions
 
 
 # --------------------------------------------------------- incident_escalation
@@ -1319,7 +1319,7 @@ def test_shipment_delivered_domestic_after_a_quote_timeout_and_labels_by_hand() 
     env.complete(key, {"printed": 2})
     env.message(iid, "parcel_delivered", {"shipment_id": "sh-1", "delivered_at": DELIVERED_AT})
     decisions = delivered(env, iid)
-    assert "labels: MapFailed handled" in decisions
+    assert "labels: ServiceUnavailable (MapFailed) handled" in decisions
     assert "enter no_customs" in decisions and "customs.declare" not in env.services_called()
     assert env.context(iid)["labels_by_hand"] == 2
 

@@ -193,3 +193,155 @@ def test_a_step_with_only_error_routes_does_not_end_its_instance(run: Run) -> No
         "routes are taken only on an error or a timeout)"
     )
     assert "instance completed" not in run.decisions(iid)
+
+
+# ------------------------------ errors raised in branches and items, by name (12.8b)
+
+FANERR = """\
+workflow fanerr version 1
+
+error Rejected, Broken, BranchFailed, MapFailed
+
+input { kind: string, xs: list[int] }
+
+output { how: string }
+
+service s.check(kind: string) raises Rejected, Broken
+
+service s.item(x: int) raises Rejected
+
+start fan
+
+parallel fan {
+    branch a {
+        task check: service s.check {
+            args { kind: input.kind }
+            next a_done
+        }
+        end a_done: completed
+    }
+    branch b {
+        choice b_kind {
+            when input.kind == "end" -> b_failed
+            when input.kind == "nested" -> inner
+            else -> b_done
+        }
+        end b_failed: failed {
+            error Rejected
+        }
+        parallel inner {
+            branch c {
+                task inner_check: service s.check {
+                    args { kind: "Rejected" }
+                    next c_done
+                }
+                end c_done: completed
+            }
+            join all -> b_done
+        }
+        end b_done: completed
+    }
+    join all -> items
+    on Rejected -> rejected
+    on BranchFailed -> branch_failed
+    on any -> other
+}
+
+map items over input.xs as x {
+    choice zero {
+        when x == 0 -> item_failed
+        else -> item
+    }
+    end item_failed: failed
+    task item: service s.item {
+        args { x: x }
+        next item_done
+    }
+    end item_done: completed
+    on Rejected -> item_rejected
+    on MapFailed -> map_failed
+    on any -> other
+    next done
+}
+
+end rejected: completed {
+    output { how: "rejected" }
+}
+
+end branch_failed: completed {
+    output { how: "branch_failed" }
+}
+
+end other: completed {
+    output { how: "other" }
+}
+
+end item_rejected: completed {
+    output { how: "item_rejected" }
+}
+
+end map_failed: completed {
+    output { how: "map_failed" }
+}
+
+end done: completed {
+    output { how: "done" }
+}
+"""
+
+
+def _check(kind: str) -> None:
+    if kind in ("Rejected", "Broken"):
+        raise TaskError(kind, f"{kind} (scripted)")
+
+
+def _item(x: int) -> None:
+    if x < 0:
+        raise TaskError("Rejected", "a negative item (scripted)")
+
+
+FAN_HANDLERS: dict[str, Handler] = {"s.check": _check, "s.item": _item}  # type: ignore[dict-item]
+
+
+def test_an_error_raised_in_a_branch_or_item_reaches_its_container_by_name(run: Run) -> None:
+    run.deploy(FAN_HANDLERS, FANERR)
+    cases = [
+        ("Rejected", [1], "rejected"),  # a task's error, unhandled in its branch
+        ("end", [1], "rejected"),  # a branch's `end …: failed { error Rejected }`
+        ("nested", [1], "rejected"),  # out of a parallel inside the branch, by name too
+        ("Broken", [1], "branch_failed"),  # no `on Broken`: BranchFailed catches it, not any
+        ("ok", [1, -1, 2], "item_rejected"),  # an item's error, on the map
+        ("ok", [1, 0], "map_failed"),  # an item failed without a name: MapFailed
+        ("ok", [1, 2], "done"),
+    ]
+    for n, (kind, xs, how) in enumerate(cases):
+        iid = run.start("fanerr", {"kind": kind, "xs": xs}, f"fan-{n}")
+        inst = run.instance(iid)
+        assert (inst.status, inst.output) == (rt.Status.COMPLETED, {"how": how}), (kind, xs)
+
+
+UNROUTED = """\
+workflow unrouted version 1
+error Rejected
+service s.check(kind: string) raises Rejected
+start p
+parallel p {
+    branch a {
+        task check: service s.check {
+            args { kind: "Rejected" }
+            next a_done
+        }
+        end a_done: completed
+    }
+    join all -> done
+}
+end done: completed
+"""
+
+
+def test_an_unrouted_error_from_a_branch_dead_letters_under_its_name(run: Run) -> None:
+    run.deploy(FAN_HANDLERS, UNROUTED)
+    iid = run.start("unrouted", {}, "unrouted-1")
+    inst = run.instance(iid)
+    assert inst.status is rt.Status.DEAD_LETTERED
+    assert inst.error == "p: Rejected (BranchFailed)"

@@ -660,9 +660,15 @@ class _Run:
         if row is None or not self.follow(token, row, self.env(token, extra)):
             raise WorkflowError(f"'{self.name(token.state)}' has nowhere to go")
 
-    def fail(self, token: _Token, error: str, transient: bool, message: str = "") -> None:
+    def fail(
+        self, token: _Token, error: str, transient: bool, message: str = "", catch_all: str = ""
+    ) -> None:
         """Route an error as Step Functions does: retry a transient error while attempts
-        remain, then ``on ERROR`` / ``on any``, else dead letters (or a failed saga)."""
+        remain, then ``on ERROR`` / ``on any``, else dead letters (or a failed saga).
+
+        A parallel or map that fails because of an error raised in a branch or item
+        routes the error by its own name first, then by ``catch_all`` (``BranchFailed``
+        or ``MapFailed``, which catches any failure of its body), then by ``on any``."""
         env = self.env(token)
         state = self.c.table.states[token.state]
         retry = getattr(state.entry, "retry", None)
@@ -677,8 +683,14 @@ class _Run:
             self.start_timer(token, "retry", self.now + delay)
             self.decide(f"{state.name}: {error}; retry {token.attempt + 1} in {delay} ms")
             return
-        if self.take(token, f"error:{error}", env) or self.take(token, "error", env):
-            self.decide(f"{state.name}: {error} handled")
+        named = bool(catch_all) and catch_all != error  # "Rejected (BranchFailed)"
+        shown = f"{error} ({catch_all})" if named else error
+        if (
+            self.take(token, f"error:{error}", env)
+            or (named and self.take(token, f"error:{catch_all}", env))
+            or self.take(token, "error", env)
+        ):
+            self.decide(f"{state.name}: {shown} handled")
             return
         if token.compensating:
             self.status = Status.FAILED
@@ -690,11 +702,11 @@ class _Run:
         if token.parent != NO_TOKEN and not token.side:
             # Unhandled inside a branch or map item: that flow fails, and its
             # parallel or map decides (join policy, tolerate, its own `on`).
-            self.decide(f"{state.name}: {error} unhandled: its flow failed")
+            self.decide(f"{state.name}: {shown} unhandled: its flow failed")
             self.scope_end(token, "failed", {}, error)
             return
-        self.decide(f"{state.name}: {error} after {token.attempt} attempt(s): dead-lettered")
-        self.dead_letter(f"{state.name}: {error} {message}".strip())
+        self.decide(f"{state.name}: {shown} after {token.attempt} attempt(s): dead-lettered")
+        self.dead_letter(f"{state.name}: {shown} {message}".strip())
 
     def stop_token(self, token: _Token) -> None:
         """Remove a token and everything running for it (tasks, children, timers, its body)."""
@@ -728,7 +740,7 @@ class _Run:
         elif token.parent == NO_TOKEN:
             self.finish_instance(outcome, output, error)
         else:
-            self.child_ended(token, outcome == "completed", output)
+            self.child_ended(token, outcome == "completed", output, error)
 
     def finish_instance(self, outcome: str, output: dict[str, Value], error: str | None) -> None:
         # A failed, cancelled or compensated end keeps the output it declares (a
@@ -761,7 +773,10 @@ class _Run:
         self.decide(f"compensate with {self.name(state)}")
         self.enter(self.new_token(state, compensating=True), state)
 
-    def child_ended(self, token: _Token, ok: bool, output: dict[str, Value]) -> None:
+    def child_ended(
+        self, token: _Token, ok: bool, output: dict[str, Value], error: str | None
+    ) -> None:
+        """A branch or map item ended (``error``: the error it raised by name, if any)."""
         parent = self.tokens.get(token.parent)
         join = self.joins.get(token.parent)
         if parent is None or join is None:
@@ -777,7 +792,7 @@ class _Run:
             (*join.results, (token.index, output)) if keeps_results else join.results,
         )
         self.joins[parent.id] = join
-        JOINED[type(entry)](self, parent, join)
+        JOINED[type(entry)](self, parent, join, error)
 
 
 def backoff_ms(retry: tb.Retry, attempt: int, seed: int, token: int) -> int:
@@ -1030,12 +1045,10 @@ def _submit_call(run: _Run, token: _Token, entry: tb.CallEntry) -> _Token:
 
 def _enter_end(run: _Run, token: _Token, entry: tb.EndEntry) -> None:
     output = run.states[token.state].args(run.env(token)) if entry.output.entries else {}
-    run.scope_end(
-        token,
-        entry.outcome,
-        output,
-        entry.error or (None if entry.outcome == "completed" else run.name(token.state)),
-    )
+    error = entry.error
+    if error is None and entry.outcome != "completed" and token.parent == NO_TOKEN:
+        error = run.name(token.state)  # an instance's error names the end it stopped at
+    run.scope_end(token, entry.outcome, output, error)
 
 
 ENTER: dict[type, Callable[[_Run, _Token, object], None]] = {
@@ -1073,7 +1086,8 @@ def _need(entry: tb.ParallelEntry, join: rt.Join) -> int:
     return join.total if policy == "all" else 1 if policy == "any" else entry.count or join.total
 
 
-def _joined_parallel(run: _Run, parent: _Token, join: rt.Join) -> None:
+def _joined_parallel(run: _Run, parent: _Token, join: rt.Join, error: str | None) -> None:
+    """A branch ended (``error``: the error it raised, if it failed with one by name)."""
     entry = run.states[parent.state].entry
     assert isinstance(entry, tb.ParallelEntry)
     need = _need(entry, join)
@@ -1087,10 +1101,17 @@ def _joined_parallel(run: _Run, parent: _Token, join: rt.Join) -> None:
         for child in [t for t in run.tokens.values() if t.parent == parent.id]:
             run.stop_token(child)
         run.joins.pop(parent.id, None)
-        run.fail(parent, "BranchFailed", transient=False)
+        # the failure that made the join impossible names the error
+        run.fail(
+            parent,
+            error or "BranchFailed",
+            transient=False,
+            catch_all="BranchFailed",
+        )
 
 
-def _joined_map(run: _Run, parent: _Token, join: rt.Join) -> None:
+def _joined_map(run: _Run, parent: _Token, join: rt.Join, error: str | None) -> None:
+    """An item ended (``error``: the error it raised, if it failed with one by name)."""
     entry = run.c.table.states[parent.state].entry
     assert isinstance(entry, tb.MapEntry)
     allowed = entry.tolerate * join.total // 100 if entry.tolerate_percent else entry.tolerate
@@ -1098,7 +1119,13 @@ def _joined_map(run: _Run, parent: _Token, join: rt.Join) -> None:
         for child in [t for t in run.tokens.values() if t.parent == parent.id]:
             run.stop_token(child)
         run.joins.pop(parent.id, None)
-        run.fail(parent, "MapFailed", transient=False, message=f"{join.failed} item(s) failed")
+        run.fail(
+            parent,
+            error or "MapFailed",  # the item whose failure went past the tolerance
+            transient=False,
+            message=f"{join.failed} item(s) failed",
+            catch_all="MapFailed",
+        )
         return
     if join.started < join.total:
         items = run.eval(entry.items, run.env(parent))
@@ -1111,7 +1138,7 @@ def _joined_map(run: _Run, parent: _Token, join: rt.Join) -> None:
         run.done(parent, {"result": results})
 
 
-JOINED: dict[type, Callable[[_Run, _Token, rt.Join], None]] = {
+JOINED: dict[type, Callable[[_Run, _Token, rt.Join, str | None], None]] = {
     tb.ParallelEntry: _joined_parallel,
     tb.MapEntry: _joined_map,
 }

@@ -90,6 +90,25 @@ class Run:
         assert self.durable is not None
         return [d for r in self.durable.store.history(iid) for d in r.entry.decisions]
 
+    def open_tasks(self, iid: str) -> dict[str, dict[str, Value]]:
+        """The open human tasks of an instance: their arguments by key."""
+        if self.engine is not None or self.env is not None:
+            engine = self.engine if self.engine is not None else self.env.engine  # type: ignore[union-attr]
+            prefix = f"{iid}:"
+            return {t.key: t.args for t in engine.human_tasks() if t.key.startswith(prefix)}
+        assert self.durable is not None
+        return {t.key: t.args for t in self.durable.client.open_tasks(iid)}
+
+    def complete(self, key: str, output: Mapping[str, Value]) -> None:
+        if self.engine is not None:
+            self.engine.complete_task(key, output)
+        elif self.env is not None:
+            self.env.complete(key, output)
+        else:
+            assert self.durable is not None
+            self.durable.client.complete_task(key, output)
+            self.durable.run()
+
     def close(self) -> None:
         if self.durable is not None:
             self.durable.store.close()
@@ -345,3 +364,63 @@ def test_an_unrouted_error_from_a_branch_dead_letters_under_its_name(run: Run) -
     inst = run.instance(iid)
     assert inst.status is rt.Status.DEAD_LETTERED
     assert inst.error == "p: Rejected (BranchFailed)"
+
+
+# ----------------------------------------- a map's result: its items' outputs (12.5)
+
+GATHER = """\
+workflow gather version 1
+
+type Label { parcel_id: string, url: string? }
+
+input { parcels: list[string] }
+
+context { last_url: string?, labels: list[Label] = [], count: int = 0 }
+
+output { count: int, labels: list[Label] }
+
+start labels
+
+map labels over input.parcels as parcel {
+    tolerate 1
+    choice known {
+        when parcel == "lost" -> missing
+        else -> print_label
+    }
+    end missing: failed
+    task print_label: user "warehouse" {
+        args { parcel: parcel }
+        form { url: string }
+        output { last_url: result.url }
+        next printed
+    }
+    end printed: completed {
+        output { parcel_id: parcel, url: context.last_url }
+    }
+    output { labels: result, count: len(result) }
+    next done
+}
+
+end done: completed {
+    output { count: context.count, labels: context.labels }
+}
+"""
+
+
+def test_a_maps_output_reads_its_items_outputs_in_item_order(run: Run) -> None:
+    run.deploy({}, GATHER)
+    iid = run.start("gather", {"parcels": ["p1", "lost", "p3", "p4"]}, "gather-1")
+    tasks = run.open_tasks(iid)
+    assert sorted(args["parcel"] for args in tasks.values()) == ["p1", "p3", "p4"]  # type: ignore[type-var]
+    for key, args in sorted(tasks.items(), key=lambda t: str(t[1]["parcel"]), reverse=True):
+        run.complete(key, {"url": f"https://labels/{args['parcel']}"})  # the last item first
+    inst = run.instance(iid)
+    assert inst.status is rt.Status.COMPLETED
+    assert inst.output == {
+        "count": 3,  # the item that failed within `tolerate` has no output
+        "labels": [
+            {"parcel_id": "p1", "url": "https://labels/p1"},
+            {"parcel_id": "p3", "url": "https://labels/p3"},
+            {"parcel_id": "p4", "url": "https://labels/p4"},
+        ],
+    }

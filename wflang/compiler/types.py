@@ -150,6 +150,8 @@ class TypeEnv:
 
     types: Mapping[str, sp.TypeDecl | sp.EnumDecl]
     records: dict[str, Mapping[str, sp.Field]] = field(factory=dict)  # synthetic records
+    #: Anonymous records whose fields are typed already: a map's item output.
+    shapes: dict[str, Mapping[str, Type]] = field(factory=dict)
 
     def resolve(self, spec: ty.TypeSpec) -> Type:
         if isinstance(spec, ty.OptionalType):
@@ -176,6 +178,44 @@ class TypeEnv:
             fields = {f.name.text: f for f in fields}
         self.records[name] = fields
         return Record(name)
+
+    def shape(self, name: str, fields: Mapping[str, Type]) -> Record:
+        """Register an anonymous record with typed fields and return its type."""
+        self.shapes[name] = fields
+        return Record(name)
+
+    def field_types(self, record: Record) -> Mapping[str, Type] | None:
+        """The types of a record's fields (None: no such record)."""
+        if record.name in self.shapes:
+            return self.shapes[record.name]
+        fields = self.fields(record)
+        return None if fields is None else {n: self.resolve(f.type) for n, f in fields.items()}
+
+    def conforms(self, src: Type, dst: Type) -> Fit:
+        """``fits``, where also an anonymous record (``shapes``) fits a declared record
+        with the same fields: every field it has is declared there and fits (a value
+        that may be null fits only an optional field), and every field it lacks is
+        optional there (it reads as null)."""
+        fit = fits(src, dst)
+        if fit is not Fit.MISMATCH:
+            return fit
+        if isinstance(dst, Opt):
+            return self.conforms(strip(src), dst.inner)
+        if isinstance(src, Opt):
+            return Fit.OPTIONAL if self.conforms(src.inner, dst) is Fit.OK else Fit.MISMATCH
+        if isinstance(src, ListT) and isinstance(dst, ListT):
+            return self.conforms(src.elem, dst.elem)
+        if not (isinstance(src, Record) and isinstance(dst, Record)) or src.name not in self.shapes:
+            return Fit.MISMATCH
+        have, want = self.shapes[src.name], self.field_types(dst)
+        if want is None or not set(have) <= set(want):
+            return Fit.MISMATCH
+        for name, t in want.items():  # a field that may be null cannot be checked apart
+            if name not in have and not isinstance(t, Opt):
+                return Fit.MISMATCH
+            if name in have and self.conforms(have[name], t) is not Fit.OK:
+                return Fit.MISMATCH
+        return Fit.OK
 
     def fields(self, record: Record) -> Mapping[str, sp.Field] | None:
         if record.name in self.records:
@@ -205,7 +245,7 @@ class Inference:
     def expect(self, e: ex.Expr, want: Type, what: str) -> Type:
         """Infer ``e`` and report when it does not fit ``want``."""
         got = self.infer(e)
-        fit = fits(got, want)
+        fit = self.env.conforms(got, want)
         if fit is Fit.MISMATCH:
             self.problem("mismatch", f"{what} must be {want}, not {got}", e.span)
         elif fit is Fit.OPTIONAL and _path(e) not in self.checked:
@@ -280,12 +320,12 @@ def _member(inf: Inference, e: ex.Member) -> Type:
             hint=f"check '{_path(e.target)} != null and …' first",
         )
     base = strip(target)
-    fields = inf.env.fields(base) if isinstance(base, Record) else None
+    fields = inf.env.field_types(base) if isinstance(base, Record) else None
     if fields is None:
         inf.problem("unknown-field", f"{target} has no fields; '.{e.name}' is not defined", e.span)
         return UNKNOWN
-    f = fields.get(e.name)
-    if f is None:
+    found = fields.get(e.name)
+    if found is None:
         from wflang.compiler.rules.names import did_you_mean
 
         inf.problem(
@@ -295,7 +335,7 @@ def _member(inf: Inference, e: ex.Member) -> Type:
             hint=did_you_mean(e.name, fields) or f"fields: {', '.join(fields) or 'none'}",
         )
         return UNKNOWN
-    return inf.env.resolve(f.type)  # a null target is reported above, once
+    return found  # a null target is reported above, once
 
 
 def _index(inf: Inference, e: ex.Index) -> Type:
@@ -430,6 +470,21 @@ def _list(inf: Inference, e: ex.ListLit) -> Type:
         else:
             inf.problem("mismatch", f"every item of a list must be {elem}, not {got}", item.span)
     return ListT(elem)
+
+
+def common_type(types: list[Type]) -> Type:
+    """The narrowest type all of ``types`` fit, as for the items of a list literal
+    (``int`` and ``decimal`` give ``decimal``, ``T`` and null ``T?``); unknown if none."""
+    common = types[0]
+    for got in types[1:]:
+        if fits(got, common) is Fit.OK:
+            continue
+        both = (got, _optional(common), _optional(got))
+        wider = [t for t in both if fits(common, t) is Fit.OK and fits(got, t) is Fit.OK]
+        if not wider:
+            return UNKNOWN
+        common = wider[0]
+    return common
 
 
 def _optional(t: Type) -> Type:

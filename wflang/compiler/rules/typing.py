@@ -34,6 +34,7 @@ from wflang.compiler.types import (
     TypeEnv,
     TypeProblem,
     Unknown,
+    common_type,
     non_null_paths,
     null_checked_paths,
     strip,
@@ -120,8 +121,7 @@ def _walk(
                     walk(b.nodes, roots)
             elif isinstance(node, sp.MapNode):
                 items = strip(inference(roots).expect(node.items, ListT(UNKNOWN), "map items"))
-                elem = items.elem if isinstance(items, ListT) else UNKNOWN
-                walk(node.nodes, {**roots, node.alias.text: elem})
+                walk(node.nodes, {**roots, node.alias.text: _elem(items)})
 
     walk(m.spec.nodes, {"input": Record("input"), "context": Record("context")})
 
@@ -197,7 +197,38 @@ def _result_type(m: Model, env: TypeEnv, node: sp.Node) -> Type | None:
             return UNKNOWN
         outputs = [d for d in callee.spec.declarations if isinstance(d, sp.OutputDecl)]
         return env.record(f"output of {node.workflow.text}", outputs[0].fields if outputs else ())
-    return None  # a map's output reads input and context only
+    return None  # a map's ``result`` is its items' outputs: see ``_item_outputs``
+
+
+def _item_outputs(m: Model, env: TypeEnv, node: sp.MapNode, roots: Mapping[str, Type]) -> Type:
+    """``result`` in a map's ``output``: the outputs of its items that completed, in item
+    order, each the record its ``end`` gives (a field that not every completed end of
+    the body gives may be null)."""
+    quiet = Inference(env, roots, [])  # the walk reports each expression's problems
+    items = strip(quiet.infer(node.items))
+    inner = Inference(env, {**roots, node.alias.text: _elem(items)}, [])
+    ends = [n for n in node.nodes if isinstance(n, sp.EndNode)]
+    completed = [n for n in ends if n.outcome is sp.Outcome.COMPLETED]
+    given: dict[str, list[Type]] = {}
+    for end in completed:
+        for entry in end.output:
+            given.setdefault(entry.name.text, []).append(inner.infer(entry.value))
+    fields: dict[str, Type] = {}
+    for name, types in given.items():
+        t = common_type(types)
+        always = len(types) == len(completed) or isinstance(t, Opt | Unknown) or t == NULL
+        fields[name] = t if always else Opt(t)
+    return ListT(env.shape(f"item of {node.name.text}", fields))
+
+
+def _elem(items: Type) -> Type:
+    return items.elem if isinstance(items, ListT) else UNKNOWN
+
+
+def _in_map_body(m: Model, node: sp.Node) -> bool:
+    """Whether a node is in the body of a map itself (not in a branch inside it)."""
+    info = m.nodes.get(node.name.text)
+    return info is not None and info.owner is not None and info.scope == info.owner
 
 
 def _type_node(
@@ -247,6 +278,8 @@ def _type_node(
                 else UNKNOWN
             )
     result = _result_type(m, env, node)
+    if isinstance(node, sp.MapNode):
+        result = _item_outputs(m, env, node, roots)
     if result is not None:
         out_roots["result"] = result
     _type_args(m, env, node, here, missing)
@@ -322,6 +355,10 @@ def _type_output(
     m: Model, env: TypeEnv, node: sp.Node, inf: Inference, missing: list[Missing]
 ) -> set[str]:
     output: tuple[sp.Entry, ...] = getattr(node, "output", ())
+    if isinstance(node, sp.EndNode) and _in_map_body(m, node):
+        for entry in output:  # the item's output: any fields (see ``_item_outputs``)
+            inf.infer(entry.value)
+        return set()
     if isinstance(node, sp.EndNode):
         _type_mapping(output, m.output, env, inf, "the workflow output")
         finishes_workflow = node.name.text in m.main_flow
@@ -380,9 +417,12 @@ def type_mismatch(m: Model) -> Iterator[Finding]:
 )
 def unknown_field(m: Model) -> Iterator[Finding]:
     """``input.x``, ``context.x``, ``result.x`` (the service result, the form,
-    the called workflow's output), ``signal.x``, ``message.x`` and ``item.x``
+    the called workflow's output; on a map, ``result[i].x``, its items' outputs),
+    ``signal.x``, ``message.x`` and ``item.x``
     follow their declarations; ``args`` name parameters; ``output`` names
-    context fields (or, on an ``end``, the workflow's output fields).
+    context fields (or, on an ``end``, the workflow's output fields; in a map's
+    body, an ``end`` gives the item's own fields, which the map reads in
+    ``result``).
 
     Bad:
 

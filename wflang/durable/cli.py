@@ -568,10 +568,11 @@ def register(sub: Sub, compile_file: Compile) -> None:
 def _outbox_parser(sub: Sub) -> None:
     p = sub.add_parser(
         "outbox",
-        help="events for other systems (instances finished), oldest first",
+        help="events for other systems (instances finished or dead-lettered), oldest first",
         description="List the outbox: events written in the same transaction as the step "
-        "that caused them (instance.finished, with the workflow, version, status, output "
-        "and error), not yet acknowledged, oldest first. --ack acknowledges the events "
+        "that caused them (instance.finished once per instance, instance.dead_lettered "
+        "each time one is dead-lettered; with the workflow, version, status, output and "
+        "error), not yet acknowledged, oldest first. --ack acknowledges the events "
         "listed, after printing them: a consumer that must not miss one reads without "
         "--ack, handles them, then acknowledges them through the store API "
         "(Store.mark_published). Acknowledged events may be deleted by 'wf ops purge'.",

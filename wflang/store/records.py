@@ -154,7 +154,8 @@ class Stats:
 @frozen
 class OutboxEvent:
     """An event for other systems, written in the transaction of the step that caused it
-    (``instance.finished``: the workflow, version, status, output and error)."""
+    (``instance.finished`` once, when the instance ends; ``instance.dead_lettered`` each
+    time it is dead-lettered: the workflow, version, status, output and error)."""
 
     id: int
     instance_id: str

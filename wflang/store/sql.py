@@ -1400,10 +1400,18 @@ def _finish(a: _Advance, w: _Work, inst: rt.Instance, c: rt.Finish) -> None:
         "output": c.output,
         "error": c.error,
     }
+    # An instance finishes once; a dead letter, which ops may retry, is an event of its own.
+    dead = c.status is rt.Status.DEAD_LETTERED
     a.tx.execute(
         "INSERT INTO wf_outbox (instance_id, seq, kind, payload, created_at) "
-        "VALUES (?, ?, 'instance.finished', ?, ?)",
-        (w.id, inst.seq, codec.dumps(payload), a.now),
+        "VALUES (?, ?, ?, ?, ?)",
+        (
+            w.id,
+            inst.seq,
+            "instance.dead_lettered" if dead else "instance.finished",
+            codec.dumps(payload),
+            a.now,
+        ),
     )
     if w.parent_id is not None and w.parent_key is not None:
         event: rt.Event

@@ -1,0 +1,41 @@
+"""The outbox on both stores (issue 12 item 7): an instance finishes once; a dead
+letter, which ops may retry, is an event of its own."""
+
+from __future__ import annotations
+
+from wflang.runtime.engine import TaskError
+from wflang.runtime.ir import Value
+from wflang.store import Store
+
+from .kit import OPS_HANDLERS, Durable, VirtualClock, opsflow
+
+
+def outbox(store: Store, iid: str) -> list[tuple[str, object]]:
+    return [(e.kind, e.payload["status"]) for e in store.outbox() if e.instance_id == iid]
+
+
+def test_a_dead_letter_is_its_own_outbox_event_and_an_instance_finishes_once(
+    store: Store, clock: VirtualClock
+) -> None:
+    calls = {"b": 0}
+
+    def b_fails_once(a: int, **_: Value) -> dict[str, Value]:
+        calls["b"] += 1
+        if calls["b"] == 1:
+            raise TaskError("Boom", "not yet")
+        return {"b": a + 1}
+
+    d = Durable(store, clock, {**OPS_HANDLERS, "svc.b": b_fails_once}, opsflow())
+    iid = d.start("opsflow", {"id": "o"}, "once-1")
+    assert outbox(store, iid) == [("instance.dead_lettered", "dead_lettered")]
+    (event,) = store.outbox()
+    assert event.payload["error"] == "b: Boom not yet"
+    d.client.retry(iid, reason="fixed")
+    d.run()
+    d.complete("approve", {"ok": True}, iid)
+    d.signal(iid, "go", {"by": "ada"})
+    assert d.status(iid) == "completed"
+    assert outbox(store, iid) == [
+        ("instance.dead_lettered", "dead_lettered"),
+        ("instance.finished", "completed"),
+    ]

@@ -23,6 +23,7 @@ PG_DSN = os.environ.get("WFLANG_TEST_PG_DSN", "")
 DATA = Path(__file__).parent / "data" / "cli_durable"
 FLOW = str(DATA / "opsflow.wf")
 SETTLE = str(DATA.parent / "settle.wf")  # waits for messages published by correlation
+SAGA = str(DATA.parent / "durable" / "saga_ops.wf")  # three compensable steps
 
 
 class Wf:
@@ -285,6 +286,33 @@ def test_ops_actions(ready: Wf) -> None:
     assert "no dead-lettered instances" in ready.ok("ops", "dead-letters")
 
 
+def test_ops_skip_a_failed_compensation(ready: Wf) -> None:
+    ready.ok("deploy", SAGA)
+    ready.ok("start", "saga_ops", "--input", '{"id": "fail-1"}', "--id", "s-1")
+    ready.work()  # c is rejected; undo_b fails for good: dead-lettered, undo_a waits
+    out = ready.ok("status", "s-1")
+    assert "status:   dead_lettered" in out
+    assert "at:       undo_b (compensation: retry, force-complete or skip it)" in out
+    assert "then:     undo_a (the compensations still to run, in this order)" in out
+    assert "error:    compensation 'undo_b' failed: Gone the charge is gone" in out
+    assert "compensation 'undo_b' failed" in ready.ok("ops", "dead-letters")
+    assert ready("ops", "skip", "s-1", "undo_b") == 1
+    assert "skipping a compensation needs a reason (--reason)" in ready.err
+    out = ready.ok("ops", "skip", "s-1", "undo_b", "--reason", "refunded by phone")
+    assert "s-1: compensation undo_b will be skipped; the rest then run" in out
+    ready.work()
+    assert "status:   compensated" in ready.ok("status", "s-1")
+    history = ready.ok("history", "s-1")
+    assert "SkipCompensation  by cli-tester: refunded by phone" in history
+    assert "compensate with undo_a" in history
+    events = ready.json("outbox")
+    assert isinstance(events, list)
+    assert [e["kind"] for e in events if e["instance_id"] == "s-1"] == [
+        "instance.dead_lettered",
+        "instance.finished",
+    ]
+
+
 DURABLE_COMMANDS = [
     ["store"],
     ["store", "migrate"],
@@ -306,6 +334,7 @@ DURABLE_COMMANDS = [
     ["ops", "replay"],
     ["ops", "force-complete"],
     ["ops", "cancel"],
+    ["ops", "skip"],
     ["ops", "purge"],
     ["outbox"],
     ["publish"],

@@ -189,6 +189,22 @@ class WorkflowEnv:
     def cancel(self, instance_id: str, *, compensate: bool = False) -> None:
         self.engine.cancel(instance_id, compensate=compensate)
 
+    def retry(self, instance_id: str, step: str | None = None) -> None:
+        """Ops: resume a dead-lettered instance from its failed step (or ``step``)."""
+        self.engine.retry(instance_id, step)
+        self._flush_duplicates()
+
+    def force_complete(self, instance_id: str, step: str,
+                       output: Mapping[str, Value] | None = None) -> None:  # fmt: skip
+        """Ops: finish a waiting or failed step (a compensation too) with ``output``."""
+        self.engine.complete_step(instance_id, step, dict(output or {}))
+        self._flush_duplicates()
+
+    def skip_compensation(self, instance_id: str, step: str, *, reason: str) -> None:
+        """Ops: give up on the failed compensation at ``step``; the rest run."""
+        self.engine.skip_compensation(instance_id, step, reason=reason)
+        self._flush_duplicates()
+
     def complete(self, key: str, result: Mapping[str, Value] | None = None) -> None:
         """Answer a delayed service call or a human task."""
         self.engine.complete_task(key, dict(result or {}))

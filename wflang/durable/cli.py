@@ -272,13 +272,21 @@ def cmd_status(args: argparse.Namespace) -> int:
     inst = info.instance
     if inst is not None:
         table = store.table_for(info.table_hash)
-        if not inst.status.finished:
+        dead = inst.status is rt.Status.DEAD_LETTERED
+        if not inst.status.finished or dead:
             for t in inst.tokens:
-                wait = f" (waiting for {t.waiting})" if t.waiting else ""
-                print(f"at:       {table.states[t.state].name}{wait}")
-            if inst.timers:
-                nxt = min(inst.timers, key=lambda t: t.due)
-                print(f"next timer: {nxt.purpose} at {_when(nxt.due)}")
+                if dead:  # where it stopped; a failed compensation waits for an operator
+                    note = " (compensation: retry, force-complete or skip it)" * t.compensating
+                else:
+                    note = f" (waiting for {t.waiting})" if t.waiting else ""
+                    note += " (compensation)" * t.compensating
+                print(f"at:       {table.states[t.state].name}{note}")
+            if any(t.compensating for t in inst.tokens) and inst.compensations:
+                rest = ", ".join(table.states[s].name for s in reversed(inst.compensations))
+                print(f"then:     {rest} (the compensations still to run, in this order)")
+        if not inst.status.finished and inst.timers:
+            nxt = min(inst.timers, key=lambda t: t.due)
+            print(f"next timer: {nxt.purpose} at {_when(nxt.due)}")
         if inst.output is not None:
             print("output:   " + codec.dumps(inst.output))
         if inst.error:
@@ -403,6 +411,12 @@ def cmd_ops_force_complete(args: argparse.Namespace) -> int:
     output = json_arg(args.output, "--output")
     _client(args).force_complete(args.instance, args.step, output, reason=args.reason)
     print(f"{args.instance}: {args.step} will be completed with the given output")
+    return EXIT_OK
+
+
+def cmd_ops_skip(args: argparse.Namespace) -> int:
+    _client(args).skip_compensation(args.instance, args.step, reason=args.reason)
+    print(f"{args.instance}: compensation {args.step} will be skipped; the rest then run")
     return EXIT_OK
 
 
@@ -793,7 +807,7 @@ def _people_parsers(sub: Sub) -> None:
 def _ops_parser(sub: Sub) -> None:
     p = sub.add_parser(
         "ops",
-        help="operator actions: dead letters, retry, replay, force-complete, cancel, "
+        help="operator actions: dead letters, retry, replay, force-complete, skip, cancel, "
         "fire timers, purge",
         description="Operator actions. Each is checked (unknown ids, illegal actions and "
         "values of the wrong type are refused with nothing changed) and recorded in the "
@@ -804,9 +818,9 @@ def _ops_parser(sub: Sub) -> None:
     q = os_.add_parser(
         "dead-letters",
         help="list dead-lettered instances with their error",
-        description="Instances parked after a step exhausted its attempts, with the error "
-        "and (--json) the context snapshot taken then. Act on one with retry, replay, "
-        "force-complete or cancel.",
+        description="Instances parked after a step (or a compensation of their saga) "
+        "failed for good, with the error and (--json) the context snapshot taken then. Act "
+        "on one with retry, replay, force-complete, skip (a failed compensation) or cancel.",
     )
     q.add_argument("--workflow", help="only this workflow")
     json_opt(q)
@@ -815,8 +829,9 @@ def _ops_parser(sub: Sub) -> None:
     q = os_.add_parser(
         "retry",
         help="resume a dead-lettered instance from the failed step",
-        description="Run the step that dead-lettered the instance again, with fresh "
-        "attempts and new idempotency keys. Refused unless the instance is dead-lettered.",
+        description="Run the step that dead-lettered the instance again (a failed "
+        "compensation too: the remaining ones follow), with fresh attempts and new "
+        "idempotency keys. Refused unless the instance is dead-lettered.",
     )
     q.add_argument("instance", help="the instance id")
     ops_opts(q)
@@ -839,13 +854,27 @@ def _ops_parser(sub: Sub) -> None:
         description="Finish STEP as if it had completed with --output, and go on from "
         "there: a task, a human task or a call (the output checked against its declared "
         "result or form), a signal or message wait (checked against the signal's or "
-        "message's payload, read as signal.x / message.x), or a dead-lettered step.",
+        "message's payload, read as signal.x / message.x), or a dead-lettered step (a "
+        "failed compensation: the remaining ones follow).",
     )
     q.add_argument("instance", help="the instance id")
     q.add_argument("step")
     q.add_argument("--output", default="{}", help="the step's output as JSON, or @file.json")
     ops_opts(q)
     q.set_defaults(func=cmd_ops_force_complete)
+    q = os_.add_parser(
+        "skip",
+        help="skip a failed compensation; the remaining ones run",
+        description="Give up on the compensation at STEP of an instance dead-lettered in "
+        "its saga (or still running it), without running it again or writing its "
+        "output: say why with --reason (required, recorded in the history with --actor). "
+        "The remaining compensations then run in reverse order, and the instance ends as "
+        "its saga says (compensated, or cancelled).",
+    )
+    q.add_argument("instance", help="the instance id")
+    q.add_argument("step", help="the compensation's step")
+    ops_opts(q)
+    q.set_defaults(func=cmd_ops_skip)
     q = os_.add_parser(
         "fire-timers",
         help="fire an instance's pending timers now (skip a sleep, a backoff or a wait)",
@@ -861,7 +890,8 @@ def _ops_parser(sub: Sub) -> None:
         help="cancel a running instance",
         description="Cancel a running instance (its open tasks, children and timers go "
         "with it), or give up on a dead-lettered one. --compensate runs the saga's "
-        "compensations of the completed steps first, in reverse order.",
+        "compensations first, in reverse order: those of the steps that completed or "
+        "were stopped in flight.",
     )
     q.add_argument("instance", help="the instance id")
     q.add_argument("--compensate", action="store_true", help="run the saga's compensations first")

@@ -79,6 +79,7 @@ _OPS_EVENTS: dict[type, str] = {
     rt.CompleteStep: "force-complete",
     rt.ForceComplete: "force-complete",
     rt.CancelRequested: "cancel",
+    rt.SkipCompensation: "skip",
 }
 
 
@@ -269,6 +270,13 @@ class Client:
         info = self._dead_lettered(instance_id, "replayed")
         table = self.store.table_for(info.table_hash)
         self._state(table, step)
+        failed = _compensations_at(info, table)
+        if failed and step not in failed:
+            raise IllegalAction(
+                f"instance '{instance_id}' is dead-lettered in its compensation "
+                f"'{failed[0]}': retry it, force-complete it or skip it (replay only "
+                f"from '{failed[0]}')"
+            )
         if input is not None:
             merged = {**info.input, **(info.instance.input if info.instance else {}), **input}
             problems = validate_input(table, merged)
@@ -312,6 +320,27 @@ class Client:
         if problems:
             raise InvalidValue(f"the output of {step}", problems)
         self._ops(instance_id, rt.CompleteStep(step, dict(output)), reason)
+
+    def skip_compensation(self, instance_id: str, step: str, *, reason: str | None) -> None:
+        """Give up on the failed (or waiting) compensation at ``step``, for a reason that
+        is recorded; the remaining compensations then run, in order."""
+        if not (reason or "").strip():
+            raise IllegalAction("skipping a compensation needs a reason (--reason)")
+        assert reason is not None
+        info = self.store.instance(instance_id)
+        table = self.store.table_for(info.table_hash)
+        self._state(table, step)
+        if info.status not in (rt.Status.DEAD_LETTERED.value, rt.Status.COMPENSATING.value):
+            raise IllegalAction(
+                f"instance '{instance_id}' is {info.status}: it runs no compensation to skip"
+            )
+        waiting = _compensations_at(info, table)
+        if step not in waiting:
+            raise IllegalAction(
+                f"no compensation waits at '{step}' in instance '{instance_id}'"
+                + (f" (it waits at {', '.join(waiting)})" if waiting else "")
+            )
+        self._ops(instance_id, rt.SkipCompensation(step, reason), reason)
 
     def fire_timers(
         self, instance_id: str, *, timer: str | None = None, reason: str | None
@@ -437,5 +466,13 @@ class Client:
 
 
 _FINISHED = frozenset(s.value for s in rt.Status if s.finished)
+
+
+def _compensations_at(info: InstanceInfo, table: Table) -> list[str]:
+    """The steps where the instance's compensations wait (a failed one, when it is
+    dead-lettered in its saga)."""
+    tokens = info.instance.tokens if info.instance is not None else ()
+    return [table.states[t.state].name for t in tokens if t.compensating and completable(t.waiting)]
+
 
 __all__ = ["Client", "Deployment", "InvalidValue", "UnknownInstance", "default_actor"]

@@ -223,6 +223,24 @@ class Engine:
     def cancel(self, instance_id: str, *, compensate: bool = False) -> None:
         self.send(instance_id, rt.CancelRequested(compensate))
 
+    # -- ops: what an operator does to a dead-lettered instance -----------------------
+
+    def retry(self, instance_id: str, step: str | None = None) -> None:
+        """Resume a dead-lettered instance from its failed step (a failed compensation
+        included), or from ``step``."""
+        self.send(instance_id, rt.RetryFrom(step))
+
+    def complete_step(self, instance_id: str, step: str, output: Mapping[str, Value]) -> None:
+        """Finish a waiting or failed step (a compensation too) as if it had completed."""
+        self.send(instance_id, rt.CompleteStep(step, dict(output)))
+
+    def skip_compensation(self, instance_id: str, step: str, *, reason: str) -> None:
+        """Give up on the failed compensation at ``step`` (why is recorded); the
+        remaining compensations run."""
+        if not reason.strip():
+            raise ValueError("skipping a compensation needs a reason")
+        self.send(instance_id, rt.SkipCompensation(step, reason))
+
     def publish(
         self,
         message: str,

@@ -122,6 +122,9 @@ class Instance:
     output: dict[str, Value] | None = None
     error: str | None = None
     outcome_after_compensation: str = "compensated"
+    # The error the saga ends with, kept while a failed compensation has the instance
+    # dead-lettered (its ``error`` then says which compensation failed).
+    error_after_compensation: str | None = None
     snapshot: dict[str, Value] | None = field(default=None)  # context when dead-lettered
 
     if not TYPE_CHECKING:  # (hidden from mypy, which would take any attribute as valid)
@@ -213,6 +216,14 @@ class CompleteStep:
     output: dict[str, Value] = field(factory=dict)
 
 
+@frozen(slots=False)
+class SkipCompensation:
+    """Ops: give up on a failed (or waiting) compensation at ``state``; the rest run."""
+
+    state: str
+    reason: str
+
+
 Event = (
     TaskCompleted
     | TaskFailed
@@ -224,6 +235,7 @@ Event = (
     | RetryFrom
     | ForceComplete
     | CompleteStep
+    | SkipCompensation
 )
 
 # ---------------------------------------------------------------------- commands

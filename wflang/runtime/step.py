@@ -261,7 +261,7 @@ def step(table: tb.Table, instance: rt.Instance, event: rt.Event, now: int) -> S
     status = instance.status
     if (
         (status is not _RUNNING and status is not _COMPENSATING)
-        and not isinstance(event, rt.RetryFrom | rt.ForceComplete | rt.CompleteStep)
+        and not isinstance(event, _OPS_ON_DEAD_LETTERS)
         # an operator may give up on a dead-lettered instance (and compensate it)
         and not (status is Status.DEAD_LETTERED and isinstance(event, rt.CancelRequested))
     ):
@@ -276,6 +276,11 @@ def step(table: tb.Table, instance: rt.Instance, event: rt.Event, now: int) -> S
 
 
 _RUNNING, _COMPENSATING = Status.RUNNING, Status.COMPENSATING
+#: What an operator may do to a dead-lettered instance (besides cancelling it).
+_OPS_ON_DEAD_LETTERS = rt.RetryFrom | rt.ForceComplete | rt.CompleteStep | rt.SkipCompensation
+#: The error of a call whose worker stopped after starting it (an at-most-once call
+#: is not run again): its effect may have happened.
+INTERRUPTED = "Interrupted"
 _new = object.__new__
 _set_dict = object.__setattr__
 #: Where a frozen instance keeps its timers and joins by id for the next step (and its
@@ -415,6 +420,7 @@ class _Run:
     output: _Rare[dict[str, Value] | None] = _Rare("output")
     error: _Rare[str | None] = _Rare("error")
     after_saga: _Rare[str] = _Rare("outcome_after_compensation")
+    saga_error: _Rare[str | None] = _Rare("error_after_compensation")
     snapshot: _Rare[dict[str, Value] | None] = _Rare("snapshot")
 
     def __init__(self, c: Compiled, inst: rt.Instance, now: int) -> None:
@@ -574,6 +580,8 @@ class _Run:
         self.dead_letter(f"workflow error: {err}")
 
     def dead_letter(self, reason: str) -> None:
+        if self.status is _COMPENSATING:  # kept for the end of the saga (``resume``)
+            self.saga_error = self.error
         self.status = Status.DEAD_LETTERED
         self.error = reason
         self.snapshot = dict(self.context)
@@ -654,6 +662,21 @@ class _Run:
                 self.compensations = [*self.compensations, compensation]
                 self.decide(f"registered compensation {self.name(compensation)}")
 
+    def outcome_unknown(self, token: _Token) -> None:
+        """The call at the token's state was dispatched and its outcome will never be
+        known (timed out, interrupted): its effect may have happened, so a compensable
+        step registers its compensation as if it had completed."""
+        if token.compensating or token.state == tb.NO_STATE:
+            return
+        for transition in self.states[token.state].done or ():
+            for write, compensation in transition.actions:
+                if write is None:
+                    self.compensations = [*self.compensations, compensation]
+                    self.decide(
+                        f"registered compensation {self.name(compensation)} "
+                        f"({self.name(token.state)}: outcome unknown)"
+                    )
+
     def done(self, token: _Token, extra: dict[str, Value] | None = None) -> None:
         """The work at a token's state finished: go on along its ``done`` row."""
         row = self.states[token.state].done
@@ -685,6 +708,8 @@ class _Run:
             return
         named = bool(catch_all) and catch_all != error  # "Rejected (BranchFailed)"
         shown = f"{error} ({catch_all})" if named else error
+        if error == INTERRUPTED:
+            self.outcome_unknown(token)
         if (
             self.take(token, f"error:{error}", env)
             or (named and self.take(token, f"error:{catch_all}", env))
@@ -693,11 +718,14 @@ class _Run:
             self.decide(f"{state.name}: {shown} handled")
             return
         if token.compensating:
-            self.status = Status.FAILED
-            self.error = f"compensation '{state.name}' failed: {error} {message}".strip()
-            self.decide(self.error)
-            self.stop_everything()
-            self.commands.append(rt.Finish(Status.FAILED, None, self.error))
+            # Never swallowed, and the saga does not end here: the instance waits for
+            # an operator to retry, complete or skip this compensation; the rest follow.
+            self.decide(
+                f"{state.name}: {shown} after {token.attempt} attempt(s): "
+                "compensation dead-lettered"
+            )
+            self.wait(token, "")  # not in flight any more: its outcome is known
+            self.dead_letter(f"compensation '{state.name}' failed: {shown} {message}".strip())
             return
         if token.parent != NO_TOKEN and not token.side:
             # Unhandled inside a branch or map item: that flow fails, and its
@@ -706,23 +734,45 @@ class _Run:
             self.scope_end(token, "failed", {}, error)
             return
         self.decide(f"{state.name}: {shown} after {token.attempt} attempt(s): dead-lettered")
+        self.wait(token, "")  # not in flight any more: its outcome is known
         self.dead_letter(f"{state.name}: {shown} {message}".strip())
 
-    def stop_token(self, token: _Token) -> None:
-        """Remove a token and everything running for it (tasks, children, timers, its body)."""
-        for child in [t for t in self.tokens.values() if t.parent == token.id]:
-            self.stop_token(child)
-        self.cancel_timers(token)
+    def interrupt(self, token: _Token, undo: bool = True) -> None:
+        """Cancel the task or child a token waits for. ``undo``: a saga may still run,
+        and the call's outcome is now unknown, so its compensation is registered."""
         if token.waiting in ("task", "human"):
             self.commands.append(rt.CancelTask(self.key(token)))
         elif token.waiting == "child":
             self.commands.append(rt.CancelChild(self.key(token)))
+        else:
+            return
+        if undo:
+            self.outcome_unknown(token)
+
+    def stop_token(self, token: _Token, undo: bool = True) -> None:
+        """Remove a token and everything running for it (tasks, children, timers, its
+        body); ``undo`` as for ``interrupt``."""
+        for child in [t for t in self.tokens.values() if t.parent == token.id]:
+            self.stop_token(child, undo)
+        self.cancel_timers(token)
+        self.interrupt(token, undo)
         self.joins.pop(token.id, None)
         self.tokens.pop(token.id, None)
 
-    def stop_everything(self) -> None:
+    def stop_everything(self, undo: bool = True) -> None:
+        """Stop every token; ``undo=False`` when the instance ends without a saga."""
         for token in [t for t in self.tokens.values() if t.parent == NO_TOKEN]:
-            self.stop_token(token)
+            self.stop_token(token, undo)
+
+    def resume(self) -> None:
+        """Back to work after a dead letter: compensating again if a compensation had
+        failed (the saga then ends with the error it began with)."""
+        if any(t.compensating for t in self.tokens.values()):
+            self.status, self.error = Status.COMPENSATING, self.saga_error
+            self.saga_error = None
+        else:
+            self.status, self.error = Status.RUNNING, None
+        self.snapshot = None
 
     # -- ends of scopes -----------------------------------------------------------------
 
@@ -751,13 +801,13 @@ class _Run:
             self.after_saga = "compensated"
             self.begin_saga()
             return
-        self.stop_everything()
+        self.stop_everything(undo=False)
         self.status = Status(outcome)
         self.decide(f"instance {outcome}")
         self.commands.append(rt.Finish(self.status, self.output, self.error))
 
     def begin_saga(self) -> None:
-        self.stop_everything()
+        self.stop_everything()  # a call stopped in flight is compensated too
         self.status = Status.COMPENSATING
         self.decide(f"compensating {len(self.compensations)} step(s)")
         self.next_compensation()
@@ -1412,10 +1462,7 @@ def _on_timer(run: _Run, e: rt.TimerFired) -> None:
             for child in [t for t in run.tokens.values() if t.parent == token.id]:
                 run.stop_token(child)
             run.joins.pop(token.id, None)
-            if token.waiting in ("task", "human"):
-                run.commands.append(rt.CancelTask(run.key(token)))
-            elif token.waiting == "child":
-                run.commands.append(rt.CancelChild(run.key(token)))
+            run.interrupt(token)  # timed out: its call's outcome is unknown
             run.cancel_timers(token)
             run.enter(token, target)
         else:
@@ -1467,11 +1514,14 @@ def _on_child_failed(run: _Run, e: rt.ChildFailed) -> None:
 def _on_cancel(run: _Run, e: rt.CancelRequested) -> None:
     run.decide(f"cancel requested ({'with' if e.compensate else 'without'} compensation)")
     run.error = e.reason
-    if e.compensate and run.compensations:
+    if e.compensate:
         run.after_saga = "cancelled"
+        if run.status is _COMPENSATING:  # the saga goes on, and ends the instance cancelled
+            return
+        run.saga_error = None  # (of a failed compensation given up on: the saga ends cancelled)
         run.begin_saga()
         return
-    run.stop_everything()
+    run.stop_everything(undo=False)
     run.status = Status.CANCELLED
     run.commands.append(rt.Finish(Status.CANCELLED, None, e.reason))
 
@@ -1480,15 +1530,19 @@ def _on_retry_from(run: _Run, e: rt.RetryFrom) -> None:
     if run.status is not Status.DEAD_LETTERED:
         run.decide(f"ignored retry: the instance is {run.status.value}")
         return
-    run.status = Status.RUNNING
-    run.error, run.snapshot = None, None
+    failed = [run.name(t.state) for t in run.tokens.values() if t.compensating]
+    if e.state is not None and failed and e.state not in failed:
+        run.decide(
+            f"ignored replay from {e.state}: the compensation {failed[0]} failed; "
+            "retry, complete or skip it"
+        )
+        return
+    run.resume()
     if e.input is not None:
         run.input = {**run.input, **e.input}
         run.decide(f"input changed by an operator: {', '.join(sorted(e.input))}")
-    if e.state is None:
-        stuck = [
-            t for t in run.tokens.values() if t.waiting in ("task", "human", "child", "retry", "")
-        ]
+    if e.state is None or failed:  # (a replay of the failed compensation is its retry)
+        stuck = [t for t in run.tokens.values() if completable(t.waiting, signals=False)]
         for token in stuck:
             # A fresh token: the new attempts get idempotency keys of their own,
             # so a receiver that deduplicates by key does not drop the retry.
@@ -1510,7 +1564,7 @@ def _on_retry_from(run: _Run, e: rt.RetryFrom) -> None:
 
 
 def _on_force_complete(run: _Run, e: rt.ForceComplete) -> None:
-    run.stop_everything()
+    run.stop_everything(undo=False)
     run.status, run.output, run.error = Status.COMPLETED, dict(e.output), None
     run.decide("force-completed by an operator")
     run.commands.append(rt.Finish(Status.COMPLETED, run.output, None))
@@ -1528,8 +1582,7 @@ def _on_complete_step(run: _Run, e: rt.CompleteStep) -> None:
         return
     token = waiting[0]
     if run.status is Status.DEAD_LETTERED:
-        run.status = Status.RUNNING
-        run.error, run.snapshot = None, None
+        run.resume()
     run.cancel_timers(token)
     if token.waiting in ("task", "human", "retry", ""):
         run.commands.append(rt.CancelTask(run.key(token)))
@@ -1539,11 +1592,29 @@ def _on_complete_step(run: _Run, e: rt.CompleteStep) -> None:
     run.done(token, {kind if kind in ("signal", "message") else "result": dict(e.output)})
 
 
-def completable(waiting: str) -> bool:
-    """Whether an operator may complete a step whose token waits for ``waiting``: a task,
-    a call, a retry's backoff, a dead-lettered step, or a signal or message wait."""
-    return waiting in ("task", "human", "child", "retry", "") or waiting.startswith(
-        ("signal:", "message:")
+def _on_skip_compensation(run: _Run, e: rt.SkipCompensation) -> None:
+    waiting = [
+        t
+        for t in run.tokens.values()
+        if t.compensating and run.name(t.state) == e.state and completable(t.waiting)
+    ]
+    if not waiting:
+        run.decide(f"ignored: no compensation waits at {e.state}")
+        return
+    if run.status is Status.DEAD_LETTERED:
+        run.resume()
+    run.decide(f"compensation {e.state} skipped by an operator: {e.reason}")
+    run.stop_token(waiting[0], undo=False)
+    run.next_compensation()
+
+
+def completable(waiting: str, signals: bool = True) -> bool:
+    """Whether an operator may complete (or retry) a step whose token waits for
+    ``waiting``: a task, a call, a retry's backoff, a dead-lettered step (its call failed,
+    or a workflow error stopped it ``entering``), or (``signals``) a signal or message
+    wait."""
+    return waiting in ("task", "human", "child", "retry", "", "entering") or (
+        signals and waiting.startswith(("signal:", "message:"))
     )
 
 
@@ -1558,4 +1629,5 @@ HANDLERS: dict[type, Callable[[_Run, object], None]] = {
     rt.RetryFrom: _on_retry_from,  # type: ignore[dict-item]
     rt.ForceComplete: _on_force_complete,  # type: ignore[dict-item]
     rt.CompleteStep: _on_complete_step,  # type: ignore[dict-item]
+    rt.SkipCompensation: _on_skip_compensation,  # type: ignore[dict-item]
 }

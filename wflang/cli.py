@@ -265,6 +265,7 @@ def cmd_table(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from wflang.runtime import codec
     from wflang.runtime.engine import Engine, registered_handlers
 
     if args.handlers:
@@ -297,7 +298,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     inst = engine.instance(iid)
     print(f"status: {inst.status.value}")
     if inst.output is not None:
-        print("output: " + json.dumps(inst.output, default=str, sort_keys=True))
+        print("output: " + codec.dumps(inst.output, sort_keys=True))  # decimals exact
     if inst.error:
         print(f"{durable_cli.outcome_label(inst.status.value)}: {inst.error}")
     waiting = sorted({t.waiting for t in inst.tokens if t.waiting})

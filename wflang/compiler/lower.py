@@ -10,7 +10,7 @@ them (a duration divided by an int stays a duration).
 from __future__ import annotations
 
 import hashlib
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 
 from attrs import define, field
 
@@ -29,9 +29,14 @@ _BINARY = {
 _UNARY = {"not": "not", "-": "neg", "+": "pos"}
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
 def timestamp_ms(text: str) -> int:
-    """Milliseconds since the epoch of an RFC 3339 timestamp literal."""
-    return int(datetime.fromisoformat(text).timestamp() * 1000)
+    """Milliseconds since the epoch of an RFC 3339 timestamp literal, exactly (a float's
+    ``timestamp() * 1000`` is a millisecond short for some instants); a finer fraction
+    is cut off, towards the past."""
+    return (datetime.fromisoformat(text) - _EPOCH) // timedelta(milliseconds=1)
 
 
 @define

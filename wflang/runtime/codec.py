@@ -41,16 +41,19 @@ def _marked(value: object) -> str:
     raise TypeError(f"{type(value).__name__} is not a JSON value")
 
 
-def dumps(data: object, indent: int | None = None) -> str:
+def dumps(data: object, indent: int | None = None, *, sort_keys: bool = False) -> str:
     """Compact JSON of unstructured data; Decimals as exact numbers.
 
     Keys keep their order: a record's field order is part of its value, and the
-    same instance must always give the same bytes.
+    same instance must always give the same bytes. ``indent`` or ``sort_keys``: for
+    people (``json.dumps``'s spacing).
     """
-    if indent is None:
+    if indent is None and not sort_keys:
         text = _COMPACT(data)
     else:
-        text = json.dumps(data, indent=indent, ensure_ascii=False, default=_marked)
+        text = json.dumps(
+            data, indent=indent, ensure_ascii=False, default=_marked, sort_keys=sort_keys
+        )
     return _MARKED.sub(r"\1", text) if _MARK[1:] in text else text
 
 

@@ -13,11 +13,12 @@ are int milliseconds and timestamps int milliseconds since the Unix epoch.
 
 from __future__ import annotations
 
+import json
 import operator
 from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal, DivisionByZero, InvalidOperation
 
-from attrs import frozen
+from attrs import field, frozen
 
 Value = None | bool | int | Decimal | str | list["Value"] | dict[str, "Value"]
 Env = Mapping[str, Value]
@@ -31,11 +32,18 @@ class ExpressionError(Exception):
     """An expression failed at run time; the message says which and why."""
 
 
+def _typed(value: object) -> tuple[type, object]:
+    """What a literal is compared and hashed by: its type as well as its value, since
+    in Python ``False == 0`` and ``hash(True) == hash(1)`` (the compiler keeps one copy
+    of equal constants, and ``false`` must not become ``0``)."""
+    return type(value), value
+
+
 @frozen
 class Const:
     """A literal: None, bool, int or str (decimals travel as ``Dec``)."""
 
-    value: bool | int | str | None
+    value: bool | int | str | None = field(eq=_typed)
 
 
 @frozen
@@ -181,17 +189,40 @@ def _numbers(name: str, xs: Sequence[Value]) -> list[int | Decimal]:
     return [_num(x, name) for x in flat]
 
 
+def _neg(x: int | Decimal) -> int | Decimal:
+    """``-x``, exactly (a decimal's ``-`` would round it to the context's precision)."""
+    return x.copy_negate() if isinstance(x, Decimal) else -x
+
+
+def _abs(x: int | Decimal) -> int | Decimal:
+    return x.copy_abs() if isinstance(x, Decimal) else abs(x)
+
+
 def _round(x: Value, places: Value = 0) -> Value:
     digits = int(_num(places, "round"))
     return Decimal(_num(x, "round")).quantize(Decimal(1).scaleb(-digits))
 
 
 def _string(x: Value) -> Value:
+    """``string(x)``: a string as it is, anything else as JSON (``true``, ``null``,
+    ``[1,"a"]``), never as Python writes it (``True``, ``['a']``)."""
+    if isinstance(x, str):
+        return x
+    return _json(x)
+
+
+def _json(x: Value) -> str:
     if x is None:
         return "null"
     if isinstance(x, bool):
         return "true" if x else "false"
-    return str(x)
+    if isinstance(x, int | Decimal):
+        return str(x)
+    if isinstance(x, str):
+        return json.dumps(x, ensure_ascii=False)
+    if isinstance(x, list):
+        return "[" + ",".join(map(_json, x)) + "]"
+    return "{" + ",".join(f"{_json(k)}:{_json(v)}" for k, v in x.items()) + "}"
 
 
 #: Every operator and builtin the IR can apply: (name -> function on values).
@@ -202,8 +233,8 @@ OPS: dict[str, Callable[..., Value]] = {
     "div": _div,
     "div_int": _div_int,
     "mod": _mod,
-    "neg": lambda a: -_num(a, "-"),
-    "pos": lambda a: +_num(a, "+"),
+    "neg": lambda a: _neg(_num(a, "-")),
+    "pos": lambda a: _num(a, "+"),  # exact: Python's unary plus rounds a decimal
     "eq": lambda a, b: a == b,
     "ne": lambda a, b: a != b,
     "lt": _compare("<"),
@@ -224,7 +255,7 @@ OPS: dict[str, Callable[..., Value]] = {
     "min": lambda *xs: min(_numbers("min", xs)),
     "max": lambda *xs: max(_numbers("max", xs)),
     "sum": lambda *xs: sum(_numbers("sum", xs)),
-    "abs": lambda a: abs(_num(a, "abs")),
+    "abs": lambda a: _abs(_num(a, "abs")),
     "round": _round,
     "keys": lambda m: sorted(m) if isinstance(m, dict) else _fail("keys() needs a map"),
     "string": _string,

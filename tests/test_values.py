@@ -4,6 +4,7 @@ in-memory engine, the test kit and ``wf run`` (issue 12 items 1 and 3, issue 20 
 
 from __future__ import annotations
 
+from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
 
@@ -15,8 +16,11 @@ from wflang.cli import main
 from wflang.compiler.compile import compile_workflow
 from wflang.dsl.parser import parse
 from wflang.runtime import codec
+from wflang.runtime import instance as rt
 from wflang.runtime import table as tb
 from wflang.runtime.engine import TaskCall
+from wflang.runtime.ir import Value
+from wflang.runtime.limits import Limits
 from wflang.runtime.table import Table
 from wflang.testing import WorkflowEnv, succeed
 
@@ -141,3 +145,192 @@ def test_decimal_literals_keep_their_digits() -> None:
     lits = [Literal("decimal", "-123456789012345678901234567890.123", None)]
     _, output = run_literals(lits)
     assert same(output["c0"], Decimal("-123456789012345678901234567890.123"))  # type: ignore[index]
+
+
+# -- issue 12 item 3: numbers at the boundary -------------------------------------------
+
+INVOICE = """\
+workflow invoice version 1
+context { total: decimal = 0.0, note: string = "" }
+output { total: decimal, note: string }
+error Unbillable
+service billing.total() -> { total: decimal, note: string? }
+start bill
+task bill: service billing.total {
+    output { total: result.total + 0.01 }
+    on any -> refused
+    next done
+}
+end done: completed { output { total: context.total, note: context.note } }
+end refused: failed
+"""
+
+
+@pytest.mark.parametrize("total", [420.10, 420.1, Decimal("420.10"), 420])
+def test_a_json_float_for_a_decimal_field_is_an_exact_decimal(total: object) -> None:
+    env = WorkflowEnv([compiled(INVOICE)], {"billing.total": succeed({"total": total})})  # type: ignore[dict-item]
+    iid = env.start("invoice", {})
+    assert env.status(iid) == "completed", env.instance(iid).error
+    want = Decimal(str(total)) + Decimal("0.01")
+    assert same(env.instance(iid).output["total"], want)  # type: ignore[index]
+    completed = env.history(iid)[1].event
+    assert isinstance(completed, rt.TaskCompleted)
+    assert type(completed.result["total"]) is not float  # the history holds what the step saw
+    assert env.replay(iid).ok
+
+
+@pytest.mark.parametrize(
+    ("result", "problem"),
+    [
+        ({"total": float("nan")}, "'total' must be a finite decimal, not NaN"),
+        ({"total": Decimal("1E+7000")}, "'total' is out of range for decimal"),
+        ({"total": Decimal("1." + "0" * 40)}, "'total' has 41 significant digits"),
+        ({"total": 1.5, "extra": {1, 2}}, "'extra' is a set, not a JSON value"),
+        ({"total": 1.5, "at": datetime(2026, 1, 1)}, "'at' is a datetime, not a JSON value"),
+        ({"total": 10**30}, "'total' is a whole number beyond 64 bits"),
+    ],
+)
+def test_a_result_the_step_cannot_use_is_refused_where_the_routes_see_it(
+    result: dict[str, object], problem: str
+) -> None:
+    env = WorkflowEnv([compiled(INVOICE)], {"billing.total": succeed(result)})  # type: ignore[arg-type]
+    iid = env.start("invoice", {})
+    assert env.status(iid) == "failed"  # by the workflow's own `on any`, not dead-lettered
+    failed = env.history(iid)[1].event
+    assert isinstance(failed, rt.TaskFailed) and failed.error == "InvalidResult"
+    assert problem in failed.message, failed.message
+
+
+def test_values_given_to_the_engine_are_in_the_runtime_form() -> None:
+    source = INVOICE.replace(
+        "service billing.total()", "signal go { total: decimal }\nservice billing.total()"
+    )
+    env = WorkflowEnv([compiled(source)], {"billing.total": succeed({"total": 1.25})})
+    iid = env.start("invoice", {})
+    env.engine.signal(iid, "go", {"total": 2.5})
+    signal = env.history(iid)[-1].event
+    assert isinstance(signal, rt.SignalReceived)
+    assert same(signal.payload, {"total": Decimal("2.5")})
+    with pytest.raises(ValueError, match="'total' is a bytes, not a JSON value"):
+        env.engine.signal(iid, "go", {"total": b"1"})  # type: ignore[dict-item]
+
+
+# -- issue 20 items 2 and 3: arithmetic failures and bounded values ----------------------
+
+CALC = """\
+workflow calc version 1
+input { a: decimal = 1.0, b: decimal = 1.0, amount: decimal = 1.0, n: int = 1 }
+context { product: decimal?, rounded: decimal?, big: int? }
+output { product: decimal?, rounded: decimal?, big: int? }
+start compute
+task compute: script {
+    output { product: input.a * input.b, rounded: round(input.amount, 2), big: input.n * 4 }
+    next done
+}
+end done: completed { output { product: context.product, rounded: context.rounded,
+                               big: context.big } }
+"""
+
+
+@pytest.mark.parametrize(
+    ("input", "message"),
+    [
+        ({"a": Decimal("1E+6000"), "b": Decimal("1E+6000")}, "'*': decimal overflow"),
+        ({"a": Decimal("1.1"), "b": Decimal("1." + "1" * 33)}, "'*': the exact result needs"),
+        ({"amount": Decimal("1" * 33 + ".5")}, "'round': the result needs more than 34 digits"),
+        ({"n": 2**62}, "int overflow: the result does not fit 64 bits"),
+    ],
+)
+def test_arithmetic_failures_are_workflow_errors(input: dict[str, Value], message: str) -> None:
+    env = WorkflowEnv([compiled(CALC)])
+    iid = env.start("calc", input)
+    inst = env.instance(iid)
+    assert inst.status is rt.Status.DEAD_LETTERED
+    assert inst.error is not None and inst.error.startswith("workflow error: ")
+    assert message in inst.error, inst.error
+
+
+def test_exact_arithmetic_within_the_limits() -> None:
+    env = WorkflowEnv([compiled(CALC)])
+    amount = Decimal("1234567890123456789012345678.125")  # 28 digits before the point
+    iid = env.start("calc", {"a": Decimal("1E+30"), "b": Decimal("3.5"), "amount": amount})
+    assert same(
+        env.instance(iid).output,
+        {
+            "product": Decimal("3.5E+30"),
+            "rounded": Decimal("1234567890123456789012345678.12"),  # half to even
+            "big": 4,
+        },
+    )
+
+
+def test_wf_run_turns_arithmetic_failures_into_workflow_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "calc.wf"
+    path.write_text(CALC)
+    assert main(["run", str(path), "--input", '{"a": 1e6000, "b": 1e6000}']) == 1
+    out = capsys.readouterr().out
+    assert "status: dead_lettered" in out
+    assert "error: workflow error: '*': decimal overflow" in out
+    # out of the decimal range from the start: refused before anything runs
+    assert main(["run", str(path), "--input", '{"a": 1e999999}']) == 1
+    err = capsys.readouterr().err
+    assert "'a' is out of range for decimal (exponent -6143 to 6144)" in err
+
+
+GROW = """\
+workflow grow version 1
+input { n: int = 3, s: string = "ab", turns: int = 8 }
+context { n: int = 0, s: string = "", i: int = 0 }
+output { n: int, size: int }
+start init
+task init: script {
+    output { n: input.n, s: input.s }
+    next turn
+}
+task turn: script {
+    output { n: context.n * context.n, s: context.s + context.s, i: context.i + 1 }
+    next again
+}
+choice again {
+    when context.i < input.turns -> turn
+    else -> done
+}
+end done: completed { output { n: context.n, size: len(context.s) } }
+"""
+
+
+def test_an_int_squared_in_a_loop_overflows_at_64_bits() -> None:
+    env = WorkflowEnv([compiled(GROW)])
+    iid = env.start("grow", {})
+    inst = env.instance(iid)
+    assert inst.status is rt.Status.DEAD_LETTERED
+    assert "int overflow" in (inst.error or "")
+    assert inst.context["n"] == 3**32  # the last value that fit
+
+
+def test_a_string_doubled_in_a_loop_stops_at_the_limit() -> None:
+    env = WorkflowEnv([compiled(GROW)], limits=Limits(string_chars=1_000))
+    iid = env.start("grow", {"n": 1, "turns": 100})
+    inst = env.instance(iid)
+    assert inst.status is rt.Status.DEAD_LETTERED
+    assert "a string of 1,024 characters is over the limit of 1,000 (Limits.string_chars)" in (
+        inst.error or ""
+    )
+    assert len(inst.context["s"]) == 512  # type: ignore[arg-type]
+    assert env.replay(iid).ok
+
+
+def test_a_context_stops_at_its_limit() -> None:
+    env = WorkflowEnv([compiled(GROW)], limits=Limits(context_chars=5_000))
+    iid = env.start("grow", {"n": 1, "turns": 100, "s": "x" * 1_001})
+    inst = env.instance(iid)
+    assert inst.status is rt.Status.DEAD_LETTERED
+    assert "the context is 8,0" in (inst.error or "")
+    assert "the limit is 5,000" in (inst.error or "")
+
+
+def test_limits_must_be_positive() -> None:
+    with pytest.raises(ValueError, match=r"Limits\.string_chars must be at least 1"):
+        Limits(string_chars=0)

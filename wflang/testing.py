@@ -35,6 +35,8 @@ from wflang.runtime.engine import (
     pending,
 )
 from wflang.runtime.ir import Value
+from wflang.runtime.limits import DEFAULT as DEFAULT_LIMITS
+from wflang.runtime.limits import Limits
 from wflang.runtime.replay import Replayed, replay
 from wflang.runtime.table import Table
 from wflang.runtime.validate import validate_signal
@@ -84,16 +86,18 @@ class WorkflowEnv:
     """An engine with a virtual clock and scripted handlers, for tests."""
 
     def __init__(self, tables: Iterable[Table], handlers: Mapping[str, Script] | None = None,
-                 *, now: int = 0, seed: int = 0) -> None:  # fmt: skip
+                 *, now: int = 0, seed: int = 0,
+                 limits: Limits = DEFAULT_LIMITS) -> None:  # fmt: skip
         self.calls: list[tuple[str, dict[str, Value], TaskCall]] = []
         self.delayed: dict[str, tuple[str, int, int]] = {}  # key -> (instance, token, attempt)
         self._duplicates: list[tuple[str, rt.Event]] = []
         scripted = {name: self._handler(name, script) for name, script in (handlers or {}).items()}
-        self.engine = Engine(list(tables), scripted, now=now, seed=seed)
+        self.engine = Engine(list(tables), scripted, now=now, seed=seed, limits=limits)
 
     @classmethod
     def from_files(cls, *paths: str | Path, handlers: Mapping[str, Script] | None = None,
-                   now: int = 0, seed: int = 0) -> WorkflowEnv:  # fmt: skip
+                   now: int = 0, seed: int = 0,
+                   limits: Limits = DEFAULT_LIMITS) -> WorkflowEnv:  # fmt: skip
         tables = []
         for path in paths:
             compiled = compile_workflow(parse_file(str(path)))
@@ -101,7 +105,7 @@ class WorkflowEnv:
                 shown = "; ".join(f"{d.span}: {d.message}" for d in compiled.check.diagnostics)
                 raise CompileError(f"{path} does not compile: {shown}")
             tables.append(compiled.table)
-        return cls(tables, handlers, now=now, seed=seed)
+        return cls(tables, handlers, now=now, seed=seed, limits=limits)
 
     # -- handlers --------------------------------------------------------------------
 
@@ -250,7 +254,13 @@ class WorkflowEnv:
     def replay(self, instance_id: str, table: Table | None = None) -> Replayed:
         """Replay an instance's history on its table (or on another version of it)."""
         record = self.engine.records[instance_id]
-        return replay(table or record.table, instance_id, record.history, record.instance.seed)
+        return replay(
+            table or record.table,
+            instance_id,
+            record.history,
+            record.instance.seed,
+            self.engine.limits,
+        )
 
 
 def by_attempt(*outcomes: Outcome) -> list[Outcome]:

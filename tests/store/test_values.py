@@ -5,16 +5,21 @@ PostgreSQL."""
 from __future__ import annotations
 
 import itertools
+from datetime import datetime
+from decimal import Decimal
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from wflang.runtime import instance as rt
 from wflang.runtime.engine import TaskCall
 from wflang.runtime.ir import Value
+from wflang.runtime.limits import Limits
 from wflang.store import Store
 
 from ..literals import Literal, expected, literals, same, workflow
-from .kit import Durable, VirtualClock, compile_text
+from .kit import Durable, VirtualClock, compile_text, ok, replays_exactly
 
 _names = itertools.count()
 
@@ -41,3 +46,55 @@ def test_random_literals_survive_a_store(
     assert durable.status(iid) == "completed", durable.instance(iid).error
     assert same(got, args), (got, args)
     assert same(durable.instance(iid).output, output), (durable.instance(iid).output, output)
+
+
+@pytest.mark.parametrize(
+    ("result", "status", "total"),
+    [
+        ({"total": 420.10}, "completed", Decimal("420.11")),
+        ({"total": 7}, "completed", Decimal("7.01")),
+        ({"total": 1.5, "at": datetime(2026, 1, 1)}, "failed", None),
+        ({"total": float("inf")}, "failed", None),
+    ],
+)
+def test_a_handler_result_is_exact_or_refused_on_a_store(
+    store: Store, clock: VirtualClock, result: dict[str, Value], status: str, total: object
+) -> None:
+    from ..test_values import INVOICE
+
+    durable = Durable(store, clock, {"billing.total": ok(result)}, compile_text(INVOICE))
+    iid = durable.start("invoice", {}, "inv-1")
+    assert durable.status(iid) == status, durable.instance(iid).error
+    if total is not None:
+        assert same(durable.instance(iid).output["total"], total)  # type: ignore[index]
+    else:
+        (row,) = [r for r in store.history(iid) if isinstance(r.entry.event, rt.TaskFailed)]
+        assert row.entry.event.error == "InvalidResult"  # type: ignore[union-attr]
+    replays_exactly(store, iid)
+
+
+def test_arithmetic_failures_and_limits_are_workflow_errors_on_a_store(
+    store: Store, clock: VirtualClock
+) -> None:
+    from ..test_values import CALC, GROW
+
+    durable = Durable(store, clock, {}, compile_text(CALC), compile_text(GROW))
+    durable.worker.limits = Limits(string_chars=1_000)
+    cases = {
+        "c-1": ("calc", {"a": Decimal("1E+6000"), "b": Decimal("1E+6000")}, "decimal overflow"),
+        "c-2": ("calc", {"n": 2**62}, "int overflow"),
+        "g-1": ("grow", {}, "int overflow"),
+        "g-2": ("grow", {"n": 1, "turns": 100}, "(Limits.string_chars)"),
+        "ok": ("calc", {"a": Decimal("2.5"), "b": 4}, None),
+    }
+    for iid, (name, input, _) in cases.items():
+        durable.client.start(name, input, instance_id=iid)
+    durable.run()
+    for iid, (_, _, message) in cases.items():
+        if message is None:
+            assert durable.status(iid) == "completed"
+            assert same(durable.instance(iid).output["product"], Decimal("10.0"))  # type: ignore[index]
+            continue
+        assert durable.status(iid) == "dead_lettered", iid
+        error = durable.instance(iid).error or ""
+        assert error.startswith("workflow error: ") and message in error, (iid, error)

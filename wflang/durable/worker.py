@@ -33,6 +33,8 @@ from attrs import define, field
 from wflang import faults
 from wflang.runtime import instance as rt
 from wflang.runtime.engine import Handler, TaskCall, TaskError, _invoke
+from wflang.runtime.limits import DEFAULT as DEFAULT_LIMITS
+from wflang.runtime.limits import Limits
 from wflang.store.records import Advanced, ClaimedTask, TaskResult
 from wflang.store.sql import Store
 
@@ -109,6 +111,7 @@ class Worker:
         at_most_once: frozenset[str] = frozenset(),
         worker_id: str | None = None,
         on_advance: Callable[[Advanced], None] | None = None,
+        limits: Limits = DEFAULT_LIMITS,
     ) -> None:
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
@@ -123,6 +126,7 @@ class Worker:
         self.id = worker_id or new_worker_id()
         self.counters = Counters()
         self.on_advance = on_advance
+        self.limits = limits  # of the values the instances compute
         self.stop_event = threading.Event()
         self.wake = threading.Event()
         self._results: queue.SimpleQueue[TaskResult] = queue.SimpleQueue()
@@ -141,6 +145,7 @@ class Worker:
             services=self.handlers,
             at_most_once=self.at_most_once,
             lease_ms=self.lease_ms,
+            limits=self.limits,
         )
         if adv.transitions:
             faults.hit("transition.after-commit")

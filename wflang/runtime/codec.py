@@ -23,6 +23,7 @@ from cattrs.strategies import configure_tagged_union
 from wflang.runtime import instance as rt
 from wflang.runtime.engine import HistoryEntry
 from wflang.runtime.ir import Value
+from wflang.runtime.numbers import canonical, whole
 from wflang.runtime.table import Table
 
 HISTORY_FORMAT = "wflang.history/1"
@@ -34,10 +35,18 @@ _MARK = "\x1f" + secrets.token_hex(8) + ":"
 _MARKED = re.compile('"' + re.escape(json.dumps(_MARK)[1:-1]) + r'(-?[0-9][0-9.Ee+-]*)"')
 
 
-def _marked(value: object) -> str:
-    """``default`` of the encoder: only Decimals reach it (values are JSON-like)."""
+def _marked(value: object) -> str | int:
+    """``default`` of the encoder: only Decimals reach it (values are JSON-like), and
+    are written in the one form of ``wflang.runtime.numbers``, which reading gives back:
+    a whole decimal without fractional digits as an int within 64 bits, else with an
+    exponent (``…E0``) so that it reads back as a ``Decimal``."""
     if isinstance(value, Decimal):
-        return _MARK + str(value) if value.is_finite() else str(value)
+        if not value.is_finite():
+            return str(value)
+        number = canonical(value)
+        if type(number) is int:
+            return number
+        return _MARK + str(value) + ("E0" if whole(value) else "")
     raise TypeError(f"{type(value).__name__} is not a JSON value")
 
 

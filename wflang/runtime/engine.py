@@ -23,8 +23,10 @@ from wflang.runtime import step as st
 from wflang.runtime.correlation import awaited_messages, correlation_text
 from wflang.runtime.instance import Status
 from wflang.runtime.ir import Value
+from wflang.runtime.limits import DEFAULT as DEFAULT_LIMITS
+from wflang.runtime.limits import Limits
 from wflang.runtime.table import Table
-from wflang.runtime.validate import validate_handler_result, validate_signal
+from wflang.runtime.validate import check_handler_result, exact, validate_signal
 
 Result = Mapping[str, Value] | None
 Handler = Callable[..., Result | Awaitable[Result]]
@@ -134,7 +136,9 @@ class Engine:
         handlers: Mapping[str, Handler] | None = None,
         now: int = 0,
         seed: int = 0,
+        limits: Limits = DEFAULT_LIMITS,
     ) -> None:
+        self.limits = limits
         self.tables: dict[tuple[str, int], Table] = {}
         for t in tables or []:
             self.register(t)
@@ -173,8 +177,10 @@ class Engine:
         version: int | None = None,
         instance_id: str | None = None,
     ) -> str:
+        """Start an instance (the input in the runtime's form: ``_outside``)."""
         table = self.table(workflow, version)
-        instance_id = self._start(table, dict(input), instance_id, parent=None)
+        data = _outside(input, "the input")
+        instance_id = self._start(table, data, instance_id, parent=None)
         self.run()
         return instance_id
 
@@ -195,7 +201,7 @@ class Engine:
             instance_id = f"{table.workflow}-{self._ids}"
         if instance_id in self.records:
             raise ValueError(f"instance '{instance_id}' already exists")
-        result = st.start(table, instance_id, input, self.now, self.seed + self._ids)
+        result = st.start(table, instance_id, input, self.now, self.seed + self._ids, self.limits)
         record = Record(table, result.instance, parent=parent)
         self.records[instance_id] = record
         record.history.append(
@@ -218,7 +224,8 @@ class Engine:
     def signal(
         self, instance_id: str, name: str, payload: Mapping[str, Value] | None = None, key: str = ""
     ) -> None:
-        self.send(instance_id, rt.SignalReceived(name, dict(payload or {}), key))
+        data = _outside(payload or {}, f"the signal '{name}'")
+        self.send(instance_id, rt.SignalReceived(name, data, key))
 
     def cancel(self, instance_id: str, *, compensate: bool = False) -> None:
         self.send(instance_id, rt.CancelRequested(compensate))
@@ -258,7 +265,7 @@ class Engine:
         message (a ValueError says why not) and reaches only instances whose version's
         declaration it fits; a second publication with the same ``key`` is ignored.
         """
-        data = dict(payload or {})
+        data = _outside(payload or {}, f"the message '{message}'")
         if ttl_ms < 0:
             raise ValueError("ttl_ms must not be negative")
         _check_publishable(self.tables.values(), message, data)
@@ -299,8 +306,9 @@ class Engine:
 
     def complete_task(self, key: str, output: Mapping[str, Value]) -> None:
         """Finish a human task (user or manual) with its form's values."""
+        data = _outside(output, f"the output of task '{key}'")
         iid, _ = self._open_task(key)
-        self.send(iid, rt.TaskCompleted(key, dict(output)))
+        self.send(iid, rt.TaskCompleted(key, data))
 
     def fail_task(
         self, key: str, error: str, *, transient: bool = False, message: str = ""
@@ -347,7 +355,7 @@ class Engine:
             while self.queue:
                 iid, event = self.queue.popleft()
                 record = self.records[iid]
-                result = st.step(record.table, record.instance, event, self.now)
+                result = st.step(record.table, record.instance, event, self.now, self.limits)
                 record.instance = result.instance
                 record.history.append(
                     HistoryEntry(
@@ -459,6 +467,16 @@ def _check_publishable(tables: Iterable[Table], message: str, payload: Mapping[s
         raise ValueError(f"the message '{message}' does not fit: " + "; ".join(problems))
 
 
+def _outside(data: Mapping[str, Value], what: str) -> dict[str, Value]:
+    """A value given from outside in the runtime's form (``validate.exact``): a copy,
+    with floats as exact decimals; a ValueError for what is no JSON value."""
+    value, problems = exact(dict(data), what)
+    if problems:
+        raise ValueError(f"{what} is not a JSON value: " + "; ".join(problems))
+    assert isinstance(value, dict)
+    return value
+
+
 def _checked(table: Table, task: rt.ScheduleTask, result: object) -> rt.Event:
     """A handler's answer as an event: a result that is not an object or does not fit the
     service's declared result fails the attempt for good (a bug in the handler), so a
@@ -466,8 +484,7 @@ def _checked(table: Table, task: rt.ScheduleTask, result: object) -> rt.Event:
     if result is not None and not isinstance(result, Mapping):
         problem = f"the handler of {task.service} returned {type(result).__name__}, not an object"
         return rt.TaskFailed(task.key, "InvalidResult", False, problem)
-    output = dict(result or {})
-    problems = validate_handler_result(table, task.node, output)
+    output, problems = check_handler_result(table, task.node, result or {})
     if problems:
         return rt.TaskFailed(task.key, "InvalidResult", False, "; ".join(problems))
     return rt.TaskCompleted(task.key, output)

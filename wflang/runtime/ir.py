@@ -8,7 +8,9 @@ value is needed, an index out of range) raise ``ExpressionError`` with a message
 that names what went wrong; the step function turns it into a workflow error.
 
 Values are JSON-like: None, bool, int, Decimal, str, list and dict. Durations
-are int milliseconds and timestamps int milliseconds since the Unix epoch.
+are int milliseconds and timestamps int milliseconds since the Unix epoch. Numbers
+follow ``wflang.runtime.numbers`` (64-bit ints, exact decimals of 34 digits, one form
+per value); strings and lists an expression builds are bounded by ``Limits``.
 """
 
 from __future__ import annotations
@@ -16,9 +18,16 @@ from __future__ import annotations
 import json
 import operator
 from collections.abc import Callable, Mapping, Sequence
-from decimal import Decimal, DivisionByZero, InvalidOperation
+from decimal import Decimal, DecimalException
 
 from attrs import field, frozen
+
+from wflang.runtime.limits import DEFAULT as DEFAULT_LIMITS
+from wflang.runtime.limits import Limits
+from wflang.runtime.numbers import EXACT, ROUNDED, canonical, failure, int64
+
+# Defined beside the numbers, whose limits raise it; the runtime imports it from here.
+from wflang.runtime.numbers import ExpressionError as ExpressionError  # noqa: PLC0414
 
 Value = None | bool | int | Decimal | str | list["Value"] | dict[str, "Value"]
 Env = Mapping[str, Value]
@@ -28,8 +37,7 @@ Compiled = Callable[[Env], Value]
 MAX_IR_DEPTH = 128
 
 
-class ExpressionError(Exception):
-    """An expression failed at run time; the message says which and why."""
+_ONE = Decimal(1)
 
 
 def _typed(value: object) -> tuple[type, object]:
@@ -99,37 +107,71 @@ def _num(x: Value, op: str) -> int | Decimal:
 
 
 def _show(x: Value) -> str:
-    return "null" if x is None else repr(x)
+    """A value in a message, as the language writes it (``true``, not ``True``)."""
+    text = repr(x) if isinstance(x, str) else _json(x)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _exact(op: str, fn: Callable[[int | Decimal, int | Decimal], Decimal],
+           x: int | Decimal, y: int | Decimal) -> int | Decimal:  # fmt: skip
+    """A decimal operation in the language's context, in the one form of its result."""
+    try:
+        return canonical(fn(x, y))
+    except DecimalException as err:
+        raise failure(op, err) from None
+
+
+def _add(a: Value, b: Value) -> Value:
+    if type(a) is str and type(b) is str:
+        return a + b
+    x, y = _num(a, "+"), _num(b, "+")
+    if type(x) is int and type(y) is int:
+        return int64(x + y)
+    return _exact("+", EXACT.add, x, y)
+
+
+def _sub(a: Value, b: Value) -> Value:
+    x, y = _num(a, "-"), _num(b, "-")
+    if type(x) is int and type(y) is int:
+        return int64(x - y)
+    return _exact("-", EXACT.subtract, x, y)
+
+
+def _mul(a: Value, b: Value) -> Value:
+    x, y = _num(a, "*"), _num(b, "*")
+    if type(x) is int and type(y) is int:
+        return int64(x * y)
+    return _exact("*", EXACT.multiply, x, y)
 
 
 def _div(a: Value, b: Value) -> Value:
     x, y = _num(a, "/"), _num(b, "/")
     if y == 0:
         raise ExpressionError("division by zero")
-    try:
-        return Decimal(x) / Decimal(y)
-    except (DivisionByZero, InvalidOperation) as err:  # pragma: no cover - guarded above
-        raise ExpressionError(f"division failed: {err}") from err
+    return _exact("/", ROUNDED.divide, x, y)
 
 
 def _div_int(a: Value, b: Value) -> Value:
     x, y = _num(a, "/"), _num(b, "/")
+    if type(x) is not int or type(y) is not int:
+        raise ExpressionError(f"'/' of a duration needs an int, got {_show(b)}")
     if y == 0:
         raise ExpressionError("division by zero")
-    return int(x) // int(y)
+    return int64(x // y)
 
 
 def _mod(a: Value, b: Value) -> Value:
+    """The remainder with the sign of the divisor (as Python's ints, and decimals alike:
+    a whole decimal may be held as an int, and must give the same answer)."""
     x, y = _num(a, "%"), _num(b, "%")
     if y == 0:
         raise ExpressionError("modulo by zero")
-    return x % y
-
-
-def _add(a: Value, b: Value) -> Value:
-    if isinstance(a, str) and isinstance(b, str):
-        return a + b
-    return _num(a, "+") + _num(b, "+")
+    if type(x) is int and type(y) is int:
+        return x % y
+    r = _exact("%", EXACT.remainder, x, y)
+    if r != 0 and (r < 0) != (y < 0):
+        r = _exact("%", EXACT.add, r, y)
+    return r
 
 
 def _compare(op: str) -> Callable[[Value, Value], Value]:
@@ -155,7 +197,9 @@ def _contains(container: Value, item: Value) -> Value:
         if not isinstance(item, str):
             raise ExpressionError("'in' on a string needs a string")
         return item in container
-    if isinstance(container, list | dict):
+    if isinstance(container, list):
+        return any(_equal(item, x) for x in container)
+    if isinstance(container, dict):
         return item in container
     raise ExpressionError(f"'in' needs a list, a map or a string, got {_show(container)}")
 
@@ -191,16 +235,43 @@ def _numbers(name: str, xs: Sequence[Value]) -> list[int | Decimal]:
 
 def _neg(x: int | Decimal) -> int | Decimal:
     """``-x``, exactly (a decimal's ``-`` would round it to the context's precision)."""
-    return x.copy_negate() if isinstance(x, Decimal) else -x
+    return x.copy_negate() if isinstance(x, Decimal) else int64(-x)
 
 
 def _abs(x: int | Decimal) -> int | Decimal:
-    return x.copy_abs() if isinstance(x, Decimal) else abs(x)
+    return x.copy_abs() if isinstance(x, Decimal) else int64(abs(x))
+
+
+def _sum(*xs: Value) -> Value:
+    total: Value = 0
+    for x in _numbers("sum", xs):
+        total = _add(total, x)
+    return total
 
 
 def _round(x: Value, places: Value = 0) -> Value:
-    digits = int(_num(places, "round"))
-    return Decimal(_num(x, "round")).quantize(Decimal(1).scaleb(-digits))
+    """``x`` to ``places`` decimal places, half to even (``round(2.5)`` is 2)."""
+    value, digits = _num(x, "round"), _num(places, "round")
+    if type(digits) is not int:
+        raise ExpressionError(f"round() needs whole places, got {_show(places)}")
+    try:
+        quantum = _ONE.scaleb(-digits, ROUNDED)
+        return canonical(ROUNDED.quantize(value, quantum))
+    except DecimalException as err:
+        raise failure("round", err) from None
+
+
+def _equal(a: Value, b: Value) -> bool:
+    """``==``: numbers by value (``1 == 1.0``), anything else by type and value, all the
+    way down (``true`` is not ``1``, though Python says ``True == 1``)."""
+    ta, tb = type(a), type(b)
+    if ta is list and tb is list:
+        return len(a) == len(b) and all(map(_equal, a, b))  # type: ignore[arg-type]
+    if ta is dict and tb is dict:
+        return a.keys() == b.keys() and all(_equal(v, b[k]) for k, v in a.items())  # type: ignore[union-attr,index]
+    if ta is bool or tb is bool:
+        return a is b
+    return a == b
 
 
 def _string(x: Value) -> Value:
@@ -228,15 +299,15 @@ def _json(x: Value) -> str:
 #: Every operator and builtin the IR can apply: (name -> function on values).
 OPS: dict[str, Callable[..., Value]] = {
     "add": _add,
-    "sub": lambda a, b: _num(a, "-") - _num(b, "-"),
-    "mul": lambda a, b: _num(a, "*") * _num(b, "*"),
+    "sub": _sub,
+    "mul": _mul,
     "div": _div,
     "div_int": _div_int,
     "mod": _mod,
     "neg": lambda a: _neg(_num(a, "-")),
     "pos": lambda a: _num(a, "+"),  # exact: Python's unary plus rounds a decimal
-    "eq": lambda a, b: a == b,
-    "ne": lambda a, b: a != b,
+    "eq": _equal,
+    "ne": lambda a, b: not _equal(a, b),
     "lt": _compare("<"),
     "le": _compare("<="),
     "gt": _compare(">"),
@@ -254,7 +325,7 @@ OPS: dict[str, Callable[..., Value]] = {
     "coalesce": _coalesce,
     "min": lambda *xs: min(_numbers("min", xs)),
     "max": lambda *xs: max(_numbers("max", xs)),
-    "sum": lambda *xs: sum(_numbers("sum", xs)),
+    "sum": _sum,
     "abs": lambda a: _abs(_num(a, "abs")),
     "round": _round,
     "keys": lambda m: sorted(m) if isinstance(m, dict) else _fail("keys() needs a map"),
@@ -266,15 +337,16 @@ def _fail(message: str) -> Value:
     raise ExpressionError(message)
 
 
-def compile_ir(node: IR, depth: int = 0) -> Compiled:
-    """Turn an IR tree into a closure over an environment of roots."""
+def compile_ir(node: IR, limits: Limits = DEFAULT_LIMITS, depth: int = 0) -> Compiled:
+    """Turn an IR tree into a closure over an environment of roots; the strings and
+    lists it builds are bounded by ``limits``."""
     if depth > MAX_IR_DEPTH:
         raise ValueError(f"expression nested deeper than {MAX_IR_DEPTH}")
     if isinstance(node, Const):
         value = node.value
         return lambda env: value
     if isinstance(node, Dec):
-        dec = Decimal(node.text)
+        dec = canonical(Decimal(node.text))
         return lambda env: dec
     if isinstance(node, Load):
         root = node.root
@@ -289,7 +361,7 @@ def compile_ir(node: IR, depth: int = 0) -> Compiled:
     if isinstance(node, Get):
         if isinstance(node.obj, Load):  # ``root.field``, the commonest read: one closure
             return _compile_root_field(node.obj.root, node.field)
-        obj, field = compile_ir(node.obj, depth + 1), node.field
+        obj, field = compile_ir(node.obj, limits, depth + 1), node.field
 
         def get(env: Env) -> Value:
             record = obj(env)
@@ -301,7 +373,10 @@ def compile_ir(node: IR, depth: int = 0) -> Compiled:
 
         return get
     if isinstance(node, At):
-        obj, index = compile_ir(node.obj, depth + 1), compile_ir(node.index, depth + 1)
+        obj, index = (
+            compile_ir(node.obj, limits, depth + 1),
+            compile_ir(node.index, limits, depth + 1),
+        )
 
         def at(env: Env) -> Value:
             container, key = obj(env), index(env)
@@ -317,9 +392,12 @@ def compile_ir(node: IR, depth: int = 0) -> Compiled:
 
         return at
     if isinstance(node, MakeList):
-        items = [compile_ir(i, depth + 1) for i in node.items]
+        items = [compile_ir(i, limits, depth + 1) for i in node.items]
+        if len(items) > limits.list_items:
+            most = limits.list_items
+            raise ValueError(f"a list of {len(items)} items is over the limit of {most}")
         return lambda env: [item(env) for item in items]
-    return _compile_apply(node, depth)
+    return _compile_apply(node, limits, depth)
 
 
 def _compile_root_field(root: str, field: str) -> Compiled:
@@ -341,11 +419,32 @@ def _compile_root_field(root: str, field: str) -> Compiled:
     return get_root_field
 
 
+def _add64(a: int, b: int) -> Value:
+    r = a + b
+    if -9_223_372_036_854_775_808 <= r <= 9_223_372_036_854_775_807:  # int64(), inline
+        return r
+    return int64(r)
+
+
+def _sub64(a: int, b: int) -> Value:
+    r = a - b
+    if -9_223_372_036_854_775_808 <= r <= 9_223_372_036_854_775_807:
+        return r
+    return int64(r)
+
+
+def _mul64(a: int, b: int) -> Value:
+    r = a * b
+    if -9_223_372_036_854_775_808 <= r <= 9_223_372_036_854_775_807:
+        return r
+    return int64(r)
+
+
 #: Operators with a fast path for two ints (not bools): the same result as ``OPS``.
 _INT_FAST: dict[str, Callable[[int, int], Value]] = {
-    "add": operator.add,
-    "sub": operator.sub,
-    "mul": operator.mul,
+    "add": _add64,
+    "sub": _sub64,
+    "mul": _mul64,
     "eq": operator.eq,
     "ne": operator.ne,
     "lt": operator.lt,
@@ -355,8 +454,10 @@ _INT_FAST: dict[str, Callable[[int, int], Value]] = {
 }
 
 
-def _compile_int_fast(op: str, first: Compiled, second: Compiled, args: tuple[IR, ...]) -> Compiled:
-    fn, fast = OPS[op], _INT_FAST[op]
+def _compile_int_fast(
+    op: str, fn: Callable[..., Value], first: Compiled, second: Compiled, args: tuple[IR, ...]
+) -> Compiled:
+    fast = _INT_FAST[op]
     const = args[1]
     if isinstance(const, Const) and type(const.value) is int:  # ``context.n < 100``
         b = const.value
@@ -423,8 +524,27 @@ def _fused(args: tuple[IR, ...], generic: Compiled, fast: Callable[[int, int], V
     return field_const
 
 
-def _compile_apply(node: Apply, depth: int) -> Compiled:
-    args = [compile_ir(a, depth + 1) for a in node.args]
+#: The operators that build a string (``trim`` and ``coalesce`` only pass one on or cut it).
+_BUILDS_STRINGS = frozenset({"add", "upper", "lower", "string"})
+
+
+def _bounded(fn: Callable[..., Value], most: int) -> Callable[..., Value]:
+    """``fn``, refusing a string longer than ``most`` characters."""
+
+    def bounded(*args: Value) -> Value:
+        result = fn(*args)
+        if type(result) is str and len(result) > most:
+            raise ExpressionError(
+                f"a string of {len(result):,} characters is over the limit of {most:,}"
+                " (Limits.string_chars)"
+            )
+        return result
+
+    return bounded
+
+
+def _compile_apply(node: Apply, limits: Limits, depth: int) -> Compiled:
+    args = [compile_ir(a, limits, depth + 1) for a in node.args]
     if node.op in ("and", "or"):
         left, right = args
         if node.op == "and":
@@ -434,13 +554,15 @@ def _compile_apply(node: Apply, depth: int) -> Compiled:
         fn = OPS[node.op]
     except KeyError:
         raise ValueError(f"unknown operator {node.op!r}") from None
+    if node.op in _BUILDS_STRINGS:
+        fn = _bounded(fn, limits.string_chars)
     if len(args) == 1:
         (only,) = args
         return lambda env: fn(only(env))
     if len(args) == 2:
         first, second = args
         if node.op in _INT_FAST:
-            return _compile_int_fast(node.op, first, second, node.args)
+            return _compile_int_fast(node.op, fn, first, second, node.args)
         return lambda env: fn(first(env), second(env))
     return lambda env: fn(*(a(env) for a in args))
 

@@ -17,6 +17,8 @@ from attrs import frozen
 from wflang.runtime import instance as rt
 from wflang.runtime import step as st
 from wflang.runtime.engine import HistoryEntry
+from wflang.runtime.limits import DEFAULT as DEFAULT_LIMITS
+from wflang.runtime.limits import Limits
 from wflang.runtime.table import Table
 
 
@@ -48,17 +50,22 @@ class Replayed:
 
 
 def replay(
-    table: Table, instance_id: str, history: Sequence[HistoryEntry], seed: int = 0
+    table: Table,
+    instance_id: str,
+    history: Sequence[HistoryEntry],
+    seed: int = 0,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> Replayed:
-    """Run a history's events through ``table``; stop at the first divergence."""
+    """Run a history's events through ``table`` (under the limits it ran with); stop at
+    the first divergence."""
     instance: rt.Instance | None = None
     for entry in history:
         if entry.event is None:
-            result = st.start(table, instance_id, dict(entry.input or {}), entry.at, seed)
+            result = st.start(table, instance_id, dict(entry.input or {}), entry.at, seed, limits)
             label = "start"
         else:
             assert instance is not None, "a history starts with its start"
-            result = st.step(table, instance, entry.event, entry.at)
+            result = st.step(table, instance, entry.event, entry.at, limits)
             label = type(entry.event).__name__
         got = _shape(result.decisions, result.commands)
         want = _shape(entry.decisions, entry.commands)

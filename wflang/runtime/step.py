@@ -30,6 +30,8 @@ from wflang.runtime import instance as rt
 from wflang.runtime import table as tb
 from wflang.runtime.instance import NO_TOKEN, Status
 from wflang.runtime.ir import ExpressionError, Value, compile_ir, root_field
+from wflang.runtime.limits import DEFAULT as DEFAULT_LIMITS
+from wflang.runtime.limits import Limits, check_context, grows
 
 FINISHED = frozenset(s for s in Status if s.finished)
 _ID = operator.attrgetter("id")
@@ -64,9 +66,10 @@ class Compiled:
     mappings compiled to closures, and the decision texts that never change.
     """
 
-    def __init__(self, table: tb.Table) -> None:
+    def __init__(self, table: tb.Table, limits: Limits = DEFAULT_LIMITS) -> None:
         self.table = table
-        self.expressions = [compile_ir(e) for e in table.expressions]
+        self.limits = limits
+        self.expressions = [compile_ir(e, limits) for e in table.expressions]
         self.rows: dict[tuple[int, str], tuple[tb.Transition, ...]] = {
             (r.state, table.events[r.event]): r.transitions for r in table.rows
         }
@@ -106,13 +109,31 @@ class Compiled:
         return lambda env: {name: fn(env) for name, fn in pairs}
 
     def write(self, m: tb.Mapping) -> _Write:
-        """A ``write`` action as one closure: (environment, context) to the new context."""
+        """A ``write`` action as one closure: (environment, context) to the new context,
+        which is measured against the limit when a write may have grown it by much."""
         pairs = [(name, self.expressions[i]) for name, i in m.entries]
+        limits = self.limits
         if len(pairs) == 1:
             ((name, fn),) = pairs
-            return lambda env, ctx: {**ctx, name: fn(env)}
+
+            def write_one(env: Env, ctx: dict[str, Value]) -> dict[str, Value]:
+                value = fn(env)
+                new = {**ctx, name: value}
+                if grows(value):
+                    check_context(new, limits)
+                return new
+
+            return write_one
         mapping = self.mapping(m)
-        return lambda env, ctx: {**ctx, **mapping(env)}
+
+        def write(env: Env, ctx: dict[str, Value]) -> dict[str, Value]:
+            values = mapping(env)
+            new = {**ctx, **values}
+            if any(map(grows, values.values())):
+                check_context(new, limits)
+            return new
+
+        return write
 
 
 Env = Mapping[str, Value]
@@ -212,22 +233,28 @@ _COMPILED: dict[int, Compiled] = {}
 _COMPILED_MAX = 256  # compiled tables kept (each holds its table alive)
 
 
-def compiled(table: tb.Table) -> Compiled:
-    """The compiled form of a table (cached by identity: tables are immutable)."""
+def compiled(table: tb.Table, limits: Limits = DEFAULT_LIMITS) -> Compiled:
+    """The compiled form of a table under some limits (cached by identity: tables are
+    immutable; one set of limits per table at a time, as a process uses one)."""
     key = id(table)
     hit = _COMPILED.get(key)
-    if hit is None or hit.table is not table:
+    if hit is None or hit.table is not table or hit.limits is not limits:
         if len(_COMPILED) >= _COMPILED_MAX:  # a process that loads tables again and again
             del _COMPILED[next(iter(_COMPILED))]
-        hit = _COMPILED[key] = Compiled(table)
+        hit = _COMPILED[key] = Compiled(table, limits)
     return hit
 
 
 def start(
-    table: tb.Table, instance_id: str, input: dict[str, Value], now: int, seed: int = 0
+    table: tb.Table,
+    instance_id: str,
+    input: dict[str, Value],
+    now: int,
+    seed: int = 0,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> Step:
     """Create an instance and run it until it waits for the world."""
-    c = compiled(table)
+    c = compiled(table, limits)
     data = dict(input)
     inst = rt.Instance(
         instance_id, table.workflow, table.version, Status.RUNNING, data, {}, seed=seed
@@ -248,11 +275,17 @@ def start(
     return run.freeze()
 
 
-def step(table: tb.Table, instance: rt.Instance, event: rt.Event, now: int) -> Step:
+def step(
+    table: tb.Table,
+    instance: rt.Instance,
+    event: rt.Event,
+    now: int,
+    limits: Limits = DEFAULT_LIMITS,
+) -> Step:
     """Apply one event to an instance."""
     c = _COMPILED.get(id(table))
-    if c is None or c.table is not table:
-        c = compiled(table)
+    if c is None or c.table is not table or c.limits is not limits:
+        c = compiled(table, limits)
     if type(event) is rt.TaskCompleted:
         common = _complete(c, instance, event)
         if common is not None:

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal
 
 from wflang.runtime.ir import Value
+from wflang.runtime.numbers import canonical, fits
 from wflang.runtime.table import FieldType, Table, Types
 
 _SCALARS: dict[str, tuple[type, ...]] = {
@@ -91,6 +92,93 @@ def _results(table: Table) -> dict[str, tuple[FieldType, ...]]:
             _RESULTS.clear()
         hit = _RESULTS[id(table)] = (table, {s.name: s.fields for s in table.types.results})
     return hit[1]
+
+
+def check_handler_result(
+    table: Table, state: str, result: Mapping[str, object]
+) -> tuple[dict[str, Value], list[str]]:
+    """What a service handler returned, in the runtime's one form of values (``exact``),
+    and the problems with it: the one check of every engine and store, so that a value
+    it lets through is one the step can use (a JSON float for a decimal field becomes
+    an exact decimal, not a float that fails the next ``+``)."""
+    if _plain(result):  # the usual case: a copy (the handler may change its own later)
+        output: dict[str, Value] = dict(result)  # type: ignore[arg-type]
+    else:
+        value, problems = exact(result, f"result of {state}")
+        if problems:
+            return {}, [f"{p} in the result of {state}" for p in problems]
+        assert isinstance(value, dict)
+        output = dict(value) if value is result else value
+    return output, validate_handler_result(table, state, output)
+
+
+def _plain(record: Mapping[str, object]) -> bool:
+    """Whether a record holds only strings, booleans, nulls and 64-bit ints by string
+    keys: already in the runtime's form (and quicker to tell than to walk)."""
+    for k, v in record.items():
+        t = type(v)
+        if t is int:
+            if not -9_223_372_036_854_775_808 <= v <= 9_223_372_036_854_775_807:  # type: ignore[operator]
+                return False
+        elif t is not str and t is not bool and v is not None:
+            return False
+        if type(k) is not str:
+            return False
+    return True
+
+
+def exact(value: object, where: str = "value") -> tuple[Value, list[str]]:
+    """A value from outside in the one form the runtime keeps (``wflang.runtime.numbers``):
+    a float as the decimal it reads as (``420.1``, not ``420.099999...``), a whole
+    decimal without fractional digits as an int, a tuple as a list; and the problems of
+    what is no JSON value (a datetime, a set, bytes, NaN, a key that is not a string),
+    anywhere in it. The same value, unchanged, when it is already in that form."""
+    problems: list[str] = []
+    result = _exact(value, where, problems, 0)
+    return result, problems
+
+
+def _exact(value: object, where: str, problems: list[str], depth: int) -> Value:
+    t = type(value)
+    if t is str or t is bool or value is None:
+        return value  # type: ignore[return-value]
+    if t is int:
+        if not -(2**63) <= value < 2**63:  # type: ignore[operator]
+            problems.append(
+                f"'{where}' is a whole number beyond 64 bits"
+                " (write a larger decimal with a point or an exponent)"
+            )
+        return value  # type: ignore[return-value]
+    if t is float or t is Decimal:
+        number = Decimal(repr(value)) if t is float else value
+        assert isinstance(number, Decimal)
+        why = fits(number)
+        if why is not None:
+            problems.append(f"'{where}' {why}")
+            return None
+        return canonical(number)
+    if depth >= _MAX_DEPTH:
+        problems.append(f"'{where}' is nested too deeply")
+        return None
+    if t is dict:
+        assert isinstance(value, dict)
+        out: dict[str, Value] = {}
+        same = True
+        for k, v in value.items():
+            if type(k) is not str:
+                problems.append(f"'{where}' has a key that is not a string: {k!r}")
+                continue
+            new = _exact(v, f"{where}.{k}" if depth else k, problems, depth + 1)
+            same = same and new is v
+            out[k] = new
+        return value if same else out
+    if t is list or t is tuple:
+        assert isinstance(value, list | tuple)
+        items = [_exact(v, f"{where}[{i}]", problems, depth + 1) for i, v in enumerate(value)]
+        same = t is list and all(a is b for a, b in zip(items, value, strict=True))
+        return value if same else items  # type: ignore[return-value]
+    problems.append(f"'{where}' is a {t.__name__}, not a JSON value")
+    return None
 
 
 def validate_handler_result(table: Table, state: str, result: Mapping[str, Value]) -> list[str]:
@@ -194,8 +282,17 @@ def _check(
         if ok and isinstance(value, Decimal | float):
             if not _is_finite(value):
                 return [f"'{where}' must be a finite {type_text}, not {value}"]
-        elif ok and type_text in _INT64 and not -(2**63) <= int(value) < 2**63:  # type: ignore[arg-type]
-            return [f"'{where}' is out of range for {type_text} (64 bits)"]
+            why = fits(_decimal_of(value))
+            if why is not None:
+                return [f"'{where}' {why}"]
+        elif ok and type(value) is int and not -(2**63) <= value < 2**63:
+            if type_text == "decimal":
+                return [
+                    f"'{where}' is a whole number beyond 64 bits"
+                    " (write a larger decimal with a point or an exponent)"
+                ]
+            if type_text in _INT64:
+                return [f"'{where}' is out of range for {type_text} (64 bits)"]
         unit = _UNITS.get(type_text, "")
         return [] if ok else [f"'{where}' must be {type_text}{unit}, not {_kind(value)}"]
     if type_text.startswith("list[") and type_text.endswith("]"):
@@ -240,6 +337,11 @@ def _split_pair(text: str) -> tuple[str, str, str]:
         elif ch == "," and depth == 0:
             return text[:i].strip(), ",", text[i + 1 :].strip()
     return text, "", "string"
+
+
+def _decimal_of(value: Decimal | float) -> Decimal:
+    """The decimal a JSON number reads as (a float's shortest repr: ``420.1``)."""
+    return Decimal(repr(value)) if isinstance(value, float) else value
 
 
 def _is_finite(value: Decimal | float) -> bool:

@@ -41,8 +41,10 @@ from wflang.runtime import step as st
 from wflang.runtime.correlation import awaited_messages
 from wflang.runtime.engine import HistoryEntry
 from wflang.runtime.ir import Value
+from wflang.runtime.limits import DEFAULT as DEFAULT_LIMITS
+from wflang.runtime.limits import Limits
 from wflang.runtime.table import Table, WaitEntry, dumps, loads, table_hash
-from wflang.runtime.validate import validate_handler_result, validate_signal
+from wflang.runtime.validate import check_handler_result, validate_signal
 from wflang.store import messages, retention
 from wflang.store.backend import Backend, Param, Tx, chunks, placeholders, redact_url
 from wflang.store.records import (
@@ -640,10 +642,11 @@ class Store:
         services: Iterable[str] | None = None,
         at_most_once: Iterable[str] = (),
         lease_ms: int = 30_000,
+        limits: Limits = DEFAULT_LIMITS,
     ) -> Advanced:
         """One transaction: commit handler results (fenced), step every ready instance
-        (up to ``instances`` besides those the results wake), and claim up to ``claim``
-        due tasks of ``services`` (all when None) under a new lease.
+        (up to ``instances`` besides those the results wake; under ``limits``), and claim
+        up to ``claim`` due tasks of ``services`` (all when None) under a new lease.
         """
         once = frozenset(at_most_once)
         wanted = None if services is None else sorted(set(services))
@@ -651,7 +654,7 @@ class Store:
         done: list[_Advance] = []
 
         def run(tx: Tx) -> Advanced:
-            body = _Advance(self, tx, worker, lease_ms)
+            body = _Advance(self, tx, worker, lease_ms, limits)
             done[:] = [body]
             return body.run(results, instances, claim, wanted, once)
 
@@ -834,9 +837,10 @@ def _checked(result: TaskResult, table: Table, node: str) -> TaskResult:
     event = result.event
     if not isinstance(event, rt.TaskCompleted):
         return result
-    problems = validate_handler_result(table, node, event.result)
+    output, problems = check_handler_result(table, node, event.result)
     if not problems:
-        return result
+        done = rt.TaskCompleted(event.key, output)  # in the runtime's form (exact decimals)
+        return TaskResult(result.key, result.epoch, done, result.instance_id)
     failed = rt.TaskFailed(event.key, "InvalidResult", False, "; ".join(problems))
     return TaskResult(result.key, result.epoch, failed, result.instance_id)
 
@@ -844,8 +848,11 @@ def _checked(result: TaskResult, table: Table, node: str) -> TaskResult:
 class _Advance:
     """The body of one ``advance`` transaction (see ``Store``'s docstring)."""
 
-    def __init__(self, store: Store, tx: Tx, worker: str, lease_ms: int) -> None:
+    def __init__(
+        self, store: Store, tx: Tx, worker: str, lease_ms: int, limits: Limits = DEFAULT_LIMITS
+    ) -> None:
         self.store, self.tx, self.worker, self.lease_ms = store, tx, worker, lease_ms
+        self.limits = limits
         self.d = store.dialect
         self.now = store.now(tx)
         self.transitions = 0
@@ -1067,7 +1074,7 @@ class _Advance:
         inst = w.instance
         if inst is None:
             input = codec.loads(w.input_text)
-            result = st.start(w.table, w.id, input, self.now, w.seed)
+            result = st.start(w.table, w.id, input, self.now, w.seed, self.limits)
             inst = result.instance
             history.append(
                 self._history_row(
@@ -1076,7 +1083,7 @@ class _Advance:
             )
             commands.extend(result.commands)
         for event, key, actor, reason, row_id in w.events:
-            result = st.step(w.table, inst, event, self.now)
+            result = st.step(w.table, inst, event, self.now, self.limits)
             inst = result.instance
             history.append(
                 self._history_row(w.id, inst.seq, event, None, result, key, actor, reason)

@@ -1,5 +1,5 @@
 """The outbox on both stores (issue 12 item 7): an instance finishes once; a dead
-letter, which ops may retry, is an event of its own."""
+letter, which ops may retry, is an event of its own (and not counted as finished)."""
 
 from __future__ import annotations
 
@@ -35,6 +35,7 @@ def test_a_dead_letter_is_its_own_outbox_event_and_an_instance_finishes_once(
     d.complete("approve", {"ok": True}, iid)
     d.signal(iid, "go", {"by": "ada"})
     assert d.status(iid) == "completed"
+    assert d.worker.counters.finished == 1  # wf_instances_finished: the dead letter is no end
     assert outbox(store, iid) == [
         ("instance.dead_lettered", "dead_lettered"),
         ("instance.finished", "completed"),

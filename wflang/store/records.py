@@ -133,7 +133,7 @@ class Advanced:
     results: int  # handler results committed
     stale: int  # handler results refused: their lease had been lost
     claimed: tuple[ClaimedTask, ...]
-    finished: tuple[str, ...]  # instances that reached a final status
+    finished: tuple[str, ...]  # instances that ended (a dead letter is no end: ops may retry)
     at: int  # the database time of the transaction
 
 

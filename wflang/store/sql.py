@@ -77,6 +77,11 @@ _FINISHED = tuple(s.value for s in rt.Status if s.finished)
 _OPEN_TASK = ("ready", "running", "open")
 
 
+def _ended(status: rt.Status) -> bool:
+    """Whether an instance has ended: finished, and not dead-lettered (ops may retry it)."""
+    return status.finished and status is not rt.Status.DEAD_LETTERED
+
+
 def _seed(instance_id: str) -> int:
     """A stable seed per instance (jitter), the same on every worker."""
     import zlib
@@ -1105,7 +1110,7 @@ class _Advance:
         for c in commands:
             APPLY[type(c)](self, w, inst, c)
         self.transitions += len(history)
-        if inst.status.finished and (w.instance is None or not w.instance.status.finished):
+        if _ended(inst.status) and (w.instance is None or not _ended(w.instance.status)):
             self.finished.append(w.id)
 
     def _resubscribe(self, w: _Work, inst: rt.Instance) -> None:

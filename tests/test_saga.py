@@ -283,3 +283,15 @@ def test_a_call_cancelled_by_a_lost_race_is_compensated() -> None:
     assert env.status(iid) == "compensated"
     assert env.services_called()[-1] == "s.undo_slow"
     assert "registered compensation undo_slow (slow: outcome unknown)" in env.decisions(iid)
+
+
+def test_cancelling_with_compensation_during_the_saga_lets_it_go_on() -> None:
+    env = saga(fx__undo_b=delay())
+    iid = env.start("saga_ops", {"id": "x"})
+    assert env.status(iid) == "compensating"
+    env.cancel(iid, compensate=True)
+    assert env.status(iid) == "compensating"  # undo_b still runs: it is not dropped
+    (key,) = [k for k in env.open_tasks(iid) if ":undo_b:" in k]
+    env.complete(key, {"note": "late"})
+    assert undone(env) == ["fx.undo_b", "fx.undo_a"]
+    assert (env.status(iid), env.instance(iid).error) == ("cancelled", "cancelled")

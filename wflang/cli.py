@@ -7,7 +7,6 @@ Exit codes: 0 clean, 1 findings at or above ``--fail-on`` (or files that ``fmt
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import os
 import subprocess
@@ -87,6 +86,13 @@ def _load(path: str) -> ParseResult:
     except OSError as err:
         raise UsageError(f"cannot read {path}: {err.strerror or err}") from err
     return parse_bytes(data, path)
+
+
+def _write(path: str, data: bytes) -> None:
+    try:
+        Path(path).write_bytes(data)
+    except OSError as err:  # a folder, a missing folder, no permission, a full disk
+        raise UsageError(f"cannot write {path}: {err.strerror or err}") from err
 
 
 def _count(n: int, noun: str) -> str:
@@ -249,7 +255,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
     if args.output in (None, "-"):
         sys.stdout.write(text)
     else:
-        Path(args.output).write_text(text, encoding="utf-8")
+        _write(args.output, text.encode())
         print(f"wrote {args.output} ({table.workflow} version {table.version}, "
               f"sha256 {table_hash(table)[:12]})", file=sys.stderr)  # fmt: skip
     return EXIT_OK
@@ -269,10 +275,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from wflang.runtime.engine import Engine, registered_handlers
 
     if args.handlers:
-        try:
-            importlib.import_module(args.handlers)
-        except ImportError as err:
-            raise UsageError(f"cannot import handlers module {args.handlers!r}: {err}") from err
+        durable_cli.import_handlers(args.handlers)
     input_data = durable_cli.json_arg(args.input, "--input")  # decimals stay exact
     try:
         main_table = _compiled(args)
@@ -320,10 +323,7 @@ def cmd_render(args: argparse.Namespace) -> int:
         sys.stdout.flush()
         sys.stdout.buffer.write(data)
     else:
-        try:
-            Path(args.output).write_bytes(data)
-        except OSError as err:
-            raise UsageError(f"cannot write {args.output}: {err.strerror or err}") from err
+        _write(args.output, data)
     return EXIT_OK
 
 
@@ -451,6 +451,14 @@ def _diff_folders(args: argparse.Namespace) -> int:
     else:
         _print_report(report, args.format, args.color)
     return EXIT_FINDINGS if result.fails(Level(args.fail_on)) else EXIT_OK
+
+
+def _not_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 # -------------------------------------------------------------------- parser
@@ -585,7 +593,11 @@ def build_parser() -> argparse.ArgumentParser:
         default="{}",
         help=f"the input: a JSON object, or @FILE; {durable_cli.JSON_TYPES}",
     )
-    p.add_argument("--handlers", metavar="MODULE", help="import this module to register handlers")
+    p.add_argument(
+        "--handlers",
+        metavar="MODULE",
+        help="import this module (a name on the Python path, or a .py file) to register handlers",
+    )
     p.add_argument(
         "--uses",
         action="append",
@@ -698,6 +710,10 @@ def _diff_parser(
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    for arg in argv:  # bytes that are not UTF-8 arrive as lone surrogates: no store takes them
+        if not arg.isascii() and _not_utf8(arg):
+            parser.error(f"argument {arg!r} is not valid UTF-8 text")
     args = parser.parse_args(argv)
     try:
         code: int = args.func(args)

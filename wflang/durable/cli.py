@@ -12,20 +12,25 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import json
+import os
 import re
 import signal
 import sys
 import time
 from collections.abc import Callable
+from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from wflang.durable.worker import SETTINGS
 from wflang.runtime import codec
 from wflang.runtime import instance as rt
 from wflang.runtime.ir import Value
+from wflang.runtime.validate import MAX_VALUE_BYTES
 from wflang.store import DEFAULT_URL, Store, default_url, open_store, sqlite_path
-from wflang.store.backend import redact_url
+from wflang.store.backend import redact, redact_url, url_secrets
 from wflang.store.records import InstanceInfo, StoreError
 from wflang.store.retention import ENDED, PURGEABLE
 
@@ -45,28 +50,37 @@ class CliUsage(Exception):
 # ----------------------------------------------------------------------- helpers
 
 
-def _store(args: argparse.Namespace, *, check: bool = True, timeout: float = 10.0) -> Store:
+def _store(
+    args: argparse.Namespace, *, check: bool = True, create: bool = False, timeout: float = 10.0
+) -> Store:
     """The store of ``--store``; a one-shot command gives up on a database that does not
-    answer within ``timeout`` seconds (a worker waits longer: it rides out outages)."""
+    answer within ``timeout`` seconds (a worker waits longer: it rides out outages).
+
+    Only ``create`` (``wf store migrate``) makes a SQLite file or its folders: any other
+    command on a file that is not there is refused and leaves nothing behind.
+    """
     url = args.store or default_url()
+    shown = redact_url(url)
     path = sqlite_path(url)
-    fresh = Path(path) if path and not Path(path).exists() else None
+    if path and not create and not Path(path).exists():
+        raise CliUsage(
+            f"no store at {shown} (no such file): "
+            f"create one with `wf store migrate --store {shown}`"
+        )
     try:
-        store = open_store(args.store, timeout=timeout)
+        store = open_store(url, timeout=timeout)
+    except StoreError as err:  # an unknown or unreadable URL: a usage problem
+        raise CliUsage(str(err)) from None
+    try:
         if check:
-            try:
-                store.check_schema()
-            except StoreError:
-                if fresh is not None:  # opening made an empty file: do not leave it behind
-                    store.close()
-                    for suffix in ("", "-wal", "-shm"):
-                        Path(f"{fresh}{suffix}").unlink(missing_ok=True)
-                raise
+            store.check_schema()
+        else:  # open it now: a file that is not a database says so here
+            store.schema_version()
     except StoreError:
         raise
-    except Exception as err:  # cannot connect, cannot open the file
-        url = redact_url(args.store or default_url())
-        raise CliUsage(f"cannot open the store {url}: {err}") from err
+    except Exception as err:  # cannot connect, cannot open the file, not a database
+        why = redact(str(err), url_secrets(url))
+        raise CliUsage(f"cannot open the store {shown}: {why}") from None
     return store
 
 
@@ -76,31 +90,97 @@ def outcome_label(status: str) -> str:
     return "error" if status in ("failed", "dead_lettered") else "reason"
 
 
-def positive(text: str) -> int:
-    """An argparse type: a whole number of at least 1."""
-    try:
-        n = int(text)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number of at least 1")
-    return n
+def bounded(low: int, high: int, unit: int = 1, units: str = "") -> Callable[[str], int]:
+    """An argparse type: a whole number from ``low`` to ``high``, given in ``unit``s of
+    it (``--lease`` in seconds, kept in milliseconds: 1000). Anything else (``nan``,
+    ``inf``, ``1e999999999``, 40 digits) is a usage error before anything opens."""
+
+    def parse(text: str) -> int:
+        try:
+            number = Decimal(text.strip()) * unit
+            if unit != 1:  # a finer fraction than the unit kept is rounded away
+                number = number.to_integral_value()
+            fits = number.is_finite() and low <= number <= high and number % 1 == 0
+        except ArithmeticError:  # not a number at all, or beyond any precision
+            fits = False
+        if not fits:
+            if unit == 1:
+                raise argparse.ArgumentTypeError(
+                    f"'{text}' is not a whole number from {low:,} to {high:,}"
+                )
+            span = f"{low / unit:,g} to {high / unit:,g} {units}".rstrip()
+            raise argparse.ArgumentTypeError(f"'{text}' is not a number from {span}")
+        return int(number)
+
+    return parse
+
+
+#: A count or a batch: at least 1, and within the stores' 64-bit integers.
+positive = bounded(1, 2**63 - 1)
+#: Versions are 32-bit integers in the stores.
+version_number = bounded(0, 2**31 - 1)
+
+
+#: The most read from an ``@file`` of JSON: room for indentation around a value of the
+#: largest size accepted (``MAX_VALUE_BYTES`` as compact JSON); a longer file, or a
+#: device that never ends (``@/dev/zero``), is refused after reading this much.
+MAX_JSON_FILE_BYTES = 16 * MAX_VALUE_BYTES
 
 
 def json_arg(text: str, what: str) -> dict[str, Value]:
-    """A JSON object from the command line, or from a file with ``@path``; decimals exact."""
+    """A JSON object from the command line, or from a file with ``@path``; decimals exact.
+    Whatever the text holds, a problem with it is a usage error that says what."""
     if text.startswith("@"):
+        path = text[1:]
         try:
-            text = Path(text[1:]).read_text(encoding="utf-8")
+            with open(path, "rb") as file:
+                data = file.read(MAX_JSON_FILE_BYTES + 1)
         except OSError as err:
-            raise CliUsage(f"cannot read {text[1:]}: {err.strerror or err}") from err
+            raise CliUsage(f"cannot read {path}: {err.strerror or err}") from err
+        if len(data) > MAX_JSON_FILE_BYTES:
+            raise CliUsage(f"{what}: {path} is longer than {MAX_JSON_FILE_BYTES:,} bytes")
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as err:
+            where = f"{err.reason} at byte {err.start}"
+            raise CliUsage(f"{what}: {path} is not UTF-8 text ({where})") from None
     try:
-        data = codec.loads(text)
-    except json.JSONDecodeError as err:
-        raise CliUsage(f"{what} is not JSON: {err}") from err
-    if not isinstance(data, dict):
-        raise CliUsage(f"{what} must be a JSON object, not {type(data).__name__}")
-    return data
+        parsed = codec.loads(text)
+    except RecursionError:
+        raise CliUsage(f"{what} is nested too deeply") from None
+    except ValueError as err:  # not JSON, or an integer beyond Python's digit limit
+        reason = (
+            str(err)
+            if isinstance(err, json.JSONDecodeError)
+            else f"a number has more than {sys.get_int_max_str_digits():,} digits"
+        )
+        raise CliUsage(f"{what} is not JSON: {reason}") from None
+    if not isinstance(parsed, dict):
+        raise CliUsage(f"{what} must be a JSON object, not {type(parsed).__name__}")
+    return parsed
+
+
+def import_handlers(name: str) -> None:
+    """Import the module whose ``@handler`` functions serve the calls: by name
+    (``order_handlers``, found on ``sys.path``) or by file (``examples/order_handlers.py``,
+    whose folder is put on ``sys.path`` so that it imports its neighbours). A module
+    that is missing or fails while it loads is a usage error naming what it raised."""
+    try:
+        if name.endswith(".py") or os.sep in name:
+            path = Path(name)
+            spec = importlib.util.spec_from_file_location(path.stem, path)
+            if not path.is_file() or spec is None or spec.loader is None:
+                raise CliUsage(f"cannot import handlers {name!r}: no such Python file")
+            sys.path.insert(0, str(path.resolve().parent))
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[path.stem] = module
+            spec.loader.exec_module(module)
+        else:
+            importlib.import_module(name)
+    except CliUsage:
+        raise
+    except Exception as err:  # whatever the module raised while loading
+        raise CliUsage(f"cannot import handlers {name!r}: {type(err).__name__}: {err}") from err
 
 
 def _print_json(data: object) -> None:
@@ -123,7 +203,7 @@ def _when(ms: int | None) -> str:
 
 
 def cmd_store_migrate(args: argparse.Namespace) -> int:
-    store = _store(args, check=False)
+    store = _store(args, check=False, create=True)
     applied = store.migrate()
     version = store.schema_version()
     if applied:
@@ -502,17 +582,14 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
     logs.configure(args.log_format, args.log_level)
     for module in args.handlers:
-        try:
-            importlib.import_module(module)
-        except ImportError as err:
-            raise CliUsage(f"cannot import handlers module {module!r}: {err}") from err
+        import_handlers(module)
     handlers = registered_handlers()  # none: the worker still runs timers, signals, tasks
     store = _store(args, timeout=30.0)
     worker = Worker(
         store,
         handlers,
         concurrency=args.concurrency,
-        lease_ms=int(args.lease * 1000),
+        lease_ms=args.lease,
         batch=args.batch,
         poll_ms=args.poll,
         group_commit=not args.no_group_commit,
@@ -636,7 +713,9 @@ def _store_parsers(sub: Sub, compile_file: Compile) -> None:
     )
     p.add_argument("workflow", help="the workflow's name")
     p.add_argument("--input", default="{}", help=f"the input as JSON, or @file.json; {JSON_TYPES}")
-    p.add_argument("--version", type=int, help="a deployed version (default: the latest)")
+    p.add_argument(
+        "--version", type=version_number, help="a deployed version (default: the latest)"
+    )
     p.add_argument("--id", help="the instance id (default: NAME-<random>)")
     json_opt(p)
     ops_opts(p)
@@ -668,14 +747,29 @@ def _worker_parser(sub: Sub) -> None:
         action="append",
         default=[],
         metavar="MODULE",
-        help="import this module, whose @handler functions serve the calls (repeatable)",
+        help="import this module (a name on the Python path, or a .py file), whose "
+        "@handler functions serve the calls (repeatable)",
     )
-    p.add_argument("--concurrency", type=int, default=4, help="handler threads (default 4)")
-    p.add_argument("--lease", type=float, default=30.0, help="lease in seconds (default 30)")
     p.add_argument(
-        "--batch", type=int, default=32, help="instances stepped per transaction (default 32)"
+        "--concurrency", type=bounded(*SETTINGS["concurrency"]), default=4,
+        help="handler threads (default 4)",
+    )  # fmt: skip
+    p.add_argument(
+        "--lease",
+        type=bounded(*SETTINGS["lease_ms"], unit=1000, units="seconds"),
+        default=30_000,
+        metavar="SECONDS",
+        help="the lease of a running call, in seconds, at least 0.1 (default 30); "
+        "a heartbeat renews it every third",
     )
-    p.add_argument("--poll", type=int, default=500, help="idle poll interval in ms (default 500)")
+    p.add_argument(
+        "--batch", type=bounded(*SETTINGS["batch"]), default=32,
+        help="instances stepped per transaction (default 32)",
+    )  # fmt: skip
+    p.add_argument(
+        "--poll", type=bounded(*SETTINGS["poll_ms"]), default=500,
+        help="idle poll interval in ms (default 500)",
+    )  # fmt: skip
     p.add_argument(
         "--no-group-commit",
         action="store_true",
@@ -687,7 +781,9 @@ def _worker_parser(sub: Sub) -> None:
         metavar="SERVICE",
         help="never re-run this service after a crash (also @handler(..., at_most_once=True))",
     )
-    p.add_argument("--metrics-port", type=int, help="serve Prometheus metrics on this port")
+    p.add_argument(
+        "--metrics-port", type=bounded(1, 65_535), help="serve Prometheus metrics on this port"
+    )
     p.add_argument("--once", action="store_true", help="do what is due now, then exit")
     p.add_argument(
         "--log-format",

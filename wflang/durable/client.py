@@ -73,6 +73,25 @@ def default_actor() -> str:
 #: The longest TTL or age accepted: beyond it a number is surely a mistake.
 _LONGEST_MS = 100 * 365 * 86_400_000
 
+#: The longest instance id given to ``start``: ids are primary keys (an index entry
+#: of PostgreSQL holds at most about 2,700 bytes), printed everywhere, and the ids of
+#: an instance's children are made from it.
+MAX_ID_CHARS = 200
+
+
+def _check_id(instance_id: object) -> None:
+    """Refuse an instance id that is not 1 to ``MAX_ID_CHARS`` characters of text."""
+    if not isinstance(instance_id, str):
+        problem = f"must be a string, not {type(instance_id).__name__}"
+    elif not 0 < len(instance_id) <= MAX_ID_CHARS:
+        problem = f"must be 1 to {MAX_ID_CHARS} characters long, not {len(instance_id)}"
+    elif not instance_id.isprintable():
+        problem = "must be printable text (no control characters or lone surrogates)"
+    else:
+        return
+    raise InvalidValue("the instance id", [problem])
+
+
 #: Ops events, by what they ask for.
 _OPS_EVENTS: dict[type, str] = {
     rt.RetryFrom: "retry (or replay)",
@@ -141,6 +160,8 @@ class Client:
         instance_id: str | None = None,
         reason: str | None = None,
     ) -> InstanceInfo:
+        if instance_id is not None:
+            _check_id(instance_id)
         deployed = self.store.deployed(workflow, version)
         problems = validate_input(deployed.table, input)
         if problems:

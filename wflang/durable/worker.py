@@ -40,6 +40,31 @@ from wflang.store.sql import Store
 
 log = logging.getLogger("wflang.worker")
 
+#: The bounds of a worker's settings (inclusive), checked by ``Worker`` and ``wf worker``.
+#: The lease: the heartbeat renews it every third of it, and a renewal is a transaction,
+#: which a loaded machine or database cannot promise in much less than a tenth of a
+#: second; a lease that expires before its renewal lands makes every call run again and
+#: again (a livelock). At most a day: the calls of a worker that died wait that long.
+#: The poll: at most an hour (a NOTIFY may be lost; polling is what is relied on).
+SETTINGS: dict[str, tuple[int, int]] = {
+    "concurrency": (1, 10_000),
+    "lease_ms": (100, 86_400_000),
+    "batch": (1, 10_000),
+    "poll_ms": (1, 3_600_000),
+}
+
+
+def settings_problems(**settings: object) -> list[str]:
+    """What is wrong with worker settings (named as in ``SETTINGS``), in words."""
+    problems = []
+    for name, value in settings.items():
+        low, high = SETTINGS[name]
+        if not (isinstance(value, int) and not isinstance(value, bool) and low <= value <= high):
+            problems.append(
+                f"{name} must be a whole number from {low:,} to {high:,}, not {value!r}"
+            )
+    return problems
+
 
 @define
 class Counters:
@@ -113,8 +138,11 @@ class Worker:
         on_advance: Callable[[Advanced], None] | None = None,
         limits: Limits = DEFAULT_LIMITS,
     ) -> None:
-        if concurrency < 1:
-            raise ValueError("concurrency must be at least 1")
+        problems = settings_problems(
+            concurrency=concurrency, lease_ms=lease_ms, batch=batch, poll_ms=poll_ms
+        )
+        if problems:
+            raise ValueError("; ".join(problems))
         self.store = store
         self.handlers = dict(handlers)
         self.concurrency = concurrency
@@ -265,7 +293,10 @@ class Worker:
                     next_beat = time.monotonic() + self.lease_ms / 3000
                 busy = adv.transitions or adv.claimed or results
                 if not busy:
-                    self.wake.wait(self.poll_ms / 1000)
+                    wait = self.poll_ms / 1000
+                    if self._running:  # a long poll must not hold up the heartbeat
+                        wait = min(wait, max(0.0, next_beat - time.monotonic()))
+                    self.wake.wait(wait)
                     self.wake.clear()
         finally:
             pool.shutdown(wait=True)

@@ -11,6 +11,7 @@ types as written (``list[Item]``, ``decimal?``) and the declarations they name.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
 
@@ -72,9 +73,16 @@ def validate_result(table: Table, state: str, output: Mapping[str, Value]) -> li
 def _sized(value: object, where: str) -> list[str]:
     """A problem when the value is larger than ``MAX_VALUE_BYTES`` as JSON."""
     try:
-        size = len(json.dumps(value, separators=(",", ":"), default=str).encode())
-    except (TypeError, ValueError):  # not JSON-like at all: the field checks say why
+        text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
+    except TypeError:  # not JSON-like at all: the field checks say why
         return []
+    except ValueError:  # an int that Python will not write as text
+        return [f"the {where} holds a number of more than {sys.get_int_max_str_digits():,} digits"]
+    try:
+        size = len(text.encode())
+    except UnicodeEncodeError as err:  # a lone surrogate: no store or JSON reader takes it
+        bad = err.object[err.start : err.end].encode("unicode_escape").decode()
+        return [f"the {where} holds text that is not valid Unicode ({bad})"]
     if size <= MAX_VALUE_BYTES:
         return []
     return [f"the {where} is {size:,} bytes as JSON; the limit is {MAX_VALUE_BYTES:,}"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 
+from wflang.store.backend import redact_url
 from wflang.store.records import StoreError
 from wflang.store.sql import Clock, Store
 
@@ -47,7 +48,7 @@ def open_store(
             raise StoreError("PostgreSQL needs psycopg 3: pip install 'wflang[postgres]'") from err
         return Store(PostgresBackend(url, max_size=pool, timeout=timeout), clock)
     raise StoreError(
-        f"unknown store URL {url!r}: use sqlite:///path/state.db or postgresql://user@host/db"
+        f"unknown store URL {redact_url(url)!r}: use sqlite:///path/state.db or postgresql://user@host/db"
     )
 
 

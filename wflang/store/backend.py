@@ -12,10 +12,11 @@ failure.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import Protocol
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote
 
 from attrs import frozen
 
@@ -82,10 +83,28 @@ def chunks(items: Sequence[str], size: int = 500) -> Iterator[Sequence[str]]:
         yield items[i : i + size]
 
 
+#: The password of a URL: after ``scheme://user:`` up to the last ``@`` (a password may
+#: hold an unescaped ``@``, ``/`` or ``%``: whatever it holds, all of it is hidden).
+_USERINFO = re.compile(r"^(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^:@/?#]*):(?P<secret>.*)@", re.S)
+#: A password given as a query parameter (``?password=...``), which libpq accepts too.
+_QUERY = re.compile(r"(?P<head>[?&]password=)(?P<secret>[^&#]*)", re.I)
+
+
 def redact_url(url: str) -> str:
-    """The URL with its password replaced by ``***``: for messages and logs."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-    return urlunsplit(parts._replace(netloc=netloc))
+    """The URL with its password replaced by ``***``: for messages and logs. Works on
+    any text, well-formed URL or not, and never raises."""
+    url = _USERINFO.sub(lambda m: m["head"] + ":***@", url, count=1)
+    return _QUERY.sub(lambda m: m["head"] + "***", url)
+
+
+def url_secrets(url: str) -> list[str]:
+    """The passwords in a URL as written and as decoded: what ``redact`` hides."""
+    found = [m["secret"] for m in (_USERINFO.match(url), *_QUERY.finditer(url)) if m]
+    return sorted({v for s in found for v in (s, unquote(s)) if v}, key=len, reverse=True)
+
+
+def redact(text: str, secrets: Sequence[str]) -> str:
+    """``text`` (a message, a traceback) with every one of ``secrets`` replaced by ``***``."""
+    for secret in secrets:
+        text = text.replace(secret, "***")
+    return text

@@ -8,14 +8,18 @@ advisory lock so that two ``wf store migrate`` at once are serialised.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from typing import ClassVar
 
 import psycopg
 from psycopg import errors
+from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool
 
-from wflang.store.backend import Dialect, Param, Row
+from wflang.store.backend import Dialect, Param, Row, redact, redact_url, url_secrets
+from wflang.store.records import StoreError
 
 DIALECT = Dialect(
     name="postgresql",
@@ -58,6 +62,41 @@ class _Tx:
         return self.conn.execute(_pg(sql), params, prepare=True).fetchall()
 
 
+class _Redacting(logging.Filter):
+    """Hides the passwords of the URLs opened in this process from log records (their
+    messages and tracebacks): psycopg's pool logs libpq's words, which may quote them."""
+
+    secrets: ClassVar[set[str]] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        secrets = sorted(self.secrets, key=len, reverse=True)
+        if secrets:
+            message = record.getMessage()
+            if any(s in message for s in secrets):
+                record.msg, record.args = redact(message, secrets), None
+            if record.exc_info and not record.exc_text:
+                record.exc_text = logging.Formatter().formatException(record.exc_info)
+            if record.exc_text:
+                record.exc_text = redact(record.exc_text, secrets)
+        return True
+
+
+_REDACTING = _Redacting()
+#: The loggers that may see a URL or libpq's words about one.
+for _name in ("psycopg", "psycopg.pool", "wflang.worker", "wflang.client"):
+    logging.getLogger(_name).addFilter(_REDACTING)
+
+
+def _readable(url: str) -> None:
+    """Refuse a URL that libpq cannot read, saying why without its password (libpq's
+    own message quotes the part it stumbled on, which may be the password)."""
+    try:
+        conninfo_to_dict(url)
+    except psycopg.Error as err:
+        why = redact(str(err).strip(), url_secrets(url))
+        raise StoreError(f"cannot read the store URL {redact_url(url)}: {why}") from None
+
+
 class PostgresBackend:
     """``postgresql://user@host:port/dbname``."""
 
@@ -66,6 +105,8 @@ class PostgresBackend:
     def __init__(
         self, url: str, *, min_size: int = 1, max_size: int = 8, timeout: float = 30.0
     ) -> None:
+        _readable(url)
+        _Redacting.secrets.update(url_secrets(url))
         self.url = url
         self.pool: ConnectionPool[psycopg.Connection[tuple[object, ...]]] = ConnectionPool(
             url,

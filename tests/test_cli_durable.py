@@ -221,9 +221,13 @@ def test_usage_problems_exit_2(ready: Wf, argv: list[str], message: str) -> None
 
 
 def test_an_unmigrated_store_is_refused_with_what_to_run(wf: Wf) -> None:
+    assert wf("status", "x") == 2  # no file: nothing is created (issue 20 item 9)
+    assert "no store at" in wf.err and "wf store migrate --store" in wf.err
+    path = Path(wf.url.removeprefix("sqlite:///"))
+    assert not path.exists()
+    path.touch()  # a file without the schema
     assert wf("status", "x") == 1
     assert "schema version 0" in wf.err and "wf store migrate --store" in wf.err
-    assert not Path(wf.url.removeprefix("sqlite:///")).exists()  # no empty file left
 
 
 def test_deploying_changed_content_under_the_same_version_is_refused(

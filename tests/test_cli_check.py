@@ -153,3 +153,26 @@ def test_suppressing_a_rule_that_is_off_is_not_unused(
         0,
         "All clean: 1 file checked.\n",
     )
+
+
+def test_stdin_with_its_file_name_resolves_imports_from_there(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`cat flows/x.wf | wf check - --stdin-filename flows/x.wf` checks it as that file:
+    its imports are found beside it and findings carry its name (issue 12)."""
+    import io
+    import sys
+
+    example = Path(__file__).resolve().parent.parent / "examples" / "order_saga.wf"
+    monkeypatch.chdir(tmp_path)  # elsewhere: shared_types.wf is not in the working folder
+    source = example.read_bytes()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(source)))
+    code, out, _ = run(capsys, "check", "--format", "concise", "-")
+    assert code == 1 and "<stdin>:10:1: error[WF113] cannot import 'shared_types.wf'" in out
+    broken = source.replace(b"next ship", b"next shipp", 1)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(broken)))
+    code, out, _ = run(
+        capsys, "check", "--format", "concise", "-", "--stdin-filename", str(example)
+    )
+    assert code == 1 and "WF113" not in out
+    assert out.startswith(f"{example}:") and "'shipp'" in out

@@ -385,3 +385,18 @@ def test_cli_two_folders(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     (broken / "bad.wf").write_text("workflow w version 1\ntsak a: script {}\n")
     code, out, _ = run(capsys, "diff", "--color", "never", old, str(broken))
     assert code == 2 and "error[WF001]" in out
+
+
+def test_an_accepted_breaking_change_is_a_notice_not_an_error(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It does not fail the run, so no report calls it an error (issue 12)."""
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    folder = DATA / "WF601"
+    pair = [str(folder / "old.wf"), str(folder / "new.wf")]
+    code, out, _ = run(capsys, "diff", *pair, "--format", "github")
+    assert code == 0
+    assert out.startswith("::notice ") and "::error" not in out and "error" not in out.lower()
+    assert "(accepted: the version went from 1 to 2)" in out
+    code, out, _ = run(capsys, "diff", *pair, "--format", "json")
+    assert code == 0 and '"severity": "info"' in out and '"severity": "error"' not in out

@@ -292,3 +292,72 @@ def test_a_thousand_node_chain_renders_to_dot(tmp_path: Path) -> None:
     dot = render(Request(str(path))).decode("utf-8")
     assert dot.count(" -> ") == 1000  # the start edge and 999 next edges
     assert render(Request(str(path), "mermaid")).count(b"-->") == 1000
+
+
+def test_history_marks_only_the_edges_taken(
+    in_root: None, tmp_path: Path, capsys: pytest.CaptureFixture[bytes]
+) -> None:
+    """A compensated order: the shipping error route to `undo` is marked, not the
+    timeout beside it, nor charge's error route, nor the choice's other branch
+    (issue 12: every edge between two visited nodes used to be marked)."""
+    import json
+
+    from wflang.compiler.compile import compile_workflow
+    from wflang.dsl.parser import parse_file
+    from wflang.render.command import diagram
+    from wflang.runtime import codec
+    from wflang.runtime.engine import Engine, TaskError
+    from wflang.runtime.table import table_hash
+
+    def rejected(**_: object) -> None:
+        raise TaskError("AddressRejected", "no such street")
+
+    handlers = {
+        "inventory.reserve": lambda **_: {"reservation_id": "r-1"},
+        "inventory.release": lambda **_: None,
+        "payments.charge": lambda **_: {"charge_id": "c-1", "settled": True},
+        "payments.refund": lambda **_: {"refund_id": "f-1"},
+        "shipping.create": rejected,
+        "shipping.cancel": lambda **_: None,
+    }
+    table = compile_workflow(parse_file("examples/order_saga.wf")).table
+    assert table is not None
+    engine = Engine([table], handlers)  # type: ignore[arg-type]
+    order = json.loads(Path("examples/order_input.json").read_text())
+    iid = engine.start("order_saga", order)
+    instance = engine.instance(iid)
+    assert instance.status.value == "compensated"
+    doc = codec.history_document(table, table_hash(table), instance, engine.history(iid))
+    (tmp_path / "h.json").write_text(codec.dumps(doc))
+    drawn = diagram(Request("examples/order_saga.wf", history=str(tmp_path / "h.json")))
+    marked = sorted(e.key for e in drawn.edges if "visited" in e.marks)
+    assert marked == [
+        "charge/compensate",
+        "charge/next",
+        "express_fee/else",
+        "price/next",
+        "reserve/compensate",
+        "reserve/next",
+        "ship/on AddressRejected, CarrierUnavailable",
+        "start",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("name", "starts"), [("out.png", b"\x89PNG"), ("out.svg", b"<?xml"), ("out.mmd", b"---\ntitle:")]
+)
+def test_the_format_follows_the_output_name(
+    name: str,
+    starts: bytes,
+    in_root: None,
+    tmp_path: Path,
+    capsysbinary: pytest.CaptureFixture[bytes],
+) -> None:
+    """`-o out.png` without --format draws a PNG, never DOT text in a .png (issue 12)."""
+    out = tmp_path / name
+    code = main(["render", "examples/order_saga.wf", "-o", str(out)])
+    err = capsysbinary.readouterr().err.decode()
+    if name != "out.mmd" and shutil.which("dot") is None:  # no Graphviz: said, not faked
+        assert code == 2 and "dot" in err and not out.exists()
+        return
+    assert code == 0 and out.read_bytes().startswith(starts), out.read_bytes()[:40]

@@ -78,9 +78,11 @@ def _expand(paths: Sequence[str]) -> list[str]:
     return out
 
 
-def _load(path: str) -> ParseResult:
+def _load(path: str, stdin_name: str | None = None) -> ParseResult:
+    """A file parsed; ``-`` is standard input, named ``stdin_name`` (``--stdin-filename``:
+    its imports are resolved from that file's folder, its findings carry that name)."""
     if path == "-":
-        return parse_bytes(sys.stdin.buffer.read(), "<stdin>")
+        return parse_bytes(sys.stdin.buffer.read(), stdin_name or "<stdin>")
     try:
         data = Path(path).read_bytes()
     except OSError as err:
@@ -128,7 +130,7 @@ def _print_diagnostics(results: Sequence[ParseResult], fmt: str, color: str) -> 
 def cmd_parse(args: argparse.Namespace) -> int:
     # --json and --format json mean the same: JSON out, the spec or the errors.
     as_json = args.json or args.format == "json"
-    result = _load(args.file)
+    result = _load(args.file, args.stdin_filename)
     if result.spec is None:
         _print_diagnostics([result], "json" if as_json else args.format, args.color)
         return EXIT_FINDINGS
@@ -164,7 +166,7 @@ def cmd_fmt(args: argparse.Namespace) -> int:
     files = _expand(args.files)
     status = EXIT_OK
     for path in files:
-        result = _load(path)
+        result = _load(path, args.stdin_filename)
         if result.spec is None:
             _print_diagnostics([result], "text", args.color)
             status = max(status, EXIT_FINDINGS)
@@ -205,7 +207,7 @@ def _config(args: argparse.Namespace) -> Config:
 
 def cmd_check(args: argparse.Namespace) -> int:
     config = _config(args)
-    result = check([_load(p) for p in _expand(args.paths)], config)
+    result = check([_load(p, args.stdin_filename) for p in _expand(args.paths)], config)
     report = Report(result.diagnostics, result.sources, result.files)
     _print_report(report, args.format, args.color)
     threshold = diag.Severity(args.fail_on).rank
@@ -214,7 +216,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def _compiled(args: argparse.Namespace) -> Table:
-    parsed = _load(args.file)
+    parsed = _load(args.file, args.stdin_filename)
     compiled = compile_workflow(parsed, _config(args))
     if compiled.table is None:
         result = compiled.check
@@ -238,7 +240,7 @@ def _compiled_file(args: argparse.Namespace, path: str) -> Table:
 
 def _imported_workflows(args: argparse.Namespace) -> list[Table]:
     """The workflows the file imports (the ones its ``call``s may start), compiled."""
-    program = load_program([_load(args.file)])
+    program = load_program([_load(args.file, args.stdin_filename)])
     return [
         _compiled_file(args, path)
         for path, module in sorted(program.modules.items())
@@ -314,7 +316,8 @@ def cmd_render(args: argparse.Namespace) -> int:
     from wflang.render.command import RenderError, Request, render
 
     diff = tuple(args.diff) if args.diff else None
-    request = Request(args.file, args.format, args.check, diff, args.history)
+    fmt = args.format or _format_of(args.output)
+    request = Request(args.file, fmt, args.check, diff, args.history)
     try:
         data = render(request)
     except RenderError as err:
@@ -325,6 +328,17 @@ def cmd_render(args: argparse.Namespace) -> int:
     else:
         _write(args.output, data)
     return EXIT_OK
+
+
+#: The diagram format a file name asks for when ``--format`` is not given.
+_RENDER_SUFFIXES = {".svg": "svg", ".png": "png", ".mmd": "mermaid", ".mermaid": "mermaid"}
+
+
+def _format_of(output: str | None) -> str:
+    """``out.png`` is drawn as PNG, ``out.svg`` as SVG, ``out.mmd`` as Mermaid; else DOT."""
+    if output in (None, "-"):
+        return "dot"
+    return _RENDER_SUFFIXES.get(Path(output).suffix.lower(), "dot")
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
@@ -365,10 +379,11 @@ def _diff_source(args: argparse.Namespace) -> tuple[ParseResult, ParseResult]:
             if "exists on disk, but not in" in message or "does not exist in" in message:
                 raise _NewAtRevision
             raise UsageError(f"git show {args.against}:{new_path} failed: {message}")
-        return parse_bytes(shown.stdout, f"{args.against}:{new_path}"), _load(new_path)
+        new = _load(new_path, args.stdin_filename)
+        return parse_bytes(shown.stdout, f"{args.against}:{new_path}"), new
     if len(args.files) != 2:
         raise UsageError("name two files (OLD NEW), or one file with --against REV")
-    return _load(args.files[0]), _load(args.files[1])
+    return _load(args.files[0], args.stdin_filename), _load(args.files[1], args.stdin_filename)
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
@@ -464,6 +479,22 @@ def _not_utf8(text: str) -> bool:
 # -------------------------------------------------------------------- parser
 
 
+def _common(p: argparse.ArgumentParser) -> None:
+    """Options of every command that reads .wf files."""
+    p.add_argument(
+        "--stdin-filename",
+        metavar="PATH",
+        help="the path of the file read from '-' (standard input): its imports are "
+        "resolved from PATH's folder, and findings name it",
+    )
+    p.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="colour the text output: auto (only on a terminal, never with NO_COLOR)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="wf",
@@ -489,14 +520,6 @@ def build_parser() -> argparse.ArgumentParser:
             "sarif (GitHub code scanning) or github (Actions annotations)",
         )
 
-    def common(p: argparse.ArgumentParser) -> None:
-        p.add_argument(
-            "--color",
-            choices=("auto", "always", "never"),
-            default="auto",
-            help="colour the text output: auto (only on a terminal, never with NO_COLOR)",
-        )
-
     p = sub.add_parser(
         "parse",
         help="parse a .wf file and print its typed spec",
@@ -507,7 +530,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the spec as JSON (through cattrs)")
     p.add_argument("--summary", action="store_true", help="print a one-paragraph summary (default)")
     diagnostics_format(p)
-    common(p)
+    _common(p)
     p.set_defaults(func=cmd_parse)
 
     p = sub.add_parser(
@@ -521,7 +544,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--check", action="store_true",
         help="write nothing; exit 1 if any file would change (for CI and pre-commit)",
     )  # fmt: skip
-    common(p)
+    _common(p)
     p.set_defaults(func=cmd_fmt)
 
     p = sub.add_parser(
@@ -548,7 +571,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PYPROJECT",
         help="read [tool.wflang] from this file instead of the nearest pyproject.toml",
     )
-    common(p)
+    _common(p)
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser(
@@ -559,7 +582,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
     p.set_defaults(func=cmd_rules)
-    _diff_parser(sub, rules=p, common=common)
+    _diff_parser(sub, rules=p, common=_common)
 
     for name, func, summary in (
         ("compile", cmd_compile, "compile a checked workflow to its transition table (JSON)"),
@@ -576,7 +599,7 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("-o", "--output", help="write the table here (default: stdout)")
         p.add_argument("--preset", choices=[x.value for x in Preset], help=argparse.SUPPRESS)
         p.add_argument("--config", help=argparse.SUPPRESS)
-        common(p)
+        _common(p)
         p.set_defaults(func=func)
 
     p = sub.add_parser(
@@ -608,7 +631,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--preset", choices=[x.value for x in Preset], help=argparse.SUPPRESS)
     p.add_argument("--config", help=argparse.SUPPRESS)
-    common(p)
+    _common(p)
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser(
@@ -631,7 +654,9 @@ def _later_stages(
 
 def _compile_for_deploy(path: str) -> Table | None:
     """Compile a file for ``wf deploy``; None (findings printed) when it has errors."""
-    args = argparse.Namespace(file=path, config=None, preset=None, color="auto")
+    args = argparse.Namespace(
+        file=path, config=None, preset=None, color="auto", stdin_filename=None
+    )
     try:
         return _compiled(args)
     except _Refused:
@@ -652,7 +677,11 @@ def _render_parser(
         "and Mermaid bytes.",
     )
     p.add_argument("file", nargs="?", help="the .wf file (omit with --diff)")
-    p.add_argument("--format", choices=("dot", "svg", "png", "mermaid"), default="dot")
+    p.add_argument(
+        "--format",
+        choices=("dot", "svg", "png", "mermaid"),
+        help="default: from the name of --output (.svg, .png, .mmd or .mermaid), else dot",
+    )
     p.add_argument("-o", "--output", help="write the diagram here (default: stdout)")
     p.add_argument("--check", action="store_true", help="colour the findings of wf check")
     p.add_argument("--diff", nargs=2, metavar=("OLD", "NEW"), help="draw NEW, changes marked")
@@ -704,7 +733,7 @@ def _diff_parser(
         "there could continue on NEW (a table, or JSON with --format json); exit 1 when "
         "some cannot, so the old version must be drained",
     )
-    common(p)
+    _common(p)
     p.set_defaults(func=cmd_diff)
 
 

@@ -11,11 +11,12 @@ does not fit the format is a ``HistoryError`` naming what is wrong.
 from __future__ import annotations
 
 import json
+import re
 
 from attrs import frozen
 
 from wflang.render.build import START, join_key
-from wflang.render.diagram import Diagram, LegendEntry, Overlay
+from wflang.render.diagram import DEdge, Diagram, LegendEntry, Overlay
 
 FORMAT = "wflang.history/1"
 ENTER = "enter "
@@ -36,6 +37,7 @@ class History:
     current: tuple[str, ...]
     failed: str | None
     entered: tuple[str, ...]  # node names, in the order they were entered
+    decisions: tuple[tuple[str, ...], ...] = ()  # each entry's decisions, in order
 
 
 def _field(doc: dict[str, object], key: str, kind: type, what: str) -> object:
@@ -65,13 +67,13 @@ def parse_history(text: str) -> History:
         raise HistoryError("'failed' must be a node name or null")
     entries = _field(doc, "entries", list, "a list of entries")
     entered: list[str] = []
+    decisions: list[tuple[str, ...]] = []
     assert isinstance(entries, list)
     for i, entry in enumerate(entries):
         if not isinstance(entry, dict):
             raise HistoryError(f"entry {i} must be an object")
-        for decision in _strings(entry.get("decisions", []), f"entries[{i}].decisions"):
-            if decision.startswith(ENTER):
-                entered.append(decision.removeprefix(ENTER))
+        decisions.append(_strings(entry.get("decisions", []), f"entries[{i}].decisions"))
+        entered += (d.removeprefix(ENTER) for d in decisions[-1] if d.startswith(ENTER))
     return History(
         instance=str(_field(doc, "instance", str, "a string")),
         workflow=str(_field(doc, "workflow", str, "a string")),
@@ -80,6 +82,7 @@ def parse_history(text: str) -> History:
         current=_strings(doc.get("current"), "current"),
         failed=failed,
         entered=tuple(entered),
+        decisions=tuple(decisions),
     )
 
 
@@ -117,11 +120,7 @@ def history_overlay(d: Diagram, history: History, owners: dict[str, str]) -> Ove
         nodes.setdefault(name, set()).add("current")
     if history.failed:
         nodes.setdefault(history.failed, set()).add("failed")
-    edges = {
-        e.key: frozenset({"visited"})
-        for e in d.edges
-        if e.tail in first and e.head in last and first[e.tail] <= last[e.head]
-    }
+    edges = {key: frozenset({"visited"}) for key in taken_edges(d, history, owners)}
     legend = [LegendEntry("visited", f"visited ({len(set(history.entered))} nodes)")]
     if history.current:
         legend.append(LegendEntry("current", "current: " + ", ".join(history.current)))
@@ -133,3 +132,60 @@ def history_overlay(d: Diagram, history: History, owners: dict[str, str]) -> Ove
         legend_title=f"history of {history.instance}: {history.status}",
         legend=tuple(legend),
     )
+
+
+#: The kind of edge a decision leads to the next ``enter``: a boundary timer fired, an
+#: error handled by a route, a compensation run; otherwise a plain successor.
+_ROUTES = (("timer ", ("timeout", "timeout-side")), ("compensate with ", ("compensate",)))
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _route(decision: str) -> tuple[str, ...]:
+    for prefix, kinds in _ROUTES:
+        if decision.startswith(prefix):
+            return kinds
+    if decision.endswith(" handled"):
+        return ("error",)
+    return ()
+
+
+def taken_edges(d: Diagram, history: History, owners: dict[str, str]) -> set[str]:
+    """The keys of the edges the history took, and no others.
+
+    Each ``enter X`` was reached over one edge into X: the one whose tail the history
+    named last before it (the step that completed, failed over a route, had its timer
+    fire, or the choice entered just before), of the kind the decision before it says
+    (a timeout, a handled error, a compensation). A body's end leads to its join.
+    """
+    into: dict[str, list[DEdge]] = {}
+    for e in d.edges:
+        into.setdefault(e.head, []).append(e)
+    names = {n.key for n in d.nodes}
+    seen: dict[str, int] = {START: 0}  # node key -> when the history last named it
+    taken: set[str] = set()
+    clock = 0
+    for decisions in history.decisions:
+        route: tuple[str, ...] = ()
+        for decision in decisions:
+            clock += 1
+            if not decision.startswith(ENTER):
+                for word in _WORD.findall(decision):
+                    if word in names:
+                        seen[word] = clock
+                    if join_key(word) in names and " join " in decision:
+                        seen[join_key(word)] = clock
+                route = _route(decision) or route
+                continue
+            head = decision.removeprefix(ENTER)
+            candidates = [e for e in into.get(head, ()) if e.tail in seen]
+            if candidates:
+                edge = max(candidates, key=lambda e: (seen[e.tail], e.kind in route))
+                taken.add(edge.key)
+            seen[head] = clock
+            route = ()
+            owner = owners.get(head)
+            done = [e for e in d.edges if e.tail == head and e.kind == "done"]
+            if owner is not None and done:  # a body's end: its join is reached
+                taken.update(e.key for e in done)
+                seen[join_key(owner)] = clock
+    return taken

@@ -16,7 +16,7 @@ from wflang.compiler.diff.pairing import Pairing
 from wflang.compiler.diff.registry import DIFF_RULES, DiffRule, Level, diff_rules_in_order
 from wflang.compiler.diff.rules import VERSION_NOT_BUMPED
 from wflang.compiler.registry import Finding
-from wflang.dsl.diagnostics import Diagnostic, Related, sorted_diagnostics
+from wflang.dsl.diagnostics import Diagnostic, Related, Severity, sorted_diagnostics
 from wflang.dsl.spec import WorkflowSpec
 
 
@@ -67,9 +67,14 @@ class DiffResult:
         return any(not c.accepted and worst[c.level] >= worst[threshold] for c in self.changes)
 
 
-def _diagnostic(rule: DiffRule, f: Finding, note: str = "") -> Diagnostic:
+def _diagnostic(
+    rule: DiffRule, f: Finding, note: str = "", *, accepted: bool = False
+) -> Diagnostic:
+    # An accepted change fails nothing: reports show it as a note (a GitHub ::notice,
+    # a SARIF note), never as an error beside an exit code of 0.
+    severity = Severity.INFO if accepted else rule.level.severity
     return Diagnostic(
-        rule.id, rule.code.name, rule.level.severity, f.message + note, f.span, f.hint, f.related
+        rule.id, rule.code.name, severity, f.message + note, f.span, f.hint, f.related
     )
 
 
@@ -87,7 +92,8 @@ def diff_specs(old: WorkflowSpec, new: WorkflowSpec) -> DiffResult:
     for rule, f in found:
         if bumped and rule.level is Level.BREAKING:
             note = f" (accepted: the version went from {old_v} to {new_v})"
-            changes.append(Change(rule, _diagnostic(rule, f, note), accepted=True, key=f.key))
+            accepted = _diagnostic(rule, f, note, accepted=True)
+            changes.append(Change(rule, accepted, accepted=True, key=f.key))
         else:
             changes.append(Change(rule, _diagnostic(rule, f), key=f.key))
     if breaking and old_v is not None and new_v is not None and new_v == old_v:

@@ -91,7 +91,7 @@ def test_happy_path(wf: Wf) -> None:
     assert "schema version 2: nothing to do" in wf.ok("store", "migrate")
     out = wf.ok("deploy", FLOW)
     assert out.startswith("opsflow v1 deployed: sha256:")
-    assert "opsflow v1 already deployed (same content)" in wf.ok("deploy", FLOW)
+    assert "opsflow v1 already deployed (the same table)" in wf.ok("deploy", FLOW)
     _start(wf, "c-1")
     assert "schema version: 2" in wf.ok("store", "info")
     assert "instances: pending 1" in wf.out
@@ -228,6 +228,19 @@ def test_an_unmigrated_store_is_refused_with_what_to_run(wf: Wf) -> None:
     path.touch()  # a file without the schema
     assert wf("status", "x") == 1
     assert "schema version 0" in wf.err and "wf store migrate --store" in wf.err
+
+
+def test_a_change_of_comments_alone_redeploys_as_the_same_version(
+    ready: Wf, tmp_path: Path
+) -> None:
+    """The compiled tables are compared, not the text (issue 12)."""
+    first = ready.ok("deploy", FLOW).split("sha256:")[1]
+    commented = tmp_path / "opsflow.wf"
+    text = Path(FLOW).read_text()
+    commented.write_text("// reviewed: nothing changes\n" + text.replace("\n\n", "\n\n\n", 1))
+    out = ready.ok("deploy", str(commented))
+    assert out == f"opsflow v1 already deployed (the same table): sha256:{first}"
+    assert [v["hash"][:16] for v in ready.json("versions")] == [first.strip()]
 
 
 def test_deploying_changed_content_under_the_same_version_is_refused(

@@ -129,3 +129,32 @@ def test_a_handler_result_that_does_not_fit_fails_its_step(
     assert code == 1
     assert "status: dead_lettered" in out and problem in out
     sys.modules.pop("bad_handlers", None)
+
+
+def test_handlers_can_be_named_by_their_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--handlers examples/order_handlers.py` imports the file (issue 12); the module
+    may import its neighbours, as it would from its own folder."""
+    root = Path(__file__).resolve().parent.parent
+    monkeypatch.chdir(root)
+    sys.modules.pop("order_handlers", None)
+    try:
+        code = main(["run", "examples/order_saga.wf", "--input", "@examples/order_input.json",
+                     "--handlers", "examples/order_handlers.py"])  # fmt: skip
+    finally:
+        sys.modules.pop("order_handlers", None)
+    out = capsys.readouterr().out
+    assert code == 0 and "status: completed" in out
+    (tmp_path / "helper.py").write_text("WORD = 'hi'\n")
+    (tmp_path / "h.py").write_text(
+        HANDLERS.replace('"hello "', "helper.WORD + ' '") + "import helper\n"
+    )
+    (tmp_path / "greet.wf").write_text(FLOW)
+    try:
+        code = main(["run", str(tmp_path / "greet.wf"), "--input", '{"name": "Ada", "times": 1}',
+                     "--handlers", str(tmp_path / "h.py")])  # fmt: skip
+    finally:
+        for name in ("h", "helper"):
+            sys.modules.pop(name, None)
+    assert code == 0 and 'output: {"text": "hi Ada"}' in capsys.readouterr().out

@@ -6,6 +6,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from attrs import evolve
 
 from wflang.durable.client import Client, InvalidValue
 from wflang.runtime.table import table_hash
@@ -120,6 +121,17 @@ def test_deploying_the_same_version_twice_is_a_no_op(store: Store) -> None:
     assert first.new and not again.new
     assert first.hash == again.hash == table_hash(opsflow())
     assert [(v.name, v.version) for v in store.versions()] == [("opsflow", 1)]
+
+
+def test_a_version_compiled_from_other_comments_is_the_same_version(store: Store) -> None:
+    """Only the hash of the source text differs: the tables are compared (issue 12)."""
+    client = Client(store, actor="t")
+    first = client.deploy(opsflow())
+    recompiled = evolve(opsflow(), source_hash="0" * 64)  # a comment added, say
+    again = client.deploy(recompiled)
+    assert first.new and not again.new and again.hash == first.hash
+    assert client.deploy_all([(recompiled, None)])[0].hash == first.hash
+    assert [(v.name, v.hash) for v in store.versions()] == [("opsflow", first.hash)]
 
 
 def test_same_name_and_version_with_other_content_is_refused(store: Store) -> None:

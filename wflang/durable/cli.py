@@ -237,7 +237,7 @@ def cmd_deploy(args: argparse.Namespace, compile_file: Compile) -> int:
         return EXIT_REFUSED
     deployed = client.deploy_all([(t, path) for path, t in tables if t is not None])
     for d in deployed:  # all or none
-        what = "deployed" if d.new else "already deployed (same content)"
+        what = "deployed" if d.new else "already deployed (the same table)"
         print(f"{d.name} v{d.version} {what}: sha256:{d.hash[:16]}")
     return EXIT_OK
 

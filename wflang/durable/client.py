@@ -140,14 +140,18 @@ class Client:
         deployed version or calls a workflow that is neither deployed nor among them."""
         self._check_callees([t for t, _ in tables])
         news = self.store.deploy_all(tables)
-        return [
-            Deployment(t.workflow, t.version, table_hash(t), new)
-            for (t, _), new in zip(tables, news, strict=True)
-        ]
+        return [self._deployment(t, new) for (t, _), new in zip(tables, news, strict=True)]
 
     def deploy(self, table: Table, source: str | None = None) -> Deployment:
-        new = self.store.deploy(table, source)
-        return Deployment(table.workflow, table.version, table_hash(table), new)
+        return self._deployment(table, self.store.deploy(table, source))
+
+    def _deployment(self, table: Table, new: bool) -> Deployment:
+        """What was deployed; for a version that was there already, the hash of the one
+        deployed (the same table, maybe compiled from text that differs in comments)."""
+        digest = (
+            table_hash(table) if new else self.store.deployed(table.workflow, table.version).hash
+        )
+        return Deployment(table.workflow, table.version, digest, new)
 
     # -- instances ---------------------------------------------------------------
 

@@ -43,7 +43,7 @@ from wflang.runtime.engine import HistoryEntry
 from wflang.runtime.ir import Value
 from wflang.runtime.limits import DEFAULT as DEFAULT_LIMITS
 from wflang.runtime.limits import Limits
-from wflang.runtime.table import Table, WaitEntry, dumps, loads, table_hash
+from wflang.runtime.table import Table, WaitEntry, dumps, loads, same_behaviour, table_hash
 from wflang.runtime.validate import check_handler_result, validate_signal
 from wflang.store import messages, retention
 from wflang.store.backend import Backend, Param, Tx, chunks, placeholders, redact_url
@@ -230,12 +230,12 @@ class Store:
         self, tx: Tx, table: Table, source_file: str | None, text: str, digest: str
     ) -> bool:
         rows = tx.query(
-            "SELECT hash FROM wf_workflow WHERE name = ? AND version = ?",
+            "SELECT hash, table_json FROM wf_workflow WHERE name = ? AND version = ?",
             (table.workflow, table.version),
         )
         if rows:
-            if rows[0][0] == digest:
-                return False
+            if rows[0][0] == digest or same_behaviour(loads(str(rows[0][1])), table):
+                return False  # the same, or only its comments or layout changed
             raise VersionConflict(
                 f"{table.workflow} version {table.version} is already deployed with "
                 f"different content (hash {str(rows[0][0])[:12]}, this one "

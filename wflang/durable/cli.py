@@ -978,7 +978,11 @@ def _ops_parser(sub: Sub) -> None:
         "due: a sleep ends, a retry backoff is over, a boundary timeout takes its path.",
     )
     q.add_argument("instance", help="the instance id")
-    q.add_argument("--timer", help="only this timer (default: all pending)")
+    q.add_argument(
+        "--timer",
+        help="only this timer: its id, or its purpose as 'wf status' prints it "
+        "(boundary:0, sleep, retry); default: all pending",
+    )
     ops_opts(q)
     q.set_defaults(func=cmd_ops_fire_timers)
     q = os_.add_parser(

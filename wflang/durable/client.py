@@ -376,14 +376,20 @@ class Client:
         its path, a sleep ends); firing it again later is a no-op.
         """
         info, _ = self._running(instance_id, "have its timers fired")
-        pending = [t.id for t in info.instance.timers] if info.instance else []
+        timers = info.instance.timers if info.instance else ()
+        pending = [t.id for t in timers]
         if timer is not None:
-            if timer not in pending:
+            # Its id, or what `wf status` prints of it: its purpose (`boundary:0`, `sleep`).
+            chosen = [t.id for t in timers if timer == t.id] or [
+                t.id for t in timers if timer == t.purpose
+            ]
+            if len(chosen) != 1:
+                what = "several pending timers" if chosen else "no pending timer"
                 raise IllegalAction(
-                    f"instance '{instance_id}' has no pending timer '{timer}'"
+                    f"instance '{instance_id}' has {what} '{timer}'"
                     + (f" (pending: {', '.join(pending)})" if pending else "")
                 )
-            pending = [timer]
+            pending = chosen
         if not pending:
             raise IllegalAction(f"instance '{instance_id}' has no pending timers")
         for tid in pending:

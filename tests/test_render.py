@@ -344,7 +344,8 @@ def test_history_marks_only_the_edges_taken(
 
 
 @pytest.mark.parametrize(
-    ("name", "starts"), [("out.png", b"\x89PNG"), ("out.svg", b"<?xml"), ("out.mmd", b"---\ntitle:")]
+    ("name", "starts"),
+    [("out.png", b"\x89PNG"), ("out.svg", b"<?xml"), ("out.mmd", b"---\ntitle:")],
 )
 def test_the_format_follows_the_output_name(
     name: str,

@@ -6,12 +6,14 @@ for a value the workflow refuses), no traceback, and nothing stored or created.
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import os
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -369,3 +371,59 @@ def test_the_pool_and_worker_logs_never_show_an_opened_password(
         store.close()
     assert "bad token: ***" in caplog.text and "as postgres:***" in caplog.text
     assert "s3cr" not in caplog.text
+
+
+# ------------------------------------------------------- files that never end
+
+
+class _Endless(io.RawIOBase):
+    """A stream of zero bytes that never ends (`cat /dev/zero | wf check -`)."""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        buffer[:] = bytes(len(buffer))
+        return len(buffer)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [("parse", "/dev/zero"), ("check", "-"), ("compile", "/dev/zero"), ("render", "/dev/zero")],
+)
+def test_an_endless_source_is_read_only_up_to_the_limit(
+    argv: tuple[str, ...], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BufferedReader(_Endless())))
+    code, out, err = wf(capsys, *argv)
+    assert code in (1, 2) and "the limit is 16,777,216" in out + err, out + err
+
+
+def test_a_history_nested_too_deeply_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    history = tmp_path / "h.json"
+    history.write_text("[" * 100_000 + "]" * 100_000)
+    code, _, err = wf(capsys, "render", FLOW, "--history", str(history))
+    assert code == 2 and "nested too deeply" in err
+
+
+def test_json_logs_show_the_traceback_without_the_password(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from wflang.durable import logs
+    from wflang.store import postgres
+
+    postgres._Redacting.secrets.add("s3cr3t-json")
+    logs.configure("json", "info")
+    try:
+        try:
+            raise RuntimeError("connect as postgres:s3cr3t-json failed")
+        except RuntimeError:
+            logging.getLogger("wflang.worker").exception("store unavailable")
+    finally:
+        logging.getLogger("wflang").handlers[:] = []
+        logging.getLogger("wflang").propagate = True
+        logging.getLogger("wflang").setLevel(logging.NOTSET)
+    err = capsys.readouterr().err
+    assert "store unavailable" in err and "postgres:***" in err and "s3cr3t" not in err

@@ -13,7 +13,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import BinaryIO, TextIO
 
 from wflang import __version__
 from wflang.compiler.check import check
@@ -40,7 +40,7 @@ from wflang.compiler.report import (
 )
 from wflang.dsl import diagnostics as diag
 from wflang.dsl.formatter import format_spec
-from wflang.dsl.parser import ParseResult, parse_bytes
+from wflang.dsl.parser import MAX_SOURCE_BYTES, ParseResult, parse_bytes
 from wflang.dsl.spec import WorkflowSpec
 from wflang.durable import cli as durable_cli
 from wflang.runtime.describe import describe
@@ -82,12 +82,19 @@ def _load(path: str, stdin_name: str | None = None) -> ParseResult:
     """A file parsed; ``-`` is standard input, named ``stdin_name`` (``--stdin-filename``:
     its imports are resolved from that file's folder, its findings carry that name)."""
     if path == "-":
-        return parse_bytes(sys.stdin.buffer.read(), stdin_name or "<stdin>")
+        return parse_bytes(_bounded(sys.stdin.buffer), stdin_name or "<stdin>")
     try:
-        data = Path(path).read_bytes()
+        with open(path, "rb") as file:
+            data = _bounded(file)
     except OSError as err:
         raise UsageError(f"cannot read {path}: {err.strerror or err}") from err
     return parse_bytes(data, path)
+
+
+def _bounded(file: BinaryIO) -> bytes:
+    """What a source file holds, read up to one byte past the limit (which the parser
+    then refuses): ``/dev/zero`` or an endless pipe never fills the memory."""
+    return file.read(MAX_SOURCE_BYTES + 1)
 
 
 def _write(path: str, data: bytes) -> None:

@@ -26,8 +26,8 @@ class JsonFormatter(logging.Formatter):
         for key, value in record.__dict__.items():
             if key not in _STANDARD and not key.startswith("_"):
                 data[key] = value
-        if record.exc_info:
-            data["error"] = self.formatException(record.exc_info)
+        if record.exc_info:  # exc_text, when set, is the traceback with secrets hidden
+            data["error"] = record.exc_text or self.formatException(record.exc_info)
         return json.dumps(data, default=str)
 
 

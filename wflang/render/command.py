@@ -8,8 +8,6 @@ fit, a missing ``dot``.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from attrs import frozen
 
 from wflang.compiler.check import check
@@ -17,7 +15,7 @@ from wflang.compiler.diff import diff_specs
 from wflang.compiler.diff.pairing import Pairing
 from wflang.compiler.model import Model, build_model
 from wflang.compiler.program import load_program
-from wflang.dsl.parser import ParseResult, parse_bytes
+from wflang.dsl.parser import MAX_SOURCE_BYTES, ParseResult, parse_bytes
 from wflang.render.build import build
 from wflang.render.diagram import Diagram, Overlay, apply
 from wflang.render.dot import to_dot
@@ -28,6 +26,8 @@ from wflang.render.overlay_check import check_overlay
 from wflang.render.overlay_diff import diff_overlay
 
 FORMATS = ("dot", "svg", "png", "mermaid")
+#: The longest history document read for ``--history`` (a history is one entry per step).
+MAX_HISTORY_BYTES = 64 * 1024 * 1024
 
 
 class RenderError(Exception):
@@ -47,7 +47,8 @@ class Request:
 
 def _parse(path: str) -> ParseResult:
     try:
-        data = Path(path).read_bytes()
+        with open(path, "rb") as file:
+            data = file.read(MAX_SOURCE_BYTES + 1)  # more is refused by the parser
     except OSError as err:
         raise RenderError(f"cannot read {path}: {err.strerror or err}") from err
     parsed = parse_bytes(data, path)
@@ -95,9 +96,13 @@ def diagram(req: Request) -> Diagram:
 
 def _history(path: str, model: Model, base: Diagram) -> Overlay:
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        with open(path, "rb") as file:
+            data = file.read(MAX_HISTORY_BYTES + 1)
+        text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as err:
         raise RenderError(f"cannot read {path}: {err}") from err
+    if len(data) > MAX_HISTORY_BYTES:
+        raise RenderError(f"{path} is longer than {MAX_HISTORY_BYTES:,} bytes")
     header = model.spec.header
     assert header is not None
     try:

@@ -57,8 +57,10 @@ def parse_history(text: str) -> History:
     """A history from the text of a ``wflang.history/1`` document."""
     try:
         doc = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise HistoryError(f"not JSON: {err}") from err
+    except RecursionError:
+        raise HistoryError("not a wflang history: nested too deeply") from None
+    except ValueError as err:  # not JSON, or an integer beyond Python's digit limit
+        raise HistoryError(f"not JSON: {err}") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         found = doc.get("format") if isinstance(doc, dict) else type(doc).__name__
         raise HistoryError(f"not a wflang history: expected format {FORMAT!r}, found {found!r}")

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 import networkx as nx
 
-from wflang.compiler.model import TOP, Model, outgoing
+from wflang.compiler.model import ABORTED, TOP, Model, outgoing
 from wflang.compiler.registry import Finding, Pass, Preset, rule
 from wflang.dsl import spec as sp
 from wflang.dsl.diagnostics import Related, Severity
@@ -173,25 +173,28 @@ def no_end(m: Model) -> Iterator[Finding]:
 )
 def dead_end(m: Model) -> Iterator[Finding]:
     """A node that is not an ``end`` needs a successor, or instances stop there
-    without an outcome. Compensation handlers may stop: their outcome is recorded.
+    without an outcome. Error and timeout routes are not one: they are taken only
+    when the node fails or times out, and a node that succeeds still needs its
+    ``next``. Compensation handlers may stop: their outcome is recorded.
 
     Bad:
 
-        task charge: service pay.charge {}
+        task charge: service pay.charge { on Declined -> declined }
 
     Good:
 
         task charge: service pay.charge { next done }
     """
-    g = m.graph
     for scope in m.scopes:
         for name in _flow_nodes(m, scope):
             node = m.nodes[name].node
             if isinstance(node, sp.EndNode) or _disconnected(m, name):
                 continue
-            if g.out_degree(name) == 0 and not any(True for _ in outgoing(node)):
+            edges = [e.kind for e in outgoing(node)]
+            if all(kind in ABORTED for kind in edges):
+                routes = " (error and timeout routes are taken only when it fails)" if edges else ""
                 yield Finding(
-                    f"'{name}' has no successor",
+                    f"'{name}' has no successor{routes}",
                     node.name.span,
                     hint="add 'next …' (or make it an 'end' node)",
                 )

@@ -541,28 +541,43 @@ def non_exhaustive_choice(m: Model) -> Iterator[Finding]:
             continue
         if any(arm.guard is None for arm in node.arms):
             continue
-        if _exhaustive(m, env, node):
+        uncovered = _uncovered(m, env, node)
+        if uncovered is None:
             continue
+        why = "its guards may all be false"
+        if uncovered:
+            names = [f"{enum}.{member}" if member else "null" for enum, member in uncovered]
+            verb = "is" if len(names) == 1 else "are"
+            why = f"{_listing(names)} {verb} not covered"
         yield Finding(
-            f"choice '{node.name.text}' has no 'else' and its guards may all be false",
+            f"choice '{node.name.text}' has no 'else' and {why}",
             node.name.span,
             hint="add 'else -> …', or cover every case",
         )
 
 
-def _exhaustive(m: Model, env: TypeEnv, node: sp.ChoiceNode) -> bool:
+def _listing(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def _uncovered(
+    m: Model, env: TypeEnv, node: sp.ChoiceNode
+) -> list[tuple[str, str | None]] | None:
+    """None when the guards cover every case; else the (enum, member) cases of the
+    enum they test that no guard covers (a None member: null), or [] when they
+    test no enum."""
     from wflang.dsl.formatter import format_expr
 
     inf = Inference(env, {"input": Record("input"), "context": Record("context")}, [])
     guards = [arm.guard for arm in node.arms if arm.guard is not None]
     if any(isinstance(g, ex.BoolLit) and g.value for g in guards):
-        return True
+        return None
     tested: dict[str, set[bool]] = {}
     for g in guards:
         subject, positive = _polarity(g)
         tested.setdefault(format_expr(subject), set()).add(positive)
     if any(len(both) == 2 for both in tested.values()):
-        return True  # a boolean and its negation
+        return None  # a boolean and its negation
     cases: dict[str, set[str | None]] = {}
     enums: dict[str, Enum] = {}
     subjects: dict[str, ex.Expr] = {}
@@ -576,10 +591,14 @@ def _exhaustive(m: Model, env: TypeEnv, node: sp.ChoiceNode) -> bool:
         cases.setdefault(key, set()).add(member)
         if enum is not None:
             enums[key] = enum
+    missing: list[tuple[str, str | None]] = []
     for key, enum in enums.items():
-        needed: set[str | None] = set(env.enum_members(enum.name))
+        needed: list[str | None] = list(env.enum_members(enum.name))
         if isinstance(inf.infer(subjects[key]), Opt):
-            needed.add(None)  # a null matches no member
-        if cases[key] >= needed:
-            return True
-    return False
+            needed.append(None)  # a null matches no member
+        left = [(enum.name, member) for member in needed if member not in cases[key]]
+        if not left:
+            return None
+        if not missing or len(left) < len(missing):
+            missing = left  # the enum the guards come closest to covering
+    return missing

@@ -39,3 +39,22 @@ end done: completed
         "choice 'two' has no 'else' and Color.green and Color.blue are not covered",
         "choice 'three' has no 'else' and null is not covered",
     ]
+
+
+def test_a_compensation_with_nothing_to_undo_is_reported_at_the_registering_step() -> None:
+    source = """workflow w version 1
+service pay.refund()
+start total
+task total: script {
+    compensate refund
+    next done
+}
+task refund: service pay.refund {}
+end done: completed
+"""
+    [found] = diagnostics(source, "WF403")
+    assert found.message == "'total' has no external effect for 'refund' to undo"
+    assert (found.span.line, found.span.column) == (4, 6)  # the step, not its clause
+    [related] = found.related
+    assert (related.span.line, related.span.column) == (8, 6)  # the handler
+    assert related.message == "the compensation it registers"

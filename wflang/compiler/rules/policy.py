@@ -239,7 +239,13 @@ def compensation_without_effect(m: Model) -> Iterator[Finding]:
             continue
         effect = isinstance(node, sp.CallNode) or isinstance(getattr(node, "work", None), _EFFECTS)
         if not effect:
-            yield Finding(f"'{node.name.text}' has no external effect to compensate", c.span)
+            handler = m.nodes.get(c.text)
+            where = handler.node.name.span if handler is not None else c.span
+            yield Finding(
+                f"'{node.name.text}' has no external effect for '{c.text}' to undo",
+                node.name.span,
+                related=(Related(where, "the compensation it registers"),),
+            )
 
 
 @rule(

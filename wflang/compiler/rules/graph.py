@@ -210,7 +210,9 @@ def dead_end(m: Model) -> Iterator[Finding]:
 )
 def cannot_complete(m: Model) -> Iterator[Finding]:
     """A trap: a set of nodes that can be entered but never left towards an end,
-    such as a loop with no exit. Reported once per trap, with its nodes.
+    such as a loop with no exit. Reported once per trap, with its nodes; in a flow
+    that reaches no end at all (no-end says so at its start), every loop it can
+    fall into but never leave is a trap.
 
     Bad:
 
@@ -225,20 +227,25 @@ def cannot_complete(m: Model) -> Iterator[Finding]:
     g = m.graph
     for scope in m.scopes:
         reached = m.reachable(scope)
-        ends = set(m.ends(scope))
-        if not reached or not ends & reached:
-            continue  # no-end says it
-        can_finish = _backwards(g, ends & reached, reached)
-        stuck = reached - can_finish
+        ends = set(m.ends(scope)) & reached
+        if not reached:
+            continue
+        stuck = reached - _backwards(g, ends, reached)
         if not stuck:
             continue
         traps = nx.condensation(g.subgraph(stuck))
         for comp in traps.nodes:
-            if traps.in_degree(comp) != 0:
-                continue  # report the first trap a path falls into
             members = sorted(traps.nodes[comp]["members"], key=m.positions.__getitem__)
             head = members[0]
             node = m.nodes[head].node
+            if ends and traps.in_degree(comp) != 0:
+                continue  # report the first trap a path falls into
+            if not ends and (
+                traps.out_degree(comp) != 0
+                or m.entry(scope) in members
+                or (len(members) == 1 and not g.has_edge(head, head))
+            ):
+                continue  # no-end says it at the start: report the loops it cannot leave
             if len(members) == 1 and g.out_degree(head) == 0:
                 continue  # a dead end, reported as such
             shown = " → ".join(members[:6]) + (" …" if len(members) > 6 else "")

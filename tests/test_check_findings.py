@@ -58,3 +58,33 @@ end done: completed
     [related] = found.related
     assert (related.span.line, related.span.column) == (8, 6)  # the handler
     assert related.message == "the compensation it registers"
+
+
+def test_a_broken_name_hides_no_finding_of_the_flow_elsewhere() -> None:
+    """A branch jumping out of its parallel is reported, and so is what it causes (the
+    branch never reaches its end, so the join never fires); a typo in another
+    branch leaves only that branch unjudged, and the top-level flow is still judged."""
+    source = """workflow w version 1
+start p
+parallel p {
+    branch a {
+        task jump: script { next done }
+    }
+    branch b {
+        task typo: script { next b_dnoe }
+        end b_done: completed
+    }
+    join all -> loop
+}
+task loop: script { next loop }
+end done: completed
+"""
+    found = [(d.code, d.span.line) for d in diagnostics(source)]
+    assert found == [
+        ("WF202", 3),  # the workflow cannot finish: it is stuck in the loop
+        ("WF202", 5),  # branch a reaches no end, so the join never fires
+        ("WF107", 5),  # the jump out of branch a
+        ("WF102", 8),  # the typo
+        ("WF204", 13),  # the loop it falls into
+        ("WF201", 14),  # 'done' is never reached
+    ]

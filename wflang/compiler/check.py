@@ -2,8 +2,9 @@
 
 Pass order follows mypy: parse -> resolve names -> graph -> types, then the
 suppressions judge the rest. A syntax error blocks the later passes of its file
-only; a broken name (a duplicate node, an unknown target, a missing start,
-an edge out of its scope) blocks the graph pass, whose results would be noise.
+only. After a broken name every rule still runs, as mypy goes on after an error:
+the flow rules leave out only the scopes whose flow a broken name makes unknown
+(``Model.unsure_scopes``), so one pass reports everything else.
 """
 
 from __future__ import annotations
@@ -18,12 +19,9 @@ from wflang.compiler import suppress
 from wflang.compiler.config import Config
 from wflang.compiler.model import Model, build_model
 from wflang.compiler.program import Program, Reader, load_program, read_file
-from wflang.compiler.registry import RULES, Finding, Pass, Rule, rules_in_order
+from wflang.compiler.registry import RULES, rules_in_order
 from wflang.dsl.diagnostics import CODES, Diagnostic, Severity, sorted_diagnostics
 from wflang.dsl.parser import ParseResult
-
-#: Names whose errors make the graph of a workflow meaningless.
-GRAPH_BLOCKERS = frozenset({"WF101", "WF102", "WF103", "WF107", "WF115"})
 
 
 @frozen
@@ -80,25 +78,15 @@ def module_model(program: Program, path: str) -> Model:
 def run_rules(model: Model, config: Config) -> list[Diagnostic]:
     """Run every enabled rule on one workflow, pass by pass."""
     found: list[Diagnostic] = []
-    blocked = False
     for rule in rules_in_order():
         severity = config.severity(rule)
-        if rule.pass_ is Pass.GRAPH and blocked:
-            continue
-        produced = list(_run(rule, model))
-        if rule.id in GRAPH_BLOCKERS and produced:
-            blocked = True
         if severity is None:
             continue
         found.extend(
             Diagnostic(rule.id, rule.code.name, severity, f.message, f.span, f.hint, f.related)
-            for f in produced
+            for f in rule.check(model)
         )
     return found
-
-
-def _run(rule: Rule, model: Model) -> Iterable[Finding]:
-    return rule.check(model)
 
 
 def _configured(findings: Iterable[Diagnostic], config: Config) -> list[Diagnostic]:

@@ -110,6 +110,8 @@ class Model:
     text: str
     nodes: dict[str, NodeInfo] = field(factory=dict)
     duplicate_nodes: list[tuple[sp.Node, sp.Node]] = field(factory=list)
+    #: Scopes where a node is defined twice: the second one's flow is not in the graph.
+    duplicate_scopes: set[str] = field(factory=set)
     scopes: dict[str, list[str]] = field(factory=dict)
     types: dict[str, sp.TypeDecl | sp.EnumDecl] = field(factory=dict)
     signals: dict[str, sp.SignalDecl] = field(factory=dict)
@@ -143,7 +145,7 @@ class Model:
         """The node a scope begins at: ``start`` for the workflow, else its first node."""
         if scope == TOP:
             start = self.start
-            if start is None or start.target.text not in self.nodes:
+            if start is None or not self.in_scope(start.target.text, TOP):
                 return None
             return start.target.text
         names = self.scopes.get(scope, [])
@@ -166,6 +168,20 @@ class Model:
                 if self.in_scope(edge.target.text, info.scope):
                     g.add_edge(name, edge.target.text, kind=edge.kind, label=edge.label)
         return g
+
+    @cached_property
+    def unsure_scopes(self) -> set[str]:
+        """Scopes whose flow a broken name leaves unknown: a node defined twice, or an
+        edge or a ``compensate`` naming no node (the name rules report them). The
+        flow rules skip these scopes: a typo could have meant any node, so what they
+        would say (unreachable, no end, a trap) would be noise."""
+        unsure = set(self.duplicate_scopes)
+        for info in self.nodes.values():
+            targets = [e.target for e in outgoing(info.node)]
+            compensate = getattr(info.node, "compensate", None)
+            if any(t.text not in self.nodes for t in (*targets, *filter(None, [compensate]))):
+                unsure.add(info.scope)
+        return unsure
 
     @cached_property
     def compensation_handlers(self) -> set[str]:
@@ -287,6 +303,7 @@ def _add_nodes(model: Model, nodes: tuple[sp.Node, ...], scope: str, owner: str 
         name = node.name.text
         if name in model.nodes:
             model.duplicate_nodes.append((model.nodes[name].node, node))
+            model.duplicate_scopes |= {scope, model.nodes[name].scope}
         else:
             model.nodes[name] = NodeInfo(node, scope, owner)
             model.scopes[scope].append(name)

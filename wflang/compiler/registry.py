@@ -22,9 +22,9 @@ if TYPE_CHECKING:
 
 
 class Pass(enum.IntEnum):
-    """The passes, in order (as mypy runs them): each may be blocked by an earlier one."""
+    """The passes, in order (as mypy runs them); a syntax error blocks the rest."""
 
-    NAMES = 1  # resolve names; unknown targets block the graph pass
+    NAMES = 1  # resolve names; the graph rules leave out scopes with broken names
     GRAPH = 2  # one networkx graph per workflow
     TYPES = 3  # expressions, mappings, bounds
     SUPPRESSIONS = 4  # runs last: it judges the other findings

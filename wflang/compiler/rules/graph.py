@@ -46,6 +46,11 @@ def _scope_label(scope: str) -> str:
     return "the workflow" if scope == TOP else f"'{scope}'"
 
 
+def _scopes(m: Model) -> Iterator[str]:
+    """The scopes whose flow is known: no broken name in them (see ``unsure_scopes``)."""
+    return (scope for scope in m.scopes if scope not in m.unsure_scopes)
+
+
 def _flow_nodes(m: Model, scope: str) -> list[str]:
     """Nodes of a scope that belong to its normal flow (not compensation handlers)."""
     return [n for n in m.scopes.get(scope, []) if n not in m.compensation_handlers]
@@ -88,7 +93,7 @@ def unreachable_node(m: Model) -> Iterator[Finding]:
         task b: service s.b { next done }
         end done: completed
     """
-    for scope in m.scopes:
+    for scope in _scopes(m):
         if m.entry(scope) is None:
             continue
         reached = m.reachable(scope)
@@ -121,7 +126,7 @@ def disconnected_node(m: Model) -> Iterator[Finding]:
         task a: service s.a { next orphan }
         task orphan: service s.x { next done }
     """
-    for scope in m.scopes:
+    for scope in _scopes(m):
         for name in _flow_nodes(m, scope):
             if _disconnected(m, name):
                 yield Finding(
@@ -152,7 +157,7 @@ def no_end(m: Model) -> Iterator[Finding]:
         task a: service s.a { next done }
         end done: completed
     """
-    for scope in m.scopes:
+    for scope in _scopes(m):
         entry = m.entry(scope)
         if entry is None:
             continue
@@ -225,7 +230,7 @@ def cannot_complete(m: Model) -> Iterator[Finding]:
         choice check { when context.ready -> done else -> poll }
     """
     g = m.graph
-    for scope in m.scopes:
+    for scope in _scopes(m):
         reached = m.reachable(scope)
         ends = set(m.ends(scope)) & reached
         if not reached:
@@ -328,6 +333,8 @@ def branch_never_joins(m: Model) -> Iterator[Finding]:
         if isinstance(node, sp.ParallelNode):
             for b in node.branches:
                 scope = f"{node.name.text}/{b.name.text}"
+                if scope in m.unsure_scopes:
+                    continue
                 if not b.nodes:
                     yield Finding(f"branch '{b.name.text}' is empty", b.name.span)
                 elif m.entry(scope) and not _can_complete(m, scope):
@@ -339,7 +346,7 @@ def branch_never_joins(m: Model) -> Iterator[Finding]:
         elif isinstance(node, sp.MapNode):
             if not node.nodes:
                 yield Finding(f"map '{node.name.text}' has an empty body", node.name.span)
-            elif not _can_complete(m, node.name.text):
+            elif node.name.text not in m.unsure_scopes and not _can_complete(m, node.name.text):
                 yield Finding(
                     f"the body of map '{node.name.text}' can never complete", node.name.span
                 )

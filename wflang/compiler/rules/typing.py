@@ -560,9 +560,7 @@ def _listing(names: list[str]) -> str:
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
-def _uncovered(
-    m: Model, env: TypeEnv, node: sp.ChoiceNode
-) -> list[tuple[str, str | None]] | None:
+def _uncovered(m: Model, env: TypeEnv, node: sp.ChoiceNode) -> list[tuple[str, str | None]] | None:
     """None when the guards cover every case; else the (enum, member) cases of the
     enum they test that no guard covers (a None member: null), or [] when they
     test no enum."""

@@ -1,18 +1,23 @@
-"""Forward must-analysis over a scope's flow: what holds on every path into a node.
+"""What nodes read and write, and a forward must-analysis over a scope's flow.
 
-Used by the checks that follow data along the graph (a context field written
-before it is read; a value checked for null before it is used). A worklist
-ordered by reverse postorder settles an acyclic flow in one pass and a loop in
-a few; facts only shrink, so it always ends.
+The checks that follow data share these: the expressions a node evaluates and
+the context fields they read, what a written field is computed from, and what
+holds on every path into a node (a context field written before it is read; a
+value checked for null before it is used). The analysis is a worklist ordered
+by reverse postorder: it settles an acyclic flow in one pass and a loop in a
+few; facts only shrink, so it always ends.
 """
 
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
 from typing import TypeVar
 
 import networkx as nx
+
+from wflang.dsl import expr as ex
+from wflang.dsl import spec as sp
 
 F = TypeVar("F", bound=frozenset[Hashable])
 
@@ -51,3 +56,80 @@ def must_analysis(
                     queued.add(succ)
                     heapq.heappush(queue, (order[succ], succ))
     return ins
+
+
+def expressions(node: sp.Node) -> Iterator[ex.Expr]:
+    """Every expression a node evaluates, outputs included."""
+    if isinstance(node, sp.ChoiceNode):
+        yield from (a.guard for a in node.arms if a.guard is not None)
+    for entry in (*getattr(node, "args", ()), *getattr(node, "output", ())):
+        yield entry.value
+    for t in getattr(node, "timeouts", ()):
+        yield t.after
+    if isinstance(node, sp.SleepNode):
+        yield node.duration
+    if isinstance(node, sp.MapNode):
+        yield node.items
+    if isinstance(node, sp.WaitNode):
+        trigger = node.trigger
+        if isinstance(trigger, sp.MessageTrigger):
+            yield trigger.correlation
+        elif isinstance(trigger, sp.UntilTrigger):
+            yield trigger.at
+
+
+def subexpressions(e: ex.Expr) -> Iterator[ex.Expr]:
+    """An expression and every expression inside it."""
+    stack = [e]
+    while stack:
+        cur = stack.pop()
+        yield cur
+        for child in (
+            getattr(cur, "target", None),
+            getattr(cur, "index", None),
+            getattr(cur, "operand", None),
+            getattr(cur, "left", None),
+            getattr(cur, "right", None),
+        ):
+            if child is not None:
+                stack.append(child)
+        stack.extend(getattr(cur, "args", ()))
+        stack.extend(getattr(cur, "items", ()))
+
+
+def reads(e: ex.Expr, root: str) -> Iterator[tuple[str, ex.Member]]:
+    """The fields of ``root`` (``context``, ``result``…) an expression reads."""
+    for sub in subexpressions(e):
+        target = getattr(sub, "target", None)
+        if isinstance(sub, ex.Member) and isinstance(target, ex.Ref) and target.name == root:
+            yield sub.name, sub
+
+
+def context_reads(node: sp.Node) -> Iterator[tuple[str, ex.Member]]:
+    """The context fields a node reads, where."""
+    for e in expressions(node):
+        yield from reads(e, "context")
+
+
+def derivations(node: sp.Node) -> Iterator[tuple[str, frozenset[str]]]:
+    """Each context field a node writes, with the context fields its new value is
+    computed from: those its ``output`` expression reads and, when that reads the
+    ``result``, those the node passed in ``args`` (a page token given to the
+    service that returns the next one). A parallel or map writes what its body does."""
+    if isinstance(node, sp.EndNode):
+        return  # an end's output is the workflow's
+    passed = frozenset(
+        f for entry in getattr(node, "args", ()) for f, _ in reads(entry.value, "context")
+    )
+    for entry in getattr(node, "output", ()):
+        sources = frozenset(f for f, _ in reads(entry.value, "context"))
+        if any(True for _ in reads(entry.value, "result")):
+            sources |= passed
+        yield entry.name.text, sources
+    inner: tuple[sp.Node, ...] = ()
+    if isinstance(node, sp.ParallelNode):
+        inner = tuple(n for b in node.branches for n in b.nodes)
+    elif isinstance(node, sp.MapNode):
+        inner = node.nodes
+    for n in inner:
+        yield from derivations(n)

@@ -17,9 +17,9 @@ from collections.abc import Iterator
 
 from attrs import frozen
 
+from wflang.compiler.dataflow import context_reads
 from wflang.compiler.diff.pairing import TOP, NodeRec, Pairing, edges_of, fields, nodes_of
 from wflang.compiler.diff.rules import kind
-from wflang.compiler.rules.policy import _context_reads
 from wflang.dsl import spec as sp
 
 
@@ -58,7 +58,7 @@ def _children(node: sp.Node) -> Iterator[sp.Node]:
 
 def _reads(node: sp.Node) -> set[str]:
     """Context fields a node reads, with the nodes nested in it."""
-    out = {name for name, _ in _context_reads(node)}
+    out = {name for name, _ in context_reads(node)}
     for child in _children(node):
         out |= _reads(child)
     return out

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 
 import networkx as nx
 
+from wflang.compiler.dataflow import derivations, reads
 from wflang.compiler.model import ABORTED, TOP, Model, outgoing
 from wflang.compiler.registry import Finding, Pass, Preset, rule
 from wflang.dsl import spec as sp
@@ -529,13 +530,16 @@ def shadowed_branch(m: Model) -> Iterator[Finding]:
     severity=Severity.WARNING,
     category="graph",
     pass_=Pass.GRAPH,
-    summary="Checks that every loop waits (a wait, a sleep or a person) on each turn.",
+    summary="Checks that a loop that makes no progress waits (a wait, a sleep or a person).",
 )
 def unbounded_loop(m: Model) -> Iterator[Finding]:
     """A loop with an exit but no ``wait``, ``sleep`` or human task on some turn
     (in its nodes, the parallels and maps it runs, or the workflows it calls)
     spins as fast as its tasks run: a polling loop without a pause hammers the
-    service it polls.
+    service it polls. A loop that makes progress on each turn is not reported:
+    its exit test reads a field the loop advances from its own value, such as a
+    counter (``page: context.page + 1``) or a page token handed to the service
+    that returns the next one.
 
     Bad:
 
@@ -549,7 +553,10 @@ def unbounded_loop(m: Model) -> Iterator[Finding]:
         sleep pause 30s next poll
     """
     g = m.graph
-    loops = {n: frozenset(c) for c in nx.strongly_connected_components(g) for n in c}
+    loops: dict[str, frozenset[str]] = {}
+    for c in nx.strongly_connected_components(g):
+        loop = frozenset(c)  # one set per loop, shared by its nodes
+        loops.update(dict.fromkeys(loop, loop))
     # A loop that does not wait is a cycle of the flow with the waiting nodes taken out.
     busy: nx.DiGraph = nx.DiGraph(  # type: ignore[type-arg]
         g.subgraph(n for n in g if not _waits(m, m.nodes[n].node))
@@ -565,12 +572,33 @@ def unbounded_loop(m: Model) -> Iterator[Finding]:
         exits = any(s not in loop for n in loop for s in g.successors(n))
         if not exits:
             continue  # a trap: cannot-complete says it
+        if _progresses(m, component):
+            continue
         shown = " → ".join(members[:6])
         yield Finding(
             f"the loop {shown} has no wait or sleep",
             m.nodes[head].node.name.span,
             hint="add a 'sleep' (a pause between turns) or a 'wait'",
         )
+
+
+def _progresses(m: Model, cycle: set[str]) -> bool:
+    """Whether a cycle's exit test reads a context field that the cycle computes from
+    what the cycle itself wrote: a counter, a page token, a cursor. A status polled
+    from a service (computed from nothing the loop wrote) makes no progress."""
+    derived = [d for n in cycle for d in derivations(m.nodes[n].node)]
+    written = {name for name, _ in derived}
+    advanced = {name for name, sources in derived if sources & written}
+    tested = {
+        name
+        for n in cycle
+        if isinstance(node := m.nodes[n].node, sp.ChoiceNode)
+        and any(arm.target.text not in cycle for arm in node.arms)
+        for arm in node.arms
+        if arm.guard is not None
+        for name, _ in reads(arm.guard, "context")
+    }
+    return bool(tested & advanced)
 
 
 @rule(

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from decimal import Decimal
 
-from wflang.compiler.dataflow import must_analysis
+from wflang.compiler.dataflow import context_reads, expressions, must_analysis, subexpressions
 from wflang.compiler.model import ABORTED, TOP, Model, context_writes
 from wflang.compiler.registry import Finding, Pass, Preset, rule
 from wflang.dsl import expr as ex
@@ -312,53 +312,6 @@ def wait_without_timeout(m: Model) -> Iterator[Finding]:
 # ---------------------------------------------------------------- usage and data flow
 
 
-def _expressions(node: sp.Node) -> Iterator[ex.Expr]:
-    """Every expression a node evaluates, outputs included."""
-    if isinstance(node, sp.ChoiceNode):
-        yield from (a.guard for a in node.arms if a.guard is not None)
-    for entry in (*getattr(node, "args", ()), *getattr(node, "output", ())):
-        yield entry.value
-    for t in getattr(node, "timeouts", ()):
-        yield t.after
-    if isinstance(node, sp.SleepNode):
-        yield node.duration
-    if isinstance(node, sp.MapNode):
-        yield node.items
-    if isinstance(node, sp.WaitNode):
-        trigger = node.trigger
-        if isinstance(trigger, sp.MessageTrigger):
-            yield trigger.correlation
-        elif isinstance(trigger, sp.UntilTrigger):
-            yield trigger.at
-
-
-def _walk(e: ex.Expr) -> Iterator[ex.Expr]:
-    stack = [e]
-    while stack:
-        cur = stack.pop()
-        yield cur
-        for child in (
-            getattr(cur, "target", None),
-            getattr(cur, "index", None),
-            getattr(cur, "operand", None),
-            getattr(cur, "left", None),
-            getattr(cur, "right", None),
-        ):
-            if child is not None:
-                stack.append(child)
-        stack.extend(getattr(cur, "args", ()))
-        stack.extend(getattr(cur, "items", ()))
-
-
-def _context_reads(node: sp.Node) -> Iterator[tuple[str, ex.Member]]:
-    for e in _expressions(node):
-        for sub in _walk(e):
-            if not isinstance(sub, ex.Member):
-                continue
-            if isinstance(sub.target, ex.Ref) and sub.target.name == "context":
-                yield sub.name, sub
-
-
 def _writes(m: Model, node: sp.Node) -> set[str]:
     """Context fields a node writes; a parallel or map writes what its body writes."""
     return context_writes(node)
@@ -423,7 +376,7 @@ def _flow(
     for n in sorted(ins, key=m.positions.__getitem__):
         state_in[n] = set(ins[n])
         node = m.nodes[n].node
-        for name, where in _context_reads(node):
+        for name, where in context_reads(node):
             if name in m.context and name not in ins[n]:
                 yield Finding(
                     f"'context.{name}' may be read before any step writes it",
@@ -472,7 +425,7 @@ def unused_declaration(m: Model) -> Iterator[Finding]:
                 if n.text not in used:
                     yield Finding(f"error '{n.text}' is never used", n.span)
         elif isinstance(d, sp.ContextDecl):
-            read = {name for node in m.all_nodes() for name, _ in _context_reads(node)}
+            read = {name for node in m.all_nodes() for name, _ in context_reads(node)}
             written = {name for node in m.all_nodes() for name in _writes(m, node)}
             for f in d.fields:
                 if f.name.text not in read | written:
@@ -483,8 +436,8 @@ def _used_names(m: Model) -> set[str]:
     """Every name a workflow file mentions outside its own declarations' names."""
     used: set[str] = set()
     for node in m.all_nodes():
-        for e in _expressions(node):
-            for sub in _walk(e):
+        for e in expressions(node):
+            for sub in subexpressions(e):
                 if isinstance(sub, ex.Ref):
                     used.add(sub.name)
         work = getattr(node, "work", None)
@@ -529,7 +482,7 @@ def _type_names(fields: tuple[sp.Field, ...]) -> set[str]:
             else:
                 names.add(t.name)
         if f.default is not None:
-            names.update(s.name for s in _walk(f.default) if isinstance(s, ex.Ref))
+            names.update(s.name for s in subexpressions(f.default) if isinstance(s, ex.Ref))
     return names
 
 

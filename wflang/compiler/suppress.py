@@ -79,8 +79,20 @@ def apply(
                 Diagnostic.of(BLANKET_SUPPRESSION, "this suppression names no rule", s.span)
             )
         resolved.append((s, ids))
+    # Each finding looks only at the suppressions of its line (and the file's), so
+    # that many findings and many suppressions cost their sum, not their product.
+    file_level: list[int] = []
+    by_line: dict[int, list[int]] = {}
+    for i, (s, _) in enumerate(resolved):
+        if s.file_level:
+            file_level.append(i)
+            continue
+        by_line.setdefault(s.line, []).append(i)
+        if 0 < s.line <= len(lines) and lines[s.line - 1].strip().startswith("//"):
+            by_line.setdefault(s.line + 1, []).append(i)  # alone on its line: the next too
     for d in diagnostics:
-        hit = next((i for i, (s, ids) in enumerate(resolved) if _covers(s, ids, d, lines)), None)
+        candidates = sorted((*file_level, *by_line.get(d.span.line, ())))
+        hit = next((i for i in candidates if _names(resolved[i], d)), None)
         if hit is None:
             kept.append(d)
         else:
@@ -98,12 +110,7 @@ def apply(
     return Applied(tuple(kept), suppressed, tuple(found))
 
 
-def _covers(s: sp.Suppression, ids: set[str], d: Diagnostic, lines: list[str]) -> bool:
-    if s.codes and d.code not in ids:
-        return False
-    if s.file_level:
-        return True
-    if d.span.line == s.line:
-        return True
-    alone = 0 < s.line <= len(lines) and lines[s.line - 1].strip().startswith("//")
-    return alone and d.span.line == s.line + 1
+def _names(suppression: tuple[sp.Suppression, set[str]], d: Diagnostic) -> bool:
+    """Whether a suppression (of ``d``'s line) names ``d``'s rule, or every rule."""
+    s, ids = suppression
+    return not s.codes or d.code in ids

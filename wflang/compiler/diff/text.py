@@ -12,6 +12,7 @@ from wflang.compiler.diff.markdown import summary
 from wflang.compiler.diff.registry import Level
 from wflang.compiler.diff.run import DiffResult
 from wflang.compiler.report import format_text
+from wflang.compiler.report.model import source_lines
 from wflang.dsl.span import Span
 
 _HEADINGS = {
@@ -44,5 +45,5 @@ def _line(sources: Mapping[str, str], span: Span) -> str | None:
     text = sources.get(span.file)
     if text is None or span.line < 1:
         return None
-    lines = text.split("\n")
+    lines = source_lines(text)
     return lines[span.line - 1].strip() if span.line <= len(lines) else None

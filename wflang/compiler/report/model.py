@@ -7,6 +7,7 @@ does that conversion once for every format.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 from collections.abc import Mapping
@@ -53,8 +54,15 @@ class Report:
         text = self.sources.get(file)
         if text is None or line < 1:
             return None
-        lines = text.split("\n")
+        lines = source_lines(text)
         return lines[line - 1].rstrip("\r") if line <= len(lines) else None
+
+
+@functools.lru_cache(maxsize=8)
+def source_lines(text: str) -> tuple[str, ...]:
+    """A source split into lines, once per text: every finding of a file reads a line
+    of it, and splitting the file for each would make reporting quadratic."""
+    return tuple(text.split("\n"))
 
 
 class Renderer(Protocol):

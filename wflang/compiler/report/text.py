@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from wflang.compiler.report.model import Report, summary_line
+from wflang.compiler.report.model import Report, source_lines, summary_line
 from wflang.dsl.diagnostics import Diagnostic, Severity
 
 _COLORS = {
@@ -27,7 +27,7 @@ def format_text(d: Diagnostic, source: str | None, *, color: bool = False) -> st
     )
     out = [f"{sev}{d.severity.value}[{d.code}]{reset}{bold}: {d.message}{reset}"]
     s = d.span
-    lines = source.split("\n") if source else []
+    lines = source_lines(source) if source else ()
     gutter = len(str(max(s.end_line, s.line, 1)))
     pad = " " * gutter
     out.append(f"{pad}{blue}-->{reset} {s.file}:{s.line}:{s.column}")

@@ -88,3 +88,36 @@ end done: completed
         ("WF204", 13),  # the loop it falls into
         ("WF201", 14),  # 'done' is never reached
     ]
+
+
+def test_an_arm_whose_values_earlier_arms_take_names_them() -> None:
+    source = """workflow w version 1
+enum Color { red, green, blue }
+input { amount: decimal, n: int, c: Color }
+start a
+choice a {
+    when input.amount >= 100 -> done
+    when input.amount >= 1000 -> done
+    when input.n < 10 -> done
+    when input.n >= 10 -> done
+    when input.n == 3 or input.n > 20 -> done
+    when input.c == Color.red -> done
+    when input.c != Color.blue and input.c != Color.green -> done
+    else -> done
+}
+end done: completed
+"""
+    found = diagnostics(source, "WF210")
+    assert [(d.span.line, d.message) for d in found] == [
+        (
+            7,
+            "this arm is never taken: 'when input.amount >= 100' already matches every value it does",
+        ),
+        (10, "this arm is never taken: the arms before it already match every value it does"),
+        (
+            12,
+            "this arm is never taken: 'when input.c == Color.red' already matches every value it does",
+        ),
+    ]
+    assert [r.span.line for r in found[0].related] == [6]
+    assert [r.span.line for r in found[1].related] == [8, 9]

@@ -15,10 +15,14 @@ from collections.abc import Iterator
 import networkx as nx
 
 from wflang.compiler.dataflow import derivations, reads
+from wflang.compiler.guards import shadowed_arms
 from wflang.compiler.model import ABORTED, TOP, Model, outgoing
 from wflang.compiler.registry import Finding, Pass, Preset, rule
+from wflang.compiler.rules.typing import type_env
+from wflang.compiler.types import Inference, Record
 from wflang.dsl import spec as sp
 from wflang.dsl.diagnostics import Related, Severity
+from wflang.dsl.expr import Expr
 
 #: Node kinds that wait for the world: a loop through one of them cannot spin.
 WAITING = (sp.WaitNode, sp.SleepNode)
@@ -482,22 +486,27 @@ def _millis(t: sp.Timeout) -> float:
 )
 def shadowed_branch(m: Model) -> Iterator[Finding]:
     """Guards are tried in order: an arm after ``else`` or after ``when true``, a
-    second ``else``, a guard repeated, or ``when false`` is never taken.
+    second ``else``, a guard repeated, or ``when false`` is never taken; nor is an
+    arm whose values the arms before it already take, on an ``int`` or
+    ``decimal`` compared with constants, an enum or a boolean
+    (``x >= 100`` before ``x >= 1000``).
 
     Bad:
 
-        choice c { else -> a when input.vip -> b }
+        choice c { when input.amount >= 100 -> review when input.amount >= 1000 -> board else -> a }
 
     Good:
 
-        choice c { when input.vip -> b else -> a }
+        choice c { when input.amount >= 1000 -> board when input.amount >= 100 -> review else -> a }
     """
     from wflang.dsl import expr as ex
     from wflang.dsl.formatter import format_expr
 
+    inf = Inference(type_env(m), {"input": Record("input"), "context": Record("context")})
     for node in m.all_nodes():
         if not isinstance(node, sp.ChoiceNode):
             continue
+        shadowed = {id(s.arm): s.by for s in shadowed_arms(node, inf)}
         catch_all: sp.ChoiceArm | None = None
         guards: dict[str, sp.ChoiceArm] = {}
         for arm in node.arms:
@@ -521,7 +530,25 @@ def shadowed_branch(m: Model) -> Iterator[Finding]:
                     arm.guard.span,
                     related=(Related(guards[text].span, "first tested here"),),
                 )
+            elif id(arm) in shadowed:
+                yield _shadowed(arm.guard, shadowed[id(arm)])
             guards.setdefault(text, arm)
+
+
+def _shadowed(guard: Expr, by: tuple[sp.ChoiceArm, ...]) -> Finding:
+    from wflang.dsl.formatter import format_expr
+
+    if not by:
+        return Finding("this guard is never true, so its arm is never taken", guard.span)
+    first = by[0].guard
+    assert first is not None
+    taken = f"'when {format_expr(first)}'" if len(by) == 1 else "the arms before it"
+    return Finding(
+        f"this arm is never taken: {taken} already match{'es' if len(by) == 1 else ''} "
+        "every value it does",
+        guard.span,
+        related=tuple(Related(a.span, "takes its values first") for a in by),
+    )
 
 
 @rule(

@@ -60,7 +60,8 @@ class Typing:
     missing: tuple[Missing, ...]
 
 
-def _env(m: Model) -> TypeEnv:
+def type_env(m: Model) -> TypeEnv:
+    """The types a workflow's expressions see: its declarations and its records."""
     env = TypeEnv(m.types)
     env.record("input", m.input)
     env.record("context", m.context)
@@ -78,7 +79,7 @@ def typing_of(m: Model) -> Typing:
 
 
 def _type_workflow(m: Model) -> Typing:
-    env = _env(m)
+    env = type_env(m)
     problems: list[TypeProblem] = []
     missing: list[Missing] = []
 
@@ -535,7 +536,7 @@ def non_exhaustive_choice(m: Model) -> Iterator[Finding]:
 
         choice c { when input.priority == Priority.high -> fast else -> normal }
     """
-    env = _env(m)
+    env = type_env(m)
     for node in m.all_nodes():
         if not isinstance(node, sp.ChoiceNode) or not node.arms:
             continue

@@ -256,6 +256,16 @@ def test_deploying_changed_content_under_the_same_version_is_refused(
     assert [v["name"] for v in ready.json("versions")] == ["opsflow"]
 
 
+def test_deploying_a_version_out_of_range_is_refused_by_the_check(
+    ready: Wf, tmp_path: Path
+) -> None:
+    huge = tmp_path / "opsflow.wf"
+    huge.write_text(Path(FLOW).read_text().replace("version 1", "version 3000000000"))
+    assert ready("deploy", str(huge)) == 1
+    assert "version 3000000000 is out of range: a version is 1 to 2147483647" in ready.out
+    assert [v["version"] for v in ready.json("versions")] == [1]
+
+
 def test_ops_actions(ready: Wf) -> None:
     _start(ready, "f-1", amount=0)  # svc.b refuses a = 0: dead-lettered
     _start(ready, "g-1")

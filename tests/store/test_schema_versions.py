@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+import attrs
 import pytest
 from attrs import evolve
 
@@ -145,6 +146,22 @@ def test_same_name_and_version_with_other_content_is_refused(store: Store) -> No
     assert table_hash(opsflow(1))[:12] in message and table_hash(changed)[:12] in message
     assert "new version number" in message
     assert store.deployed("opsflow").hash == table_hash(opsflow(1))  # unchanged
+
+
+@pytest.mark.parametrize("version", [0, 2**31, 3_000_000_000])
+def test_a_version_out_of_range_is_refused_and_nothing_stored(store: Store, version: int) -> None:
+    """Every store refuses what PostgreSQL's version column cannot hold, the same way."""
+    client = Client(store, actor="t")
+    out_of_range = attrs.evolve(opsflow(1), version=version)
+    with pytest.raises(StoreError) as err:
+        client.deploy(out_of_range)
+    assert str(err.value) == (
+        f"opsflow version {version} is out of range: a version is 1 to 2147483647"
+    )
+    with pytest.raises(UnknownWorkflow):
+        store.deployed("opsflow")
+    client.deploy(attrs.evolve(opsflow(1), version=2**31 - 1))  # the highest one fits
+    assert store.deployed("opsflow").version == 2**31 - 1
 
 
 def test_instances_finish_on_the_version_they_started_on(store: Store, clock: VirtualClock) -> None:

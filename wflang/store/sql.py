@@ -35,6 +35,7 @@ from typing import Any
 from attrs import define, field
 
 from wflang import faults
+from wflang.dsl.spec import MAX_VERSION
 from wflang.runtime import codec
 from wflang.runtime import instance as rt
 from wflang.runtime import step as st
@@ -216,6 +217,12 @@ class Store:
     def deploy_all(self, tables: Sequence[tuple[Table, str | None]]) -> list[bool]:
         """Register compiled versions together, all or none (one transaction); for each,
         False when exactly that version was already there."""
+        for t, _ in tables:  # the language's bound, so that every store holds the same
+            if not 1 <= t.version <= MAX_VERSION:
+                raise StoreError(
+                    f"{t.workflow} version {t.version} is out of range: "
+                    f"a version is 1 to {MAX_VERSION}"
+                )
         prepared = [(t, src, dumps(t), table_hash(t)) for t, src in tables]
 
         def run(tx: Tx) -> list[bool]:

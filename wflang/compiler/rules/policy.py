@@ -50,7 +50,8 @@ def invalid_bound(m: Model) -> Iterator[Finding]:
     """Durations are positive; a retry has at least one attempt, a factor of at
     least 1, a jitter between 0 and 1 and a maximum delay not below its initial
     delay, and its total backoff fits in the step's timeout; a map runs at least
-    one item at a time and tolerates at most 100%.
+    one item at a time and tolerates at most 100%; a version (of the workflow, or
+    pinned by a ``call``) is between 1 and 2147483647, what every store holds.
 
     Bad:
 
@@ -60,7 +61,12 @@ def invalid_bound(m: Model) -> Iterator[Finding]:
 
         task t: service s.t { retry { attempts: 3, backoff: 1s..10s } timeout 1m -> late next done }
     """
+    header = m.spec.header
+    if header is not None:
+        yield from _version_bound(header.version, header.span)
     for node in m.all_nodes():
+        if isinstance(node, sp.CallNode) and node.version is not None:
+            yield from _version_bound(node.version, node.span)
         for e in _duration_literals(node):
             if e.millis <= 0:
                 yield Finding(f"the duration {e.text} is not positive", e.span)
@@ -74,6 +80,13 @@ def invalid_bound(m: Model) -> Iterator[Finding]:
                 yield Finding("concurrency must be at least 1", node.name.span)
             if node.tolerate is not None and node.tolerate.percent and node.tolerate.value > 100:
                 yield Finding("a map cannot tolerate more than 100% failures", node.tolerate.span)
+
+
+def _version_bound(version: int, span: Span) -> Iterator[Finding]:
+    if not 1 <= version <= sp.MAX_VERSION:
+        yield Finding(
+            f"version {version} is out of range: a version is 1 to {sp.MAX_VERSION}", span
+        )
 
 
 def _duration_literals(node: sp.Node) -> Iterator[ex.DurationLit]:

@@ -18,7 +18,7 @@ from wflang.compiler.config import Config
 from wflang.compiler.program import load_program
 from wflang.compiler.registry import Preset
 from wflang.compiler.report import FORMATS, Report, render
-from wflang.compiler.rules.graph import unbounded_loop
+from wflang.compiler.rules.loops import unbounded_loop
 from wflang.dsl.parser import parse
 
 LINEAR = 8  # a linear ratio is about 4, a quadratic one about 16

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import tracemalloc
+from pathlib import Path
+
+import pytest
+
+from wflang.cli import main
 from wflang.dsl import parse, parse_bytes, parse_file
 from wflang.dsl.parser import MAX_SOURCE_BYTES
 
@@ -103,3 +109,84 @@ def test_unknown_function_and_no_clock() -> None:
         ),
         ("WF004", "unknown function 'lenn'", "did you mean 'len'?"),
     ]
+
+
+HUGE = "9" * 5000  # past Python's 4,300-digit limit for int(str)
+TOO_BIG = str(2**63)
+START = H + "start e\n"
+END = "end e: completed\n"
+# Every place the grammar takes an integer or a duration, with {n} for the number.
+INTEGER_PLACES = {
+    "version": "workflow w version {n}\nstart e\n" + END,
+    "call version": START + "call c: workflow other version {n} { next e }\n" + END,
+    "attempts": START + "task t: script { retry { attempts: {n} } next e }\n" + END,
+    "concurrency": START + "map m over [1] as x { concurrency {n}\n" + END + "next e }\n" + END,
+    "tolerate": START + "map m over [1] as x { tolerate {n}%\n" + END + "next e }\n" + END,
+    "join": START + "parallel p { branch b { " + END + "} join {n} of {n} -> e }\n" + END,
+    "expression": START + "end e: completed { output { x: {n} + 1 } }\n",
+    "duration": START + "sleep s {n}ms next e\n" + END,
+    "iso duration": START + "sleep s P{n}D next e\n" + END,
+    "iso time": START + "sleep s PT{n}.5S next e\n" + END,
+}
+
+
+@pytest.mark.parametrize("place", INTEGER_PLACES)
+@pytest.mark.parametrize("number", [HUGE, TOO_BIG])
+def test_integers_past_64_bits_are_invalid_literals(place: str, number: str) -> None:
+    source = INTEGER_PLACES[place].replace("{n}", number)
+    result = parse(source, "big.wf")  # never raises
+    assert result.spec is None
+    assert {d.code for d in result.diagnostics} == {"WF002"}
+    d = result.diagnostics[0]
+    assert d.message.endswith("is out of range")
+    assert "64-bit" in (d.hint or "")
+    if number == HUGE:
+        assert "(5,0" in d.message  # a long literal is shown by its start and length
+
+
+def test_largest_integer_and_duration_are_accepted() -> None:
+    largest = str(2**63 - 1)
+    assert parse(INTEGER_PLACES["expression"].replace("{n}", "000" + largest)).ok
+    assert parse(INTEGER_PLACES["duration"].replace("{n}", largest)).ok
+    seconds = f"{2**63 // 1000 + 1}s"  # each part fits; the sum in milliseconds does not
+    result = parse(START + f"sleep s 1ms{seconds} next e\n" + END)
+    assert [d.message for d in result.diagnostics] == [f"duration 1ms{seconds} is out of range"]
+
+
+@pytest.mark.parametrize("command", ["check", "parse", "fmt"])
+def test_cli_reports_a_huge_integer(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    f = tmp_path / "big.wf"
+    f.write_text(INTEGER_PLACES["version"].replace("{n}", HUGE))
+    assert (
+        main([command, "--color", "never", str(f)] if command == "check" else [command, str(f)])
+        == 1
+    )
+    out, err = capsys.readouterr()
+    assert "is out of range" in out + err
+    assert "Traceback" not in out + err
+
+
+MB = 1_000_000
+BIG_TOKENS = {
+    "string": '"' + "a" * MB + '"',
+    "string of escapes": '"' + "\\n" * (MB // 2) + '"',
+    "block comment": "0 /*" + "*a" * (MB // 2) + "*/",
+    "duration": "1s" * (MB // 2),
+    "iso duration": "P" + "1D" * (MB // 2),
+}
+
+
+@pytest.mark.parametrize("kind", BIG_TOKENS)
+def test_a_megabyte_token_parses_in_memory_linear_in_its_size(kind: str) -> None:
+    source = START + "end e: completed { output { x: " + BIG_TOKENS[kind] + " } }\n"
+    tracemalloc.start()
+    try:
+        result = parse(source, "big.wf")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert result.ok
+    # A regular expression that backtracks per character took ~650 bytes per byte.
+    assert peak < 32 * len(source), f"{peak:,} bytes at peak"

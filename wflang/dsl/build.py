@@ -28,6 +28,9 @@ from wflang.dsl.span import Span
 
 #: Blocks and expressions may nest this deep; deeper input gets WF005, not a crash.
 MAX_DEPTH = 64
+#: Integers (and durations, in milliseconds) are 64-bit at run time; larger literals are WF002.
+MAX_INT = 2**63 - 1
+_TOO_BIG = MAX_INT + 1
 
 
 @define
@@ -110,19 +113,32 @@ _ESCAPE = re.compile(r"\\(u\{[0-9A-Fa-f]{1,6}\}|.)")
 T = TypeVar("T")
 
 
+def bounded_int(digits: str) -> int:
+    """The value of a run of decimal digits, or any value over MAX_INT when it is larger.
+
+    Python's ``int()`` refuses more than 4,300 digits, and a literal that long is out
+    of range anyway, so it is never converted whole.
+    """
+    digits = digits.lstrip("0")
+    return _TOO_BIG if len(digits) > len(str(MAX_INT)) else min(int(digits or "0"), _TOO_BIG)
+
+
 def parse_duration(text: str) -> int | None:
-    """Milliseconds of a duration literal, or None when it is not a fixed duration."""
+    """Milliseconds of a duration literal (over MAX_INT when too long), or None when it
+    is not a fixed duration."""
     if not text.startswith("P"):
-        return sum(int(n) * _DURATION_UNITS_MS[u] for n, u in _SIMPLE_DURATION.findall(text))
+        parts = _SIMPLE_DURATION.finditer(text)
+        return min(sum(bounded_int(m[1]) * _DURATION_UNITS_MS[m[2]] for m in parts), _TOO_BIG)
     date, _, time = text[1:].partition("T")
     total = Decimal(0)
-    for n, unit in _ISO_DATE_PART.findall(date):
-        if unit not in _ISO_DATE_MS:  # years and months have no fixed length
+    for m in _ISO_DATE_PART.finditer(date):
+        if m[2] not in _ISO_DATE_MS:  # years and months have no fixed length
             return None
-        total += int(n) * _ISO_DATE_MS[unit]
-    for n, unit in _ISO_TIME_PART.findall(time):
-        total += Decimal(n) * _ISO_TIME_MS[unit]
-    return int(total)
+        total += bounded_int(m[1]) * _ISO_DATE_MS[m[2]]
+    for m in _ISO_TIME_PART.finditer(time):
+        whole, _, fraction = m[1].partition(".")
+        total += Decimal(f"{bounded_int(whole)}.{fraction or 0}") * _ISO_TIME_MS[m[2]]
+    return min(int(total), _TOO_BIG)
 
 
 def unescape(body: str) -> str | None:
@@ -186,6 +202,19 @@ class SpecBuilder(Transformer[Token, Any]):
     def _report(self, code: diag.Code, message: str, span: Span, hint: str | None = None) -> None:
         self.ctx.diagnostics.append(diag.Diagnostic.of(code, message, span, hint=hint))
 
+    def _int(self, tok: Token) -> int:
+        """An integer literal's value; past MAX_INT it is reported (WF002) and taken as 0."""
+        value = bounded_int(str(tok))
+        if value <= MAX_INT:
+            return value
+        self._report(
+            diag.INVALID_LITERAL,
+            f"integer {_shown(str(tok))} is out of range",
+            self._tspan(tok),
+            hint=f"integers are 64-bit: the largest is {MAX_INT}",
+        )
+        return 0
+
     def _nest(self, obj: T, *children: object) -> T:
         """Record how deep ``obj`` nests; past MAX_DEPTH report WF005 once."""
         depth = self.ctx.depth
@@ -214,7 +243,7 @@ class SpecBuilder(Transformer[Token, Any]):
     @v_args(inline=True)
     def header(self, kw: Token, name: Token, version: Token) -> sp.Header:
         return sp.Header(
-            self._ident(name), int(version), span=self._tspan(kw).to(self._tspan(version))
+            self._ident(name), self._int(version), span=self._tspan(kw).to(self._tspan(version))
         )
 
     @v_args(inline=True)
@@ -501,7 +530,9 @@ class SpecBuilder(Transformer[Token, Any]):
     @v_args(inline=True)
     def join_n(self, count: Token, of: Token | None) -> sp.Join:
         span = self._tspan(count).to(self._tspan(of or count))
-        return sp.Join(sp.JoinKind.N_OF_M, int(count), None if of is None else int(of), span=span)
+        return sp.Join(
+            sp.JoinKind.N_OF_M, self._int(count), None if of is None else self._int(of), span=span
+        )
 
     def map_node(self, children: list[Any]) -> sp.MapNode:
         kw, name, items, alias, *parts, close = children
@@ -515,7 +546,7 @@ class SpecBuilder(Transformer[Token, Any]):
 
     @v_args(inline=True)
     def concurrency_option(self, kw: Token, n: Token) -> _Clause:
-        return _Clause("concurrency", int(n), self._tspan(kw).to(self._tspan(n)))
+        return _Clause("concurrency", self._int(n), self._tspan(kw).to(self._tspan(n)))
 
     @v_args(inline=True)
     def sequential_option(self, kw: Token) -> _Clause:
@@ -524,13 +555,13 @@ class SpecBuilder(Transformer[Token, Any]):
     @v_args(inline=True)
     def tolerate_option(self, kw: Token, n: Token, percent: Token | None) -> _Clause:
         span = self._tspan(kw).to(self._tspan(percent or n))
-        value = sp.Tolerance(int(n), percent is not None, span=span)
+        value = sp.Tolerance(self._int(n), percent is not None, span=span)
         return _Clause("tolerate", value, span)
 
     @v_args(inline=True)
     def call_node(self, kw: Token, name: Token, workflow: sp.Ident, version: Token | None,
                   block: _Block) -> sp.CallNode:  # fmt: skip
-        pinned = None if version is None else int(version)
+        pinned = None if version is None else self._int(version)
         return self._make_node(
             sp.CallNode, "call", kw, name, (block,), block.span, workflow=workflow, version=pinned
         )
@@ -623,7 +654,7 @@ class SpecBuilder(Transformer[Token, Any]):
 
     @v_args(inline=True)
     def retry_attempts(self, kw: Token, n: Token) -> tuple[str, int, Span]:
-        return ("attempts", int(n), self._tspan(kw).to(self._tspan(n)))
+        return ("attempts", self._int(n), self._tspan(kw).to(self._tspan(n)))
 
     @v_args(inline=True)
     def retry_backoff(self, kw: Token, low: Token, high: Token | None) -> tuple[str, Any, Span]:
@@ -713,7 +744,7 @@ class SpecBuilder(Transformer[Token, Any]):
 
     @v_args(inline=True)
     def int_lit(self, tok: Token) -> ex.IntLit:
-        return ex.IntLit(int(tok), span=self._tspan(tok))
+        return ex.IntLit(self._int(tok), span=self._tspan(tok))
 
     @v_args(inline=True)
     def decimal_lit(self, tok: Token) -> ex.DecimalLit:
@@ -751,6 +782,14 @@ class SpecBuilder(Transformer[Token, Any]):
                 hint="write it in weeks or days, e.g. P30D",
             )
             millis = 0
+        elif millis > MAX_INT:
+            self._report(
+                diag.INVALID_LITERAL,
+                f"duration {_shown(text)} is out of range",
+                self._tspan(tok),
+                hint=f"durations are 64-bit milliseconds: the longest is {MAX_INT}ms",
+            )
+            millis = 0
         return ex.DurationLit(text, millis, span=self._tspan(tok))
 
     @v_args(inline=True)
@@ -773,3 +812,8 @@ class SpecBuilder(Transformer[Token, Any]):
     @v_args(inline=True)
     def null_lit(self, tok: Token) -> ex.NullLit:
         return ex.NullLit(span=self._tspan(tok))
+
+
+def _shown(text: str) -> str:
+    """A literal as a message quotes it: whole when short, else its start and its length."""
+    return text if len(text) <= 30 else f"{text[:20]}... ({len(text):,} characters)"

@@ -109,3 +109,14 @@ def test_help_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     for command in ("parse", "fmt", "check"):
         assert command in out
+
+
+@pytest.mark.parametrize("newline", ["\r\n", "\r"])
+def test_fmt_writes_newlines_only(
+    newline: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    f = tmp_path / "w.wf"
+    f.write_bytes(GOOD.replace("\n", newline).encode())
+    assert run(capsys, "fmt", "--check", str(f))[:2] == (1, f"would reformat {f}\n")
+    assert run(capsys, "fmt", str(f))[0] == 0
+    assert f.read_bytes() == GOOD.encode()

@@ -386,3 +386,31 @@ def test_comments_and_suppressions_are_collected() -> None:
         sp.Suppression(("WF904",), True, 2),
         sp.Suppression(("WF201", "dead-end"), False, 3),
     )
+
+
+LINES = [
+    "// leading comment",
+    "workflow w version 1",
+    "/* a block comment",
+    "   over two lines */ start e",
+    'end e: completed { output { s: "x" } }',
+]
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"], ids=["lf", "crlf", "cr"])
+def test_every_line_break_ends_a_line_and_spans_count_it(newline: str) -> None:
+    result = parse(newline.join(LINES) + newline, "t.wf")
+    assert result.ok and result.normalized == (newline != "\n")
+    assert result.text == "\n".join(LINES) + "\n"
+    assert result.spec is not None
+    assert [c.span.line for c in result.spec.comments] == [1, 3]
+    assert (result.spec.comments[1].span.end_line, result.spec.comments[1].span.end_column) == (
+        4,
+        21,
+    )
+    start, end = result.spec.items
+    assert (start.span.line, start.span.column) == (4, 22)
+    assert (end.span.line, end.span.column, end.span.end_column) == (5, 1, 39)
+    # An error is reported where it is, not swallowed by the leading comment.
+    bad = parse(newline.join([*LINES[:4], "tsak e: script {}"]), "t.wf")
+    assert [(d.code, d.span.line, d.span.column) for d in bad.diagnostics] == [("WF001", 5, 1)]

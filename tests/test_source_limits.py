@@ -190,3 +190,10 @@ def test_a_megabyte_token_parses_in_memory_linear_in_its_size(kind: str) -> None
     assert result.ok
     # A regular expression that backtracks per character took ~650 bytes per byte.
     assert peak < 32 * len(source), f"{peak:,} bytes at peak"
+
+
+def test_bad_byte_is_located_in_code_points_after_any_line_break() -> None:
+    for newline in (b"\n", b"\r\n", b"\r"):
+        result = parse_bytes(b"workflow w version 1" + newline + b"// \xc3\xa9\xff", "bin.wf")
+        (d,) = result.diagnostics
+        assert d.message == "the file is not valid UTF-8: byte 0xff at line 2, column 5"

@@ -179,13 +179,14 @@ def cmd_fmt(args: argparse.Namespace) -> int:
             status = max(status, EXIT_FINDINGS)
             continue
         formatted = format_spec(result.spec, result.text)
+        canonical = formatted == result.text and not result.normalized  # \n line breaks only
         if path == "-":
             if args.check:
-                status = max(status, EXIT_FINDINGS if formatted != result.text else EXIT_OK)
+                status = max(status, EXIT_OK if canonical else EXIT_FINDINGS)
             else:
                 sys.stdout.write(formatted)
             continue
-        if formatted == result.text:
+        if canonical:
             continue
         if args.check:
             print(f"would reformat {path}")

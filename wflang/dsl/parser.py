@@ -48,12 +48,17 @@ _SUPPRESSION = re.compile(r"//\s*wf:\s*ignore(-file)?(?:\[([^\]]*)\]|\s*$)")
 
 @frozen
 class ParseResult:
-    """The outcome of parsing one source: spec (None on error), findings, text."""
+    """The outcome of parsing one source: spec (None on error), findings, text.
+
+    ``text`` is the source with every line break as ``\n`` (spans count lines in it);
+    ``normalized`` says that the source had ``\r\n`` or ``\r`` line breaks.
+    """
 
     file: str
     text: str
     spec: sp.WorkflowSpec | None
     diagnostics: tuple[diag.Diagnostic, ...]
+    normalized: bool = False
 
     @property
     def ok(self) -> bool:
@@ -99,6 +104,11 @@ def parse(text: str, file: str = "<string>") -> ParseResult:
     if len(text) > MAX_SOURCE_BYTES:
         return _refuse(file, text, f"the file is {len(text):,} characters; the limit is "
                        f"{MAX_SOURCE_BYTES:,}")  # fmt: skip
+    # \r\n and a lone \r end a line as \n does (else a `//` comment in a file with
+    # old Mac line breaks would run to the end of the file).
+    normalized = "\r" in text
+    if normalized:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
     lark, vocab = _parser()
     ctx = BuildContext(file=file, diagnostics=[], comments=[], depth={})
     recovery = _Recovery(ctx, vocab, text)
@@ -120,7 +130,7 @@ def parse(text: str, file: str = "<string>") -> ParseResult:
             gc.enable()
     found = _dedupe(_trusted(ctx.diagnostics))
     if any(d.severity is diag.Severity.ERROR for d in found) or spec is None:
-        return ParseResult(file, text, None, found)
+        return ParseResult(file, text, None, found, normalized)
     comments = tuple(ctx.comments)
     spec = sp.WorkflowSpec(
         spec.file,
@@ -130,7 +140,7 @@ def parse(text: str, file: str = "<string>") -> ParseResult:
         comments=comments,
         span=spec.span,
     )
-    return ParseResult(file, text, spec, found)
+    return ParseResult(file, text, spec, found, normalized)
 
 
 def parse_bytes(data: bytes, file: str) -> ParseResult:
@@ -141,9 +151,9 @@ def parse_bytes(data: bytes, file: str) -> ParseResult:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
-        good = data[: err.start].decode("utf-8")
+        good = data[: err.start].decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
         line = good.count("\n") + 1
-        column = err.start - (good.rfind("\n") + 1 if "\n" in good else 0) + 1
+        column = len(good) - good.rfind("\n")  # in code points, as in every span
         bad = data[err.start : err.start + 1].hex()
         return _refuse(
             file,

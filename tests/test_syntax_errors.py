@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from wflang.dsl import parse
+from wflang.dsl.diagnostics import Severity
+from wflang.dsl.parser import MAX_SYNTAX_ERRORS
 
 H = "workflow w version 1\n"
 
@@ -301,3 +305,48 @@ def test_one_run_reports_every_error_in_the_file() -> None:
     )
     found = [(d.span.line, d.span.column) for d in parse(source, "t.wf").diagnostics]
     assert found == [(3, 5), (7, 18), (10, 13), (11, 8)]
+
+
+def _calls(source: str) -> int:
+    """How many Python function calls parsing takes: an operation count, not a time."""
+    count = 0
+
+    def profile(frame: object, event: str, arg: object) -> None:
+        nonlocal count
+        count += event == "call"
+
+    parse(H)  # the grammar is built once, outside the count
+    sys.setprofile(profile)
+    try:
+        parse(source, "t.wf")
+    finally:
+        sys.setprofile(None)
+    return count
+
+
+def _workflow(nodes: int) -> str:
+    steps = "".join(
+        f'task t{i}: service s.x {{\n    args {{ n: {i}, s: "x" }}\n    next t{i + 1}\n}}\n'
+        for i in range(nodes)
+    )
+    return H + "start t0\n" + steps + f"end t{nodes}: completed\n"
+
+
+@pytest.mark.parametrize("junk", [")", "$", "tsak", "}", "-> x"])
+def test_recovery_costs_the_same_after_a_short_or_a_long_file(junk: str) -> None:
+    # Each junk token once cost time in proportion to everything parsed before it
+    # (1,600 ')' after an example took 33 s).
+    extra = {}
+    for nodes in (10, 200):
+        valid = _workflow(nodes)
+        extra[nodes] = _calls(valid + f"{junk}\n" * 40) - _calls(valid)
+    assert extra[200] < 2 * extra[10], extra
+
+
+def test_the_parser_stops_after_50_errors_with_a_note() -> None:
+    result = parse(H + "tsak a: script {}\n" * 60, "t.wf")
+    *errors, note = result.diagnostics
+    assert len(errors) == MAX_SYNTAX_ERRORS == 50
+    assert {(d.code, d.severity) for d in errors} == {("WF001", Severity.ERROR)}
+    assert (note.code, note.severity, note.span.line) == ("WF001", Severity.INFO, 52)
+    assert note.message == "stopped after 50 syntax errors; the rest of the file is not checked"

@@ -20,6 +20,7 @@ from typing import Any
 from attrs import frozen
 from lark import Lark, Token
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedInput, UnexpectedToken
+from lark.parsers.lalr_analysis import Shift
 
 from wflang.dsl import diagnostics as diag
 from wflang.dsl import spec as sp
@@ -233,21 +234,22 @@ class _Recovery:
         self.vocab = vocab
         self.text = text
         self.errors = 0
+        self.stopped = False  # past MAX_SYNTAX_ERRORS: the parse ends where it is
         self.skipping_after: int | None = None  # end offset of the last skipped token
         self.last_line = 0  # line of the last reported error
 
     def __call__(self, err: UnexpectedInput) -> bool:
-        if self.errors >= MAX_SYNTAX_ERRORS:
-            return False
         if isinstance(err, UnexpectedCharacters):
             if not self._same_line(err.line):
                 self.report(err)
-            return True
+            return not self.stopped
         if not isinstance(err, UnexpectedToken):
             return False
         token = err.token
         if not self._continues_skip(token) and not self._same_line(err.line):
             self.report(err)
+        if self.stopped:
+            return False
         ip = err.interactive_parser
         if token.type == "$END":
             return self._close_blocks(ip)
@@ -287,11 +289,7 @@ class _Recovery:
     def _try(
         self, tokens: tuple[Token, ...], err: UnexpectedToken
     ) -> Callable[[object], None] | None:
-        trial: Any = err.interactive_parser.copy()  # type: ignore[no-untyped-call]
-        try:
-            for t in tokens:
-                trial.feed_token(t)
-        except (UnexpectedInput, LarkError, TypeError, ValueError, AttributeError):
+        if not _would_take(err.interactive_parser, [t.type for t in tokens]):
             return None
 
         def apply(ip: object) -> None:
@@ -334,6 +332,8 @@ class _Recovery:
     def last(self, err: UnexpectedInput) -> None:
         """The error that ended the parse: reported unless it continues a cascade."""
         token = getattr(err, "token", None)
+        if self.stopped:
+            return
         if self.errors and isinstance(token, Token) and self._continues_skip(token):
             return
         if self.errors and token is not None and token.type == "$END":
@@ -341,10 +341,26 @@ class _Recovery:
         self.report(err)
 
     def report(self, err: UnexpectedInput) -> None:
-        self.errors += 1
-        self.last_line = err.line
         file = self.ctx.file
         line, column = err.line if err.line > 0 else 1, err.column if err.column > 0 else 1
+        if self.errors >= MAX_SYNTAX_ERRORS:
+            self.stopped = True
+            note = (
+                f"stopped after {MAX_SYNTAX_ERRORS} syntax errors; "
+                "the rest of the file is not checked"
+            )
+            self.ctx.diagnostics.append(
+                diag.Diagnostic.of(
+                    diag.SYNTAX_ERROR,
+                    note,
+                    Span(file, line, column, line, column),
+                    hint="fix these errors first",
+                    severity=diag.Severity.INFO,
+                )
+            )
+            return
+        self.errors += 1
+        self.last_line = err.line
         if isinstance(err, UnexpectedToken):
             token = err.token
             expected = _expected(err)
@@ -379,6 +395,31 @@ class _Recovery:
         self.ctx.diagnostics.append(
             diag.Diagnostic.of(diag.INVALID_SOURCE, message, Span(self.ctx.file, 1, 1, 1, 1))
         )
+
+
+def _would_take(ip: object, kinds: list[str]) -> bool:
+    """Whether the parser would take tokens of these kinds, one after the other.
+
+    Runs the LALR table on a copy of the state stack alone. Lark's own trial copy
+    deep-copies the value stack, which holds everything parsed so far, so each repair
+    cost time in proportion to the file before it (quadratic recovery).
+    """
+    state: Any = ip.parser_state  # type: ignore[attr-defined]
+    states = state.parse_conf.states
+    stack = list(state.state_stack)
+    for kind in kinds:
+        while True:
+            row = states[stack[-1]]
+            if kind not in row:
+                return False
+            action, arg = row[kind]
+            if action is Shift:
+                stack.append(arg)
+                break
+            if arg.expansion:  # reduce by the rule ``arg``, then take its goto
+                del stack[-len(arg.expansion) :]
+            stack.append(states[stack[-1]][arg.origin.name][1])
+    return True
 
 
 def _choices(ip: object) -> dict[str, object]:

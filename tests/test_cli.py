@@ -120,3 +120,18 @@ def test_fmt_writes_newlines_only(
     assert run(capsys, "fmt", "--check", str(f))[:2] == (1, f"would reformat {f}\n")
     assert run(capsys, "fmt", str(f))[0] == 0
     assert f.read_bytes() == GOOD.encode()
+
+
+def test_check_shows_the_block_a_missing_brace_left_open(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    f = tmp_path / "open.wf"
+    f.write_text(
+        "workflow w version 1\nstart a\ntask a: script {\n    next b\n\n"
+        "task b: script {\n    next e\n}\nend e: completed\n"
+    )
+    code, out, _ = run(capsys, "check", "--color", "never", str(f))
+    assert code == 1
+    assert f"--> {f}:6:1" in out
+    assert f"  = note: unclosed '{{' at {f}:3:16\n" in out
+    assert "  = hint: is a '}' missing? The '{' on line 3 is not closed\n" in out

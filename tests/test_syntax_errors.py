@@ -350,3 +350,48 @@ def test_the_parser_stops_after_50_errors_with_a_note() -> None:
     assert {(d.code, d.severity) for d in errors} == {("WF001", Severity.ERROR)}
     assert (note.code, note.severity, note.span.line) == ("WF001", Severity.INFO, 52)
     assert note.message == "stopped after 50 syntax errors; the rest of the file is not checked"
+
+
+def _unclosed(source: str) -> list[tuple[int, int, tuple[tuple[int, int, str], ...], str | None]]:
+    return [
+        (
+            d.span.line,
+            d.span.column,
+            tuple((r.span.line, r.span.column, r.message) for r in d.related),
+            d.hint,
+        )
+        for d in parse(source, "t.wf").diagnostics
+    ]
+
+
+def test_a_missing_brace_mid_file_points_at_the_block_left_open() -> None:
+    source = H + "start a\ntask a: script {\n    next b\n\ntask b: script {\n    next e\n}\n"
+    source += "end e: completed\n"
+    assert _unclosed(source) == [
+        (6, 1, ((3, 16, "unclosed '{'"),), "is a '}' missing? The '{' on line 3 is not closed")
+    ]
+
+
+def test_a_missing_brace_points_at_the_innermost_open_block() -> None:
+    source = H + (
+        "parallel p {\n"
+        "    branch one {\n"
+        "        task a: script {\n"
+        "            retry { attempts: 2\n"  # never closed
+        "            next e\n"
+        "        }\n"
+        "        end e: completed\n"
+        "    }\n"
+        "}\n"
+    )
+    ((line, column, related, _),) = _unclosed(source)
+    assert (line, column, related) == (6, 13, ((5, 19, "unclosed '{'"),))
+    at_end = _unclosed(H + "task a: script {\n    next b\n")
+    assert at_end == [
+        (4, 1, ((2, 16, "unclosed '{'"),), "the file ended inside a block: is a '}' missing?")
+    ]
+
+
+def test_other_errors_in_a_block_name_no_open_brace() -> None:
+    (d,) = parse(H + "task a: script {\n    timout 30s -> b\n    next b\n}\n", "t.wf").diagnostics
+    assert d.related == ()

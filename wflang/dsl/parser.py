@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import gc
 import re
-from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -246,24 +245,27 @@ class _Recovery:
         if not isinstance(err, UnexpectedToken):
             return False
         token = err.token
+        ip = err.interactive_parser
+        at_end = token.type == "$END"
+        repair = None if at_end else self._replacement(err) or self._insertion(err)
+        closes = at_end or (repair is not None and repair[0].type == "RBRACE")
         if not self._continues_skip(token) and not self._same_line(err.line):
-            self.report(err)
+            self.report(err, _innermost_open_brace(ip) if closes else None)
         if self.stopped:
             return False
-        ip = err.interactive_parser
-        if token.type == "$END":
+        if at_end:
             return self._close_blocks(ip)
-        repair = self._replacement(err) or self._insertion(err)
         if repair is not None:
             self.skipping_after = None
-            repair(ip)
+            for t in repair:
+                ip.feed_token(t)
             return True
         self.skipping_after = token.end_pos
         return True  # Lark drops the token and goes on
 
     # -- repairs ---------------------------------------------------------------
 
-    def _replacement(self, err: UnexpectedToken) -> Callable[[object], None] | None:
+    def _replacement(self, err: UnexpectedToken) -> tuple[Token, ...] | None:
         """A misspelt keyword: feed the keyword it was probably meant to be."""
         token = err.token
         if token.type != "NAME":
@@ -273,30 +275,15 @@ class _Recovery:
         if word is None:
             return None
         fixed = Token.new_borrow_pos(self.vocab.keywords[word], word, token)
-        return self._try((fixed,), err)
+        return (fixed,) if _would_take(err.interactive_parser, [fixed.type]) else None
 
-    def _insertion(self, err: UnexpectedToken) -> Callable[[object], None] | None:
+    def _insertion(self, err: UnexpectedToken) -> tuple[Token, ...] | None:
         """A missing token: insert one after which the offending token fits."""
         choices = _choices(err.interactive_parser)
         for kind, value in _INSERTABLE:
-            if kind in choices:
-                inserted = Token.new_borrow_pos(kind, value, err.token)
-                repair = self._try((inserted, err.token), err)
-                if repair is not None:
-                    return repair
+            if kind in choices and _would_take(err.interactive_parser, [kind, err.token.type]):
+                return (Token.new_borrow_pos(kind, value, err.token), err.token)
         return None
-
-    def _try(
-        self, tokens: tuple[Token, ...], err: UnexpectedToken
-    ) -> Callable[[object], None] | None:
-        if not _would_take(err.interactive_parser, [t.type for t in tokens]):
-            return None
-
-        def apply(ip: object) -> None:
-            for t in tokens:
-                ip.feed_token(t)  # type: ignore[attr-defined]
-
-        return apply
 
     def _close_blocks(self, ip: object) -> bool:
         """At end of file, close open blocks so that the parse can finish."""
@@ -340,7 +327,8 @@ class _Recovery:
             return  # recovery already reported why the file ends unfinished
         self.report(err)
 
-    def report(self, err: UnexpectedInput) -> None:
+    def report(self, err: UnexpectedInput, open_brace: Token | None = None) -> None:
+        """Report a syntax error; ``open_brace`` is the '{' of a block it leaves open."""
         file = self.ctx.file
         line, column = err.line if err.line > 0 else 1, err.column if err.column > 0 else 1
         if self.errors >= MAX_SYNTAX_ERRORS:
@@ -388,7 +376,15 @@ class _Recovery:
             message = str(err).splitlines()[0]
             span = Span(file, line, column, line, column + 1)
             hint = None
-        self.ctx.diagnostics.append(diag.Diagnostic.of(diag.SYNTAX_ERROR, message, span, hint=hint))
+        related: tuple[diag.Related, ...] = ()
+        if open_brace is not None:
+            at = Span(file, open_brace.line or 1, open_brace.column or 1,
+                      open_brace.end_line or 1, open_brace.end_column or 2)  # fmt: skip
+            related = (diag.Related(at, "unclosed '{'"),)
+            hint = hint or f"is a '}}' missing? The '{{' on line {at.line} is not closed"
+        self.ctx.diagnostics.append(
+            diag.Diagnostic.of(diag.SYNTAX_ERROR, message, span, hint=hint, related=related)
+        )
 
     def internal(self, err: BaseException) -> None:  # pragma: no cover - defensive
         message = f"the parser could not continue: {type(err).__name__}"
@@ -420,6 +416,15 @@ def _would_take(ip: object, kinds: list[str]) -> bool:
                 del stack[-len(arg.expansion) :]
             stack.append(states[stack[-1]][arg.origin.name][1])
     return True
+
+
+def _innermost_open_brace(ip: object) -> Token | None:
+    """The '{' of the innermost open block: the last one still on the value stack."""
+    state: Any = ip.parser_state  # type: ignore[attr-defined]
+    for value in reversed(state.value_stack):
+        if isinstance(value, Token) and value.type == "LBRACE":
+            return value
+    return None
 
 
 def _choices(ip: object) -> dict[str, object]:

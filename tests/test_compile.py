@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from wflang.cli import main
+from wflang.compiler.check import check
 from wflang.compiler.compile import compile_workflow
+from wflang.compiler.config import Config
 from wflang.dsl.parser import parse, parse_file
 from wflang.runtime import ir
 from wflang.runtime.table import dumps, loads, table_hash
@@ -126,3 +128,55 @@ def test_expression_errors_are_clear(source: str, message: str) -> None:
 def test_unknown_operator_is_refused_when_loading() -> None:
     with pytest.raises(ValueError, match="unknown operator"):
         ir.compile_ir(ir.Apply("exec", (ir.Const("rm -rf /"),)))
+
+
+DATA = Path(__file__).parent / "data"
+SOURCES = sorted([*DATA.rglob("*.wf"), *EXAMPLES.glob("*.wf")])
+
+
+def test_whatever_checks_clean_compiles() -> None:
+    assert len(SOURCES) > 100
+    clean = 0
+    for path in SOURCES:
+        compiled = compile_workflow(parse_file(str(path)))  # never raises
+        errors = [d for d in compiled.check.diagnostics if d.severity.value == "error"]
+        parsed = parse_file(str(path))
+        if not errors and parsed.spec is not None and parsed.spec.header is not None:
+            assert compiled.table is not None, path
+            clean += 1
+    assert clean > 50
+
+
+def test_a_workflow_without_nodes_is_a_check_error_not_a_crash(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    compiled = compile_workflow(parse("workflow w version 1\n", "w.wf"))
+    assert compiled.table is None
+    assert [(d.code, d.message) for d in compiled.check.diagnostics] == [
+        ("WF103", "workflow 'w' has no nodes")
+    ]
+    f = tmp_path / "w.wf"
+    f.write_text("workflow w version 1\n")
+    for command in ("check", "compile"):
+        assert main([command, str(f)]) == 1
+        assert "workflow 'w' has no nodes" in capsys.readouterr().out
+    # A library file (no header) declares things for others and needs no nodes.
+    assert compile_workflow(parse("type t { a: int }\n", "lib.wf")).check.diagnostics == ()
+
+
+@pytest.mark.parametrize(
+    ("code", "source"),
+    [
+        ("WF103", "workflow w version 1\nend e: completed\n"),
+        ("WF102", "workflow w version 1\nstart e\nend e: completed { next nowhere }\n"),
+        ("WF101", "workflow w version 1\nstart e\nend e: completed\nend e: failed\n"),
+    ],
+)
+def test_compile_reports_what_a_configuration_silenced_when_it_leaves_no_table(
+    code: str, source: str
+) -> None:
+    silenced = Config(severities={code: None})
+    assert check([parse(source, "w.wf")], silenced).diagnostics == ()
+    compiled = compile_workflow(parse(source, "w.wf"), silenced)
+    assert compiled.table is None
+    assert [d.code for d in compiled.check.diagnostics] == [code]

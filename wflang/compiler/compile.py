@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from attrs import frozen
 
-from wflang.compiler.check import CheckResult, check, module_model
+from wflang.compiler.check import GRAPH_BLOCKERS, CheckResult, check, module_model
 from wflang.compiler.config import Config
 from wflang.compiler.lower import lower
 from wflang.compiler.program import load_program
@@ -22,9 +22,20 @@ class Compiled:
 
 
 def compile_workflow(parsed: ParseResult, config: Config | None = None) -> Compiled:
-    result = check([parsed], config)
+    result = check([parsed], _enforcing_blockers(config or Config()))
     errors = any(d.severity is Severity.ERROR for d in result.diagnostics)
     if errors or parsed.spec is None or parsed.spec.header is None:
         return Compiled(None, result)
     program = load_program([parsed])
     return Compiled(lower(module_model(program, parsed.file)), result)
+
+
+def _enforcing_blockers(config: Config) -> Config:
+    """``config`` with the rules that leave nothing to lower back at their default (error).
+
+    A duplicate node, an unknown target, no start or no nodes, an edge out of its
+    scope or a missing header may be silenced for ``wf check``, but a workflow
+    with one of them has no table: compiling it reports the error instead.
+    """
+    severities = {k: v for k, v in config.severities.items() if k not in GRAPH_BLOCKERS}
+    return Config(config.preset, severities, config.source)

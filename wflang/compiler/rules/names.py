@@ -249,7 +249,9 @@ def scope_escape(m: Model) -> Iterator[Finding]:
     summary="Checks that a workflow says where it starts, at one of its top-level nodes.",
 )
 def missing_start(m: Model) -> Iterator[Finding]:
-    """A workflow with nodes needs ``start NAME`` naming a top-level node.
+    """A workflow needs nodes, and ``start NAME`` naming a top-level one.
+
+    A file without a ``workflow`` header is a library of declarations and needs neither.
 
     Bad:
 
@@ -264,6 +266,13 @@ def missing_start(m: Model) -> Iterator[Finding]:
     """
     start = m.start
     if not m.spec.nodes and start is None:
+        if m.spec.header is not None:  # a library file (no header) has no nodes
+            yield Finding(
+                f"workflow '{m.spec.header.name.text}' has no nodes",
+                m.spec.header.span,
+                hint="a workflow needs a start and an end, e.g. 'start done' and "
+                "'end done: completed'",
+            )
         return
     if start is None:
         where = m.spec.header.span if m.spec.header else m.spec.nodes[0].span

@@ -41,6 +41,7 @@ from wflang.compiler.report import (
 from wflang.dsl import diagnostics as diag
 from wflang.dsl.formatter import format_spec
 from wflang.dsl.parser import MAX_SOURCE_BYTES, ParseResult, parse_bytes
+from wflang.dsl.source import SourceError, read_source
 from wflang.dsl.spec import WorkflowSpec
 from wflang.durable import cli as durable_cli
 from wflang.runtime.describe import describe
@@ -84,10 +85,9 @@ def _load(path: str, stdin_name: str | None = None) -> ParseResult:
     if path == "-":
         return parse_bytes(_bounded(sys.stdin.buffer), stdin_name or "<stdin>")
     try:
-        with open(path, "rb") as file:
-            data = _bounded(file)
-    except OSError as err:
-        raise UsageError(f"cannot read {path}: {err.strerror or err}") from err
+        data = read_source(path, regular_only=False)
+    except SourceError as err:
+        raise UsageError(f"cannot read {path}: {err}") from err
     return parse_bytes(data, path)
 
 

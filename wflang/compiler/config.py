@@ -4,6 +4,7 @@ Read from ``[tool.wflang]`` in the nearest ``pyproject.toml``::
 
     [tool.wflang]
     preset = "recommended"          # or "strict", "all"
+    import-paths = ["../shared"]    # folders outside the project that imports may read
     [tool.wflang.rules]
     WF212 = "off"                   # or "info", "warning", "error"
     unused-declaration = "error"    # rules may be named by code or by name
@@ -60,6 +61,9 @@ def parse_config(table: Mapping[str, object], source: str | None = None) -> Conf
     except ValueError as err:
         names = ", ".join(p.value for p in Preset)
         raise ConfigError(f"unknown preset {preset_name!r}; the presets are {names}") from err
+    paths = table.get("import-paths", [])  # read by the import loader (compiler/program.py)
+    if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
+        raise ConfigError("[tool.wflang] import-paths must be a list of folders")
     rules = table.get("rules", {})
     if not isinstance(rules, Mapping):
         raise ConfigError("[tool.wflang.rules] must be a table of rule = level")

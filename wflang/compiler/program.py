@@ -1,12 +1,15 @@
 """A program: the files named on the command line and every file they import.
 
-Each file is parsed once; imports are resolved relative to the importing file.
-An import that cannot be read is reported where it is written (WF113).
+Each file is parsed once; imports are resolved relative to the importing file and
+must stay inside the project of the file named (see ``import_scope``), and only
+regular files within the size limit are read. An import that cannot or may not be
+read is reported where it is written (WF113).
 """
 
 from __future__ import annotations
 
 import os
+import tomllib
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
@@ -15,6 +18,7 @@ from attrs import frozen
 from wflang.dsl import spec as sp
 from wflang.dsl.diagnostics import CODES, Code, Diagnostic, Severity
 from wflang.dsl.parser import ParseResult, parse_bytes
+from wflang.dsl.source import SourceError, read_source
 
 UNRESOLVED_IMPORT = CODES.register(
     Code(
@@ -24,7 +28,9 @@ UNRESOLVED_IMPORT = CODES.register(
         Severity.ERROR,
         "Checks that every imported file exists and parses.",
         'Bad:\n\n    import "shraed_types.wf"\n\nGood:\n\n    import "shared_types.wf"\n\n'
-        "Paths are relative to the importing file.",
+        "Paths are relative to the importing file. An import must name a regular file "
+        "inside the project: the folder of the nearest `pyproject.toml` or `.git` above "
+        "the file checked, or a folder listed in `import-paths` under `[tool.wflang]`.",
     )
 )
 
@@ -55,39 +61,81 @@ class Program:
         return [self.modules[p] for _, p in module.imports if p is not None and p in self.modules]
 
 
+#: Reads and parses an imported file; raises SourceError when it cannot or may not.
 Reader = Callable[[str], ParseResult]
 
 
 def read_file(path: str) -> ParseResult:
+    return parse_bytes(read_source(path, regular_only=True), path)
+
+
+@frozen
+class ImportScope:
+    """Where the imports of a program may lead: its project's folder and configured ones."""
+
+    root: Path
+    folders: tuple[Path, ...]  # resolved; the root first
+
+    def allows(self, path: str) -> bool:
+        """Whether ``path``, symbolic links followed, lies in one of the folders."""
+        real = Path(os.path.realpath(path))
+        return any(real == f or f in real.parents for f in self.folders)
+
+
+def import_scope(file: str) -> ImportScope:
+    """The scope of the imports of ``file`` (a file named by the user, not an import).
+
+    The project root is the nearest folder above the file holding a ``pyproject.toml``
+    or a ``.git``, else the file's own folder; ``import-paths`` under ``[tool.wflang]``
+    in that ``pyproject.toml`` lists more folders, relative to it.
+    """
+    here = (Path.cwd() if file.startswith("<") else Path(file).parent).resolve()
+    for folder in (here, *here.parents):
+        if (folder / "pyproject.toml").is_file() or (folder / ".git").exists():
+            extra = (Path(os.path.realpath(folder / p)) for p in _import_paths(folder))
+            return ImportScope(folder, (folder, *extra))
+    return ImportScope(here, (here,))
+
+
+def _import_paths(folder: Path) -> list[str]:
+    """``import-paths`` of the folder's pyproject.toml (``wf check`` validates the table)."""
     try:
-        data = Path(path).read_bytes()
-    except OSError as err:
-        raise FileNotFoundError(path) from err
-    return parse_bytes(data, path)
+        with open(folder / "pyproject.toml", "rb") as f:
+            paths = tomllib.load(f).get("tool", {}).get("wflang", {}).get("import-paths", [])
+    except (OSError, tomllib.TOMLDecodeError, AttributeError):
+        return []
+    ok = isinstance(paths, list) and all(isinstance(p, str) for p in paths)
+    return paths if ok else []
 
 
 def load_program(roots: Iterable[ParseResult], reader: Reader = read_file) -> Program:
     """Load the given parsed roots and, transitively, the files they import."""
     modules: dict[str, Module] = {}
     found: list[Diagnostic] = []
-    pending = list(roots)
-    root_paths = tuple(r.file for r in pending)
+    pending = [(r, import_scope(r.file)) for r in roots]
+    root_paths = tuple(r.file for r, _ in pending)
     while pending:
-        parsed = pending.pop()
+        parsed, scope = pending.pop()
         if parsed.file in modules:
             continue
         resolved: list[tuple[sp.ImportDecl, str | None]] = []
         for decl in _imports(parsed.spec):
             target = _resolve(parsed.file, decl.path)
-            if target not in modules and all(p.file != target for p in pending):
-                try:
-                    pending.append(reader(target))
-                except FileNotFoundError:
+            if target not in modules and all(p.file != target for p, _ in pending):
+                problem = _outside(target, scope)
+                if problem is None:
+                    try:
+                        pending.append((reader(target), scope))
+                    except SourceError as err:
+                        problem = (f"{err} ({target})", None)
+                if problem is not None:
+                    message, hint = problem
                     found.append(
                         Diagnostic.of(
                             UNRESOLVED_IMPORT,
-                            f"cannot import '{decl.path}': no such file ({target})",
+                            f"cannot import '{decl.path}': {message}",
                             decl.span,
+                            hint=hint,
                         )
                     )
                     resolved.append((decl, None))
@@ -108,6 +156,19 @@ def load_program(roots: Iterable[ParseResult], reader: Reader = read_file) -> Pr
                     )
                 )
     return Program(modules, root_paths, tuple(found))
+
+
+def _outside(target: str, scope: ImportScope) -> tuple[str, str | None] | None:
+    """Why an import may not be read (message and hint), or None when it may."""
+    if scope.allows(target):
+        return None
+    real = os.path.realpath(target)
+    where = target if real == os.path.abspath(target) else f"{target} leads to {real}, which"
+    return (
+        f"{where} is outside the project ({scope.root})",
+        "imports stay inside the project: the folder of the nearest pyproject.toml or "
+        ".git; list other folders under 'import-paths' in [tool.wflang]",
+    )
 
 
 def _imports(spec: sp.WorkflowSpec | None) -> list[sp.ImportDecl]:

@@ -24,11 +24,11 @@ from lark.parsers.lalr_analysis import Shift
 from wflang.dsl import diagnostics as diag
 from wflang.dsl import spec as sp
 from wflang.dsl.build import BuildContext, SpecBuilder
+from wflang.dsl.source import MAX_SOURCE_BYTES, SourceError, read_source
 from wflang.dsl.span import Span
 from wflang.dsl.syntax import Vocabulary, hint_for
 from wflang.grammar import grammar_text
 
-MAX_SOURCE_BYTES = 16 * 1024 * 1024
 #: Past this many syntax errors in one file the parse stops; the rest is noise.
 MAX_SYNTAX_ERRORS = 50
 #: Tokens tried, in order, when repairing a syntax error by inserting one token.
@@ -145,9 +145,8 @@ def parse(text: str, file: str = "<string>") -> ParseResult:
 
 def parse_bytes(data: bytes, file: str) -> ParseResult:
     """Decode UTF-8 (reporting the first bad byte by line and column), then parse."""
-    if len(data) > MAX_SOURCE_BYTES:
-        return _refuse(file, "", f"the file is {len(data):,} bytes; the limit is "
-                       f"{MAX_SOURCE_BYTES:,}")  # fmt: skip
+    if len(data) > MAX_SOURCE_BYTES:  # it may have been read only this far
+        return _refuse(file, "", f"the file is larger than {MAX_SOURCE_BYTES:,} bytes, the limit")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -169,9 +168,9 @@ def parse_bytes(data: bytes, file: str) -> ParseResult:
 def parse_file(path: str | Path) -> ParseResult:
     """Read and parse a .wf file; I/O errors become a WF005 diagnostic."""
     try:
-        data = Path(path).read_bytes()
-    except OSError as err:
-        return _refuse(str(path), "", f"cannot read the file: {err.strerror or err}")
+        data = read_source(path, regular_only=False)
+    except SourceError as err:
+        return _refuse(str(path), "", f"cannot read the file: {err}")
     return parse_bytes(data, str(path))
 
 

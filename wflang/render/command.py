@@ -15,7 +15,8 @@ from wflang.compiler.diff import diff_specs
 from wflang.compiler.diff.pairing import Pairing
 from wflang.compiler.model import Model, build_model
 from wflang.compiler.program import load_program
-from wflang.dsl.parser import MAX_SOURCE_BYTES, ParseResult, parse_bytes
+from wflang.dsl.parser import ParseResult, parse_bytes
+from wflang.dsl.source import SourceError, read_source
 from wflang.render.build import build
 from wflang.render.diagram import Diagram, Overlay, apply
 from wflang.render.dot import to_dot
@@ -47,10 +48,9 @@ class Request:
 
 def _parse(path: str) -> ParseResult:
     try:
-        with open(path, "rb") as file:
-            data = file.read(MAX_SOURCE_BYTES + 1)  # more is refused by the parser
-    except OSError as err:
-        raise RenderError(f"cannot read {path}: {err.strerror or err}") from err
+        data = read_source(path, regular_only=False)
+    except SourceError as err:
+        raise RenderError(f"cannot read {path}: {err}") from err
     parsed = parse_bytes(data, path)
     if parsed.spec is None:
         first = parsed.diagnostics[0] if parsed.diagnostics else None

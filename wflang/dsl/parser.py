@@ -395,25 +395,30 @@ class _Recovery:
 def _would_take(ip: object, kinds: list[str]) -> bool:
     """Whether the parser would take tokens of these kinds, one after the other.
 
-    Runs the LALR table on a copy of the state stack alone. Lark's own trial copy
-    deep-copies the value stack, which holds everything parsed so far, so each repair
-    cost time in proportion to the file before it (quadratic recovery).
+    Runs the LALR table over the state stack without copying it (states pushed go on
+    a small list of their own) and builds no values. Lark's own trial copy deep-copies
+    the value stack, which holds everything parsed so far, so each repair cost time in
+    proportion to the file before it (quadratic recovery).
     """
     state: Any = ip.parser_state  # type: ignore[attr-defined]
     states = state.parse_conf.states
-    stack = list(state.state_stack)
+    below: list[Any] = state.state_stack
+    kept = len(below)  # entries of ``below`` not yet popped
+    pushed: list[Any] = []
     for kind in kinds:
         while True:
-            row = states[stack[-1]]
+            row = states[pushed[-1] if pushed else below[kept - 1]]
             if kind not in row:
                 return False
             action, arg = row[kind]
             if action is Shift:
-                stack.append(arg)
+                pushed.append(arg)
                 break
-            if arg.expansion:  # reduce by the rule ``arg``, then take its goto
-                del stack[-len(arg.expansion) :]
-            stack.append(states[stack[-1]][arg.origin.name][1])
+            size = len(arg.expansion)  # reduce by the rule ``arg``, then take its goto
+            from_pushed = min(size, len(pushed))
+            del pushed[len(pushed) - from_pushed :]
+            kept -= size - from_pushed
+            pushed.append(states[pushed[-1] if pushed else below[kept - 1]][arg.origin.name][1])
     return True
 
 

@@ -59,7 +59,7 @@ def test_an_import_over_the_size_limit_is_refused(project: Path) -> None:
         "'big.wf' has errors; its declarations are not available"
     ]
     (d,) = parse_file(project / "big.wf").diagnostics
-    assert d.message == "the file is larger than 16,777,216 bytes, the limit"
+    assert d.message == "the file is too large: the limit is 16,777,216 bytes"
 
 
 def test_imports_resolve_inside_the_project_unless_configured(project: Path) -> None:

@@ -30,7 +30,7 @@ def test_huge_input_is_refused_with_the_limit() -> None:
     result = parse_bytes(b" " * (MAX_SOURCE_BYTES + 1), "big.wf")
     (d,) = result.diagnostics
     assert d.code == "WF005"
-    assert d.message == "the file is larger than 16,777,216 bytes, the limit"
+    assert d.message == "the file is too large: the limit is 16,777,216 bytes"
 
 
 def test_deeply_nested_expression_is_refused() -> None:

@@ -40,8 +40,8 @@ from wflang.compiler.report import (
 )
 from wflang.dsl import diagnostics as diag
 from wflang.dsl.formatter import format_spec
-from wflang.dsl.parser import MAX_SOURCE_BYTES, ParseResult, parse_bytes
-from wflang.dsl.source import SourceError, read_source
+from wflang.dsl.parser import ParseResult, parse_bytes
+from wflang.dsl.source import MAX_SOURCE_BYTES, SourceError, read_source
 from wflang.dsl.spec import WorkflowSpec
 from wflang.durable import cli as durable_cli
 from wflang.runtime.describe import describe

@@ -146,7 +146,7 @@ def parse(text: str, file: str = "<string>") -> ParseResult:
 def parse_bytes(data: bytes, file: str) -> ParseResult:
     """Decode UTF-8 (reporting the first bad byte by line and column), then parse."""
     if len(data) > MAX_SOURCE_BYTES:  # it may have been read only this far
-        return _refuse(file, "", f"the file is larger than {MAX_SOURCE_BYTES:,} bytes, the limit")
+        return _refuse(file, "", f"the file is too large: the limit is {MAX_SOURCE_BYTES:,} bytes")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:

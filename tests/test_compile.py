@@ -168,7 +168,7 @@ def test_a_workflow_without_nodes_is_a_check_error_not_a_crash(
     ("code", "source"),
     [
         ("WF103", "workflow w version 1\nend e: completed\n"),
-        ("WF102", "workflow w version 1\nstart e\nend e: completed { next nowhere }\n"),
+        ("WF102", "workflow w version 1\nstart t\ntask t: script { next nowhere }\n"),
         ("WF101", "workflow w version 1\nstart e\nend e: completed\nend e: failed\n"),
     ],
 )

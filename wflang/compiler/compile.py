@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from attrs import frozen
 
-from wflang.compiler.check import GRAPH_BLOCKERS, CheckResult, check, module_model
+from wflang.compiler.check import CheckResult, check, module_model
 from wflang.compiler.config import Config
 from wflang.compiler.lower import lower
 from wflang.compiler.program import load_program
@@ -30,12 +30,13 @@ def compile_workflow(parsed: ParseResult, config: Config | None = None) -> Compi
     return Compiled(lower(module_model(program, parsed.file)), result)
 
 
-def _enforcing_blockers(config: Config) -> Config:
-    """``config`` with the rules that leave nothing to lower back at their default (error).
+#: Rules whose errors leave nothing to lower: a duplicate node, an unknown target, no
+#: start or no nodes, an edge out of its scope, a missing header.
+NOTHING_TO_LOWER = frozenset({"WF101", "WF102", "WF103", "WF107", "WF115"})
 
-    A duplicate node, an unknown target, no start or no nodes, an edge out of its
-    scope or a missing header may be silenced for ``wf check``, but a workflow
-    with one of them has no table: compiling it reports the error instead.
-    """
-    severities = {k: v for k, v in config.severities.items() if k not in GRAPH_BLOCKERS}
+
+def _enforcing_blockers(config: Config) -> Config:
+    """``config`` with the NOTHING_TO_LOWER rules back at their default severity (error):
+    they may be silenced for ``wf check``, but compiling reports them instead of failing."""
+    severities = {k: v for k, v in config.severities.items() if k not in NOTHING_TO_LOWER}
     return Config(config.preset, severities, config.source)

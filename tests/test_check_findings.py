@@ -121,3 +121,24 @@ end done: completed
     ]
     assert [r.span.line for r in found[0].related] == [6]
     assert [r.span.line for r in found[1].related] == [8, 9]
+
+
+def test_a_node_with_only_error_and_timeout_routes_has_no_successor() -> None:
+    source = """workflow w version 1
+error Declined
+service pay.charge() raises Declined
+signal paid
+start charge
+task charge: service pay.charge {
+    on Declined -> payment
+    timeout 1h -> done
+}
+wait payment: signal paid {
+    timeout 1h -> done
+}
+end done: completed
+"""
+    assert [(d.span.line, d.message) for d in diagnostics(source)] == [
+        (6, "'charge' has no successor (its error and timeout routes are not a 'next')"),
+        (10, "'payment' has no successor (its error and timeout routes are not a 'next')"),
+    ]

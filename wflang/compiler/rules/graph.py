@@ -179,7 +179,7 @@ def dead_end(m: Model) -> Iterator[Finding]:
                 continue
             edges = [e.kind for e in outgoing(node)]
             if all(kind in ABORTED for kind in edges):
-                routes = " (error and timeout routes are taken only when it fails)" if edges else ""
+                routes = " (its error and timeout routes are not a 'next')" if edges else ""
                 yield Finding(
                     f"'{name}' has no successor{routes}",
                     node.name.span,

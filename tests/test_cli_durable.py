@@ -538,14 +538,15 @@ def test_an_ending_that_is_not_a_failure_prints_its_reason_not_an_error() -> Non
 
 
 def test_fire_timers_takes_the_timer_as_status_prints_it(ready: Wf) -> None:
-    """`wf status` prints `next timer: boundary:0 at …`; `--timer boundary:0` fires it
-    (issue 12: only the internal id was accepted)."""
+    """`wf status` prints `timer:    boundary:0 at … (id …)`; `--timer boundary:0` (or
+    the id) fires it (issue 12: only the internal id was accepted, and not printed)."""
     ready.ok("deploy", str(DATA / "tick.wf"))
     ready.ok("start", "tick", "--input", '{"id": "t"}', "--id", "t-1")
     ready.work()
     status = ready.ok("status", "t-1")
-    shown = status.split("next timer: ")[1].split(" at ")[0]
+    shown = status.split("timer:    ")[1].split(" at ")[0]
     assert shown == "boundary:0", status
+    assert "(id t-1:w:" in status
     assert ready("ops", "fire-timers", "t-1", "--timer", "sleep") == 1
     assert "has no pending timer 'sleep' (pending: t-1:w:" in ready.err
     assert "firing t-1:w:" in ready.ok("ops", "fire-timers", "t-1", "--timer", shown)

@@ -364,9 +364,9 @@ def cmd_status(args: argparse.Namespace) -> int:
             if any(t.compensating for t in inst.tokens) and inst.compensations:
                 rest = ", ".join(table.states[s].name for s in reversed(inst.compensations))
                 print(f"then:     {rest} (the compensations still to run, in this order)")
-        if not inst.status.finished and inst.timers:
-            nxt = min(inst.timers, key=lambda t: t.due)
-            print(f"next timer: {nxt.purpose} at {_when(nxt.due)}")
+        if not inst.status.finished:  # each as `wf ops fire-timers --timer` takes it
+            for timer in sorted(inst.timers, key=lambda t: (t.due, t.id)):
+                print(f"timer:    {timer.purpose} at {_when(timer.due)} (id {timer.id})")
         if inst.output is not None:
             print("output:   " + codec.dumps(inst.output))
         if inst.error:

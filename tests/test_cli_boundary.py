@@ -217,7 +217,7 @@ def test_an_argument_that_is_not_utf8_is_a_usage_error(
         (("list", "--limit", "99999999999999999999999"), "argument --limit: '99999999999999999999999'"
          " is not a whole number from 1 to 9,223,372,036,854,775,807"),
         (("start", "opsflow", "--version", "99999999999999999999"),
-         "argument --version: '99999999999999999999' is not a whole number from 0 to 2,147,483,647"),
+         "argument --version: '99999999999999999999' is not a whole number from 1 to 2,147,483,647"),
     ],
 )  # fmt: skip
 def test_numbers_beyond_what_the_store_keeps_are_usage_errors(

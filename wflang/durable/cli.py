@@ -24,6 +24,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from wflang.dsl.spec import MAX_VERSION
 from wflang.durable.worker import SETTINGS
 from wflang.runtime import codec
 from wflang.runtime import instance as rt
@@ -117,8 +118,8 @@ def bounded(low: int, high: int, unit: int = 1, units: str = "") -> Callable[[st
 
 #: A count or a batch: at least 1, and within the stores' 64-bit integers.
 positive = bounded(1, 2**63 - 1)
-#: Versions are 32-bit integers in the stores.
-version_number = bounded(0, 2**31 - 1)
+#: A workflow version, as the language bounds it (what every store holds).
+version_number = bounded(1, MAX_VERSION)
 
 
 #: The most read from an ``@file`` of JSON: room for indentation around a value of the

@@ -58,7 +58,7 @@ scalars: st.SearchStrategy[Literal] = st.one_of(
     st.integers(-INT64, INT64).map(_int),
     st.builds(
         _decimal,
-        st.integers(0, 10**30),
+        st.integers(0, 10**21 - 1),  # with the fraction, at most 34 significant digits
         st.from_regex(r"[0-9]{1,12}", fullmatch=True),
         st.booleans(),
     ),

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from wflang.cli import main
-from wflang.dsl import parse, parse_bytes, parse_file
+from wflang.dsl import build, parse, parse_bytes, parse_file
 from wflang.dsl.parser import MAX_SOURCE_BYTES
+from wflang.runtime import numbers
 
 H = "workflow w version 1\n"
 
@@ -151,6 +152,37 @@ def test_largest_integer_and_duration_are_accepted() -> None:
     seconds = f"{2**63 // 1000 + 1}s"  # each part fits; the sum in milliseconds does not
     result = parse(START + f"sleep s 1ms{seconds} next e\n" + END)
     assert [d.message for d in result.diagnostics] == [f"duration 1ms{seconds} is out of range"]
+
+
+@pytest.mark.parametrize(
+    ("literal", "digits"),
+    [
+        ("1." + "0" * 40 + "1", 42),
+        ("12345678901234567890.123456789012345", 35),
+        (HUGE + ".5", 5001),
+    ],
+)
+def test_decimals_the_runtime_cannot_hold_are_invalid_literals(literal: str, digits: int) -> None:
+    result = parse(INTEGER_PLACES["expression"].replace("{n}", literal), "big.wf")
+    assert result.spec is None
+    [d] = result.diagnostics
+    assert d.code == "WF002"
+    assert d.message.endswith(f"is out of range ({digits:,} significant digits)")
+    assert "at most 34 significant digits" in (d.hint or "")
+
+
+def test_decimals_the_runtime_can_hold_are_accepted() -> None:
+    for literal in ("123456789012345678901234567890123.4", "0." + "0" * 6142 + "1"):
+        assert parse(INTEGER_PLACES["expression"].replace("{n}", literal)).ok, literal
+    tiny = "0." + "0" * 6143 + "1"
+    assert not parse(INTEGER_PLACES["expression"].replace("{n}", tiny)).ok
+
+
+def test_the_language_and_the_runtime_share_the_decimal_limits() -> None:
+    assert (build.DECIMAL_DIGITS, build.DECIMAL_EMIN) == (
+        numbers.DECIMAL_DIGITS,
+        numbers.DECIMAL_EMIN,
+    )
 
 
 @pytest.mark.parametrize("command", ["check", "parse", "fmt"])

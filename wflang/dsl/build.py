@@ -14,7 +14,7 @@ import re
 import threading
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any, TypeVar
 
 from attrs import define, frozen
@@ -31,6 +31,10 @@ MAX_DEPTH = 64
 #: Integers (and durations, in milliseconds) are 64-bit at run time; larger literals are WF002.
 MAX_INT = 2**63 - 1
 _TOO_BIG = MAX_INT + 1
+#: Decimals are exact with at most 34 significant digits at run time (IEEE 754 decimal128,
+#: ``wflang.runtime.numbers``); a literal with more could never be held, so it is WF002.
+DECIMAL_DIGITS = 34
+DECIMAL_EMIN = -6143
 
 
 @define
@@ -748,9 +752,17 @@ class SpecBuilder(Transformer[Token, Any]):
 
     @v_args(inline=True)
     def decimal_lit(self, tok: Token) -> ex.DecimalLit:
-        try:
-            value = Decimal(str(tok))
-        except InvalidOperation:  # pragma: no cover - the token's regex admits only digits
+        text = str(tok)
+        value = Decimal(text)  # the token's regex admits only digits and one point
+        digits = len(value.as_tuple().digits)
+        if digits > DECIMAL_DIGITS or value.adjusted() < DECIMAL_EMIN:
+            self._report(
+                diag.INVALID_LITERAL,
+                f"decimal {_shown(text)} is out of range ({digits:,} significant digits)",
+                self._tspan(tok),
+                hint=f"decimals are exact with at most {DECIMAL_DIGITS} significant digits "
+                f"and no smaller than 1e{DECIMAL_EMIN}",
+            )
             value = Decimal(0)
         return ex.DecimalLit(value, span=self._tspan(tok))
 

@@ -2,32 +2,31 @@
 
 ``format_spec`` is what ``wf fmt`` writes: four-space indentation, one clause
 per line, short mappings on one line, operators spaced, parentheses only where
-precedence needs them. Comments are kept where they were: a comment on its own
-line stays before the element that followed it, a comment at the end of a line
-stays at the end of that element's line. Single blank lines between elements
-are kept; runs of blank lines become one. Clauses keep their source order.
+precedence needs them. Comments are kept where they were (``wflang.dsl.layout``
+places them). Single blank lines between elements are kept; runs of blank lines
+become one. Clauses, retry settings and map options keep their source order.
 Formatting is idempotent and ``parse(format(src))`` equals ``parse(src)``.
 """
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Callable, Sequence
 from decimal import Decimal
 from functools import singledispatch
+from typing import TypeVar
 
 from wflang.dsl import expr as ex
 from wflang.dsl import spec as sp
+from wflang.dsl.layout import Writer
 from wflang.dsl.span import Span
 
-INDENT = "    "
-WIDTH = 100
 _NONE = Span("", 0, 0, 0, 0)
+T = TypeVar("T")
 
 
 def format_spec(spec: sp.WorkflowSpec, text: str = "") -> str:
     """Print ``spec`` canonically; ``text`` (its source) supplies blank lines."""
-    w = _Writer(text, spec.comments)
+    w = Writer(text, spec.comments)
     if spec.header is not None:
         h = spec.header
         w.line(f"workflow {h.name.text} version {h.version}", h.span)
@@ -147,150 +146,6 @@ def _joined(items: Sequence[ex.Expr]) -> str:
     return ", ".join(format_expr(i) for i in items)
 
 
-# --------------------------------------------------------------------- writer
-
-
-class _Writer:
-    """Emits lines, and the source's comments and blank lines at the right places."""
-
-    def __init__(self, text: str, comments: Sequence[sp.Comment]) -> None:
-        self.out: list[str] = []
-        self.depth = 0
-        self.text = text
-        self.src = text.split("\n") if text else []
-        self.line_starts = [0]
-        for i, ch in enumerate(text):
-            if ch == "\n":
-                self.line_starts.append(i + 1)
-        self.comments = sorted(comments, key=lambda c: (c.span.line, c.span.column))
-        self.next_comment = 0
-        self.block_start = True
-        self.last_line = 0  # the source line where the last printed element ended
-
-    # -- comments and blank lines ------------------------------------------
-
-    def _blank_before(self, line: int) -> None:
-        if self.block_start or line < 2 or line - 2 >= len(self.src):
-            return
-        if line <= self.last_line + 1:  # nothing between this and what came before
-            return
-        if not self.src[line - 2].strip() and self.out and self.out[-1] != "":
-            self.out.append("")
-
-    def _emit_comment(self, c: sp.Comment) -> None:
-        self._blank_before(c.span.line)
-        first, *rest = c.text.rstrip().split("\n")
-        self.out.append(INDENT * self.depth + first)
-        self.out.extend(r.rstrip() for r in rest)
-        self.block_start = False
-        self.last_line = max(self.last_line, c.span.end_line)
-
-    def leading(self, line: int) -> None:
-        """Emit the comments that stand before source line ``line``."""
-        while self.next_comment < len(self.comments):
-            c = self.comments[self.next_comment]
-            if c.span.line >= line:
-                break
-            self._emit_comment(c)
-            self.next_comment += 1
-
-    def _trailing(self, line: int) -> str:
-        parts = []
-        while self.next_comment < len(self.comments):
-            c = self.comments[self.next_comment]
-            if c.span.line != line:
-                break
-            parts.append(c.text.rstrip())
-            self.next_comment += 1
-        return ("  " + " ".join(parts)) if parts else ""
-
-    def has_comment_inside(self, span: Span) -> bool:
-        """Whether a comment sits within ``span`` (then it cannot be joined on one line)."""
-        if span.line <= 0:
-            return False
-        for c in self.comments[self.next_comment :]:
-            start = (c.span.line, c.span.column)
-            if start >= (span.end_line, span.end_column):
-                return False
-            if start > (span.line, span.column):
-                return True
-        return False
-
-    # -- lines and blocks -----------------------------------------------------
-
-    def line(self, text: str, span: Span) -> None:
-        """One line for an element written at ``span``."""
-        if span.line > 0:
-            self.leading(span.line)
-            self._blank_before(span.line)
-        trailing = self._trailing(span.end_line) if span.line > 0 else ""
-        self.out.append(INDENT * self.depth + text + trailing)
-        self.block_start = False
-        self.last_line = max(self.last_line, span.end_line)
-
-    def open(self, text: str, span: Span, first: Span | None = None, opener: str = " {") -> None:
-        """The first line of a block, ``text {``; the block's content follows.
-
-        A comment at the end of the opening line belongs to the block's first
-        element instead when that element was written on the same line.
-        """
-        if span.line > 0:
-            self.leading(span.line)
-            self._blank_before(span.line)
-        same_line = first is not None and first.line == span.line
-        trailing = self._trailing(span.line) if span.line > 0 and not same_line else ""
-        self.out.append(INDENT * self.depth + text + opener + trailing)
-        self.depth += 1
-        self.block_start = True
-        self.last_line = max(self.last_line, span.line)
-
-    def turn(self, text: str) -> None:
-        """End one bracketed part and open the next on the same line, as ``) -> {``."""
-        self.out.append(INDENT * (self.depth - 1) + text)
-        self.block_start = True
-
-    def close(self, span: Span, suffix: str = "", closer: str = "}") -> None:
-        """The closing ``}`` of a block whose element is written at ``span``."""
-        if span.line > 0:
-            self.leading(span.end_line)
-        self.depth -= 1
-        trailing = self._trailing(span.end_line) if span.line > 0 else ""
-        self.out.append(INDENT * self.depth + closer + suffix + trailing)
-        self.block_start = False
-        self.last_line = max(self.last_line, span.end_line)
-
-    def enclosing(self, keyword: str, first: Span, last: Span) -> Span:
-        """The span of ``keyword { … }`` around items spanning ``first``..``last``.
-
-        The spec keeps the items of a clause, not the clause; its keyword and
-        braces are found in the source, so that comments stay on their lines.
-        """
-        if first.line <= 0 or not self.src:
-            return first.to(last)
-        text = self.text
-        start = self._offset(first.line, first.column)
-        brace = text.rfind("{", 0, start)
-        kw = text.rfind(keyword, 0, brace) if brace >= 0 else -1
-        close = text.find("}", self._offset(last.end_line, last.end_column))
-        if kw < 0 or close < 0:
-            return first.to(last)
-        (sl, sc), (el, ec) = self._position(kw), self._position(close + 1)
-        return Span(first.file, sl, sc, el, ec)
-
-    def _offset(self, line: int, column: int) -> int:
-        return self.line_starts[line - 1] + column - 1
-
-    def _position(self, offset: int) -> tuple[int, int]:
-        line = bisect.bisect_right(self.line_starts, offset)
-        return line, offset - self.line_starts[line - 1] + 1
-
-    def fits(self, text: str) -> bool:
-        return len(INDENT * self.depth) + len(text) <= WIDTH
-
-    def finish(self) -> None:
-        self.leading(1 << 30)
-
-
 # ------------------------------------------------------------- shared pieces
 
 
@@ -303,24 +158,26 @@ def _entry(e: sp.Entry) -> str:
     return f"{e.name.text}: {format_expr(e.value)}"
 
 
-def _braced(w: _Writer, prefix: str, items: Sequence[tuple[str, Span]], span: Span,
+def _braced(w: Writer, prefix: str, items: Sequence[tuple[str, Span]], span: Span,
             suffix: str = "") -> None:  # fmt: skip
     """``prefix { a, b }`` on one line when it fits and holds no comment, else one per line."""
-    if not items:
-        w.line(f"{prefix} {{}}{suffix}".lstrip(), span)
-        return
-    one = f"{prefix} {{ {', '.join(t for t, _ in items)} }}{suffix}".lstrip()
-    if w.fits(one) and not w.has_comment_inside(span):
+    one = f"{prefix} {_one_line(items)}{suffix}"
+    opening, closing = w.braces(span)
+    if w.fits(one) and not w.has_comment_inside(span, closing):
         w.line(one, span)
         return
-    w.open(prefix, span, items[0][1])
+    w.open(prefix, span, opening + 1 if opening >= 0 else -1)
     for text, item_span in items:
         w.line(text + ",", item_span)
-    w.close(span, suffix)
+    w.close(span, closing, suffix)
+
+
+def _one_line(items: Sequence[tuple[str, Span]]) -> str:
+    return f"{{ {', '.join(t for t, _ in items)} }}" if items else "{}"
 
 
 def _fields(
-    w: _Writer, prefix: str, fields: Sequence[sp.Field], span: Span, suffix: str = ""
+    w: Writer, prefix: str, fields: Sequence[sp.Field], span: Span, suffix: str = ""
 ) -> None:
     _braced(w, prefix, [(_field(f), f.span) for f in fields], span, suffix)
 
@@ -333,24 +190,24 @@ def _names(idents: Sequence[sp.Ident]) -> str:
 
 
 @singledispatch
-def _item(item: object, w: _Writer) -> None:
+def _item(item: object, w: Writer) -> None:
     """Print one declaration or node; each kind registers its printer below."""
     raise TypeError(f"not a declaration or node: {item!r}")
 
 
 @_item.register
-def _import(d: sp.ImportDecl, w: _Writer) -> None:
+def _import(d: sp.ImportDecl, w: Writer) -> None:
     alias = "" if d.alias is None else f" as {d.alias.text}"
     w.line(f"import {format_string(d.path)}{alias}", d.span)
 
 
 @_item.register
-def _type(d: sp.TypeDecl, w: _Writer) -> None:
+def _type(d: sp.TypeDecl, w: Writer) -> None:
     _fields(w, f"type {d.name.text}", d.fields, d.span)
 
 
 @_item.register
-def _enum(d: sp.EnumDecl, w: _Writer) -> None:
+def _enum(d: sp.EnumDecl, w: Writer) -> None:
     _braced(w, f"enum {d.name.text}", [(m.text, m.span) for m in d.members], d.span)
 
 
@@ -358,12 +215,12 @@ _BLOCK_KEYWORDS = {sp.InputDecl: "input", sp.ContextDecl: "context", sp.OutputDe
 
 
 @_item.register
-def _block_decl(d: sp.InputDecl | sp.ContextDecl | sp.OutputDecl, w: _Writer) -> None:
+def _block_decl(d: sp.InputDecl | sp.ContextDecl | sp.OutputDecl, w: Writer) -> None:
     _fields(w, _BLOCK_KEYWORDS[type(d)], d.fields, d.span)
 
 
 @_item.register
-def _event_decl(d: sp.SignalDecl | sp.MessageDecl, w: _Writer) -> None:
+def _event_decl(d: sp.SignalDecl | sp.MessageDecl, w: Writer) -> None:
     keyword = "signal" if isinstance(d, sp.SignalDecl) else "message"
     if d.payload is None:
         w.line(f"{keyword} {d.name.text}", d.span)
@@ -372,100 +229,124 @@ def _event_decl(d: sp.SignalDecl | sp.MessageDecl, w: _Writer) -> None:
 
 
 @_item.register
-def _error(d: sp.ErrorDecl, w: _Writer) -> None:
+def _error(d: sp.ErrorDecl, w: Writer) -> None:
     w.line(f"error {_names(d.names)}", d.span)
 
 
 @_item.register
-def _service(d: sp.ServiceDecl, w: _Writer) -> None:
+def _service(d: sp.ServiceDecl, w: Writer) -> None:
     """One line when it fits; else the result, then the parameters, one per line."""
     raises = f" raises {_names(d.raises)}" if d.raises else ""
     params = [(_field(p), p.span) for p in d.params]
     head = f"service {d.name.text}({', '.join(t for t, _ in params)})"
     result = None if d.result is None else [(_field(f), f.span) for f in d.result]
-    inline = (
-        ""
-        if result is None
-        else f" -> {{ {', '.join(t for t, _ in result)} }}".replace("{  }", "{}")
-    )
-    if w.fits(head + inline + raises) and not w.has_comment_inside(d.span):
+    inline = "" if result is None else f" -> {_one_line(result)}"
+    _, closing = w.braces(d.span, "(", "}" if result is not None else ")")
+    if w.fits(head + inline + raises) and not w.has_comment_inside(d.span, closing):
         w.line(head + inline + raises, d.span)
         return
-    if result is not None and w.fits(head + " -> {"):
+    if result is not None and w.fits(head + " -> {") and not w.has_comment_inside(_params(w, d)):
         _braced(w, f"{head} ->", result, d.span, raises)
         return
-    w.open(f"service {d.name.text}", d.span, params[0][1] if params else None, opener="(")
+    paren, rparen = w.braces(_params(w, d), "(", ")")
+    w.open(f"service {d.name.text}", d.span, paren + 1 if paren >= 0 else -1, opener="(")
     for text, item_span in params:
         w.line(text + ",", item_span)
-    if result is None or w.fits(")" + inline + raises):
-        w.close(d.span, inline + raises, closer=")")
+    opening, closing = w.braces(d.span)
+    result_has_comment = w.comment_between(opening, closing)
+    if result is None or (w.fits(")" + inline + raises) and not result_has_comment):
+        w.close(d.span, rparen, inline + raises, closer=")")
         return
-    w.turn(") -> {")
+    w.turn(") -> {", rparen, opening)
     for text, item_span in result:
         w.line(text + ",", item_span)
-    w.close(d.span, raises)
+    w.close(d.span, closing, raises)
+
+
+def _params(w: Writer, d: sp.ServiceDecl) -> Span:
+    """The span of a service's parameter list, ``( … )``."""
+    if d.span.line <= 0:
+        return d.span
+    start = w.start(d.name.span)
+    rparen = w.find(")", w.end(d.params[-1].span) if d.params else w.find("(", start))
+    return w.span(d.span.file, start, rparen + 1) if rparen >= 0 else d.span
 
 
 @_item.register
-def _start(d: sp.StartDecl, w: _Writer) -> None:
+def _start(d: sp.StartDecl, w: Writer) -> None:
     w.line(f"start {d.target.text}", d.span)
 
 
 # ---------------------------------------------------------------------- nodes
 
 #: A piece of a node body: where it was written (for ordering) and how to print it.
-_Part = tuple[Span, Callable[[_Writer], None]]
+_Part = tuple[Span, Callable[[Writer], None]]
 
 
-def _at(span: Span) -> tuple[int, int]:
-    return (span.line, span.column)
+def _in_source_order(parts: Sequence[tuple[Span, T]]) -> list[T]:
+    """The parts in the order they were written.
+
+    A part without a source position (generated, or an empty clause) keeps its
+    canonical place: right after the part that precedes it in canonical order.
+    """
+    keys, last = [], (0, 0)
+    for span, _ in parts:
+        last = (span.line, span.column) if span.line > 0 else last
+        keys.append(last)
+    return [p for _, (_, p) in sorted(zip(keys, parts, strict=True), key=lambda kp: kp[0])]
 
 
-def _body(w: _Writer, head: str, span: Span, parts: list[_Part]) -> None:
-    """``head { parts }`` with the parts in source order (canonical order if generated)."""
-    if not parts:
+def _body(w: Writer, head: str, span: Span, parts: list[_Part], head_end: int | None = None,
+          ) -> None:  # fmt: skip
+    """``head { parts }`` with the parts in source order (canonical order if generated).
+
+    ``head_end`` is where the head ends in the source when it has no brace
+    (a sleep written ``sleep s 1s next t``).
+    """
+    opening, closing = w.braces(span)
+    if not parts and not w.has_comment_inside(span, closing):
         w.line(head + " {}", span)
         return
-    # A part without a source position (generated, or an empty clause) keeps its
-    # canonical place: right after the part that precedes it in canonical order.
-    keys, last = [], (0, 0)
-    for part_span, _ in parts:
-        last = _at(part_span) if part_span.line > 0 else last
-        keys.append(last)
-    ordered = [p for _, p in sorted(zip(keys, parts, strict=True), key=lambda kp: kp[0])]
-    w.open(head, span, ordered[0][0])
-    for _, printer in ordered:
+    if head_end is None or opening >= 0:
+        head_end = opening + 1 if opening >= 0 else -1
+    w.open(head, span, head_end)
+    for printer in _in_source_order(parts):
         printer(w)
-    w.close(span)
+    w.close(span, closing)
 
 
 def _line_part(span: Span, text: str) -> _Part:
     return (span, lambda w: w.line(text, span))
 
 
-def _items_part(w: _Writer, keyword: str, items: list[tuple[str, Span]]) -> _Part:
+def _items_part(w: Writer, keyword: str, items: list[tuple[str, Span]]) -> _Part:
     """A braced clause (``args {…}``, ``form {…}``) located by its items in the source."""
     span = w.enclosing(keyword, items[0][1], items[-1][1]) if items else _NONE
     return (span, lambda w: _braced(w, keyword, items, span))
 
 
-def _retry_text(r: sp.Retry) -> list[str]:
+#: A retry setting's keyword; group 1 is its name.
+_SETTING = r"\b(attempts|backoff|factor|jitter|non_retryable)\s*:"
+
+
+def _retry_settings(r: sp.Retry) -> list[tuple[str, str]]:
+    """Each setting given, as (keyword, text), in canonical order."""
     settings = []
     if r.attempts is not None:
-        settings.append(f"attempts: {r.attempts}")
+        settings.append(("attempts", f"attempts: {r.attempts}"))
     if r.initial_delay is not None:
         high = "" if r.max_delay is None else f"..{r.max_delay.text}"
-        settings.append(f"backoff: {r.initial_delay.text}{high}")
+        settings.append(("backoff", f"backoff: {r.initial_delay.text}{high}"))
     if r.factor is not None:
-        settings.append(f"factor: {format(r.factor, 'f')}")
+        settings.append(("factor", f"factor: {format(r.factor, 'f')}"))
     if r.jitter is not None:
-        settings.append(f"jitter: {format(r.jitter, 'f')}")
+        settings.append(("jitter", f"jitter: {format(r.jitter, 'f')}"))
     if r.non_retryable is not None:
-        settings.append(f"non_retryable: [{_names(r.non_retryable)}]")
+        settings.append(("non_retryable", f"non_retryable: [{_names(r.non_retryable)}]"))
     return settings
 
 
-def _clause_parts(w: _Writer, node: object) -> list[_Part]:
+def _clause_parts(w: Writer, node: object) -> list[_Part]:
     """The clauses a node holds, each as a part; in the canonical order of the sketch."""
     parts: list[_Part] = []
     args: tuple[sp.Entry, ...] = getattr(node, "args", ())
@@ -479,7 +360,10 @@ def _clause_parts(w: _Writer, node: object) -> list[_Part]:
         parts.append(_items_part(w, "output", [(_entry(e), e.span) for e in output]))
     retry: sp.Retry | None = getattr(node, "retry", None)
     if retry is not None:
-        settings = [(text, _NONE) for text in _retry_text(retry)]
+        where = w.keywords(_SETTING, retry.span, ())
+        found = [(where.get(key, _NONE), (text, where.get(key, _NONE))) for key, text in
+                 _retry_settings(retry)]  # fmt: skip
+        settings = _in_source_order(found)
         parts.append((retry.span, lambda w: _braced(w, "retry", settings, retry.span)))
     for t in getattr(node, "timeouts", ()):
         mode = "" if t.interrupting else " non-interrupting"
@@ -512,12 +396,12 @@ def _work(work: sp.TaskWork) -> str:
 
 
 @_item.register
-def _task(n: sp.TaskNode, w: _Writer) -> None:
+def _task(n: sp.TaskNode, w: Writer) -> None:
     _body(w, f"task {n.name.text}: {_work(n.work)}", n.span, _clause_parts(w, n))
 
 
 @_item.register
-def _choice(n: sp.ChoiceNode, w: _Writer) -> None:
+def _choice(n: sp.ChoiceNode, w: Writer) -> None:
     parts: list[_Part] = []
     for arm in n.arms:
         if arm.guard is None:
@@ -540,18 +424,18 @@ def _trigger(t: sp.WaitTrigger) -> str:
 
 
 @_item.register
-def _wait(n: sp.WaitNode, w: _Writer) -> None:
+def _wait(n: sp.WaitNode, w: Writer) -> None:
     _body(w, f"wait {n.name.text}: {_trigger(n.trigger)}", n.span, _clause_parts(w, n))
 
 
 @_item.register
-def _sleep(n: sp.SleepNode, w: _Writer) -> None:
+def _sleep(n: sp.SleepNode, w: Writer) -> None:
     head = f"sleep {n.name.text} {format_expr(n.duration)}"
     written_as_block = n.span.end_line > n.span.line or w.has_comment_inside(n.span)
     if n.next is not None and n.renamed_from is None and not written_as_block:
         w.line(f"{head} next {n.next.text}", n.span)
     else:
-        _body(w, head, n.span, _clause_parts(w, n))
+        _body(w, head, n.span, _clause_parts(w, n), w.end(n.duration.span))
 
 
 def _join(n: sp.ParallelNode, j: sp.Join) -> str:
@@ -565,11 +449,11 @@ def _join(n: sp.ParallelNode, j: sp.Join) -> str:
     return f"join {policy}{target}"
 
 
-def _branch(w: _Writer, b: sp.Branch) -> None:
+def _branch(w: Writer, b: sp.Branch) -> None:
     _nodes_body(w, f"branch {b.name.text}", b.span, b.nodes, [])
 
 
-def _nodes_body(w: _Writer, head: str, span: Span, nodes: Sequence[sp.Node],
+def _nodes_body(w: Writer, head: str, span: Span, nodes: Sequence[sp.Node],
                 before: list[_Part], after: list[_Part] | None = None) -> None:  # fmt: skip
     """A body of nodes (a branch, a map) with the options before and clauses after."""
     parts = list(before)
@@ -578,16 +462,16 @@ def _nodes_body(w: _Writer, head: str, span: Span, nodes: Sequence[sp.Node],
     _body(w, head, span, parts + (after or []))
 
 
-def _node_printer(node: sp.Node) -> Callable[[_Writer], None]:
+def _node_printer(node: sp.Node) -> Callable[[Writer], None]:
     return lambda w: _item(node, w)
 
 
-def _branch_printer(b: sp.Branch) -> Callable[[_Writer], None]:
+def _branch_printer(b: sp.Branch) -> Callable[[Writer], None]:
     return lambda w: _branch(w, b)
 
 
 @_item.register
-def _parallel(n: sp.ParallelNode, w: _Writer) -> None:
+def _parallel(n: sp.ParallelNode, w: Writer) -> None:
     parts: list[_Part] = [(b.span, _branch_printer(b)) for b in n.branches]
     if n.join is not None:
         parts.append(_line_part(n.join.span, _join(n, n.join)))
@@ -595,23 +479,33 @@ def _parallel(n: sp.ParallelNode, w: _Writer) -> None:
     _body(w, f"parallel {n.name.text}", n.span, parts)
 
 
+#: A map option kept as a plain value; group 1 is its keyword.
+_OPTION = r"\b(concurrency(?=\s+[0-9])|sequential)\b"
+
+
 @_item.register
-def _map(n: sp.MapNode, w: _Writer) -> None:
+def _map(n: sp.MapNode, w: Writer) -> None:
+    clauses = _clause_parts(w, n)
+    opening, _ = w.braces(n.span)
+    body = n.span if opening < 0 else w.span(n.span.file, opening, w.end(n.span))
+    skip = [p.span for p in n.nodes] + [s for s, _ in clauses]
+    if n.tolerate is not None:
+        skip.append(n.tolerate.span)
+    where = w.keywords(_OPTION, body, skip)
     options: list[_Part] = []
-    none = _NONE
     if n.concurrency is not None:
-        options.append(_line_part(none, f"concurrency {n.concurrency}"))
+        options.append(_line_part(where.get("concurrency", _NONE), f"concurrency {n.concurrency}"))
     if n.sequential:
-        options.append(_line_part(none, "sequential"))
+        options.append(_line_part(where.get("sequential", _NONE), "sequential"))
     if n.tolerate is not None:
         pct = "%" if n.tolerate.percent else ""
         options.append(_line_part(n.tolerate.span, f"tolerate {n.tolerate.value}{pct}"))
     head = f"map {n.name.text} over {format_expr(n.items)} as {n.alias.text}"
-    _nodes_body(w, head, n.span, n.nodes, options, _clause_parts(w, n))
+    _nodes_body(w, head, n.span, n.nodes, options, clauses)
 
 
 @_item.register
-def _call(n: sp.CallNode, w: _Writer) -> None:
+def _call(n: sp.CallNode, w: Writer) -> None:
     version = "" if n.version is None else f" version {n.version}"
     _body(
         w, f"call {n.name.text}: workflow {n.workflow.text}{version}", n.span, _clause_parts(w, n)
@@ -619,10 +513,11 @@ def _call(n: sp.CallNode, w: _Writer) -> None:
 
 
 @_item.register
-def _end(n: sp.EndNode, w: _Writer) -> None:
+def _end(n: sp.EndNode, w: Writer) -> None:
     head = f"end {n.name.text}: {n.outcome.value}"
     parts = _clause_parts(w, n)
-    if parts:
+    _, closing = w.braces(n.span)
+    if parts or w.has_comment_inside(n.span, closing):
         _body(w, head, n.span, parts)
     else:
         w.line(head, n.span)

@@ -238,7 +238,6 @@ def mutants(draw: st.DrawFn) -> tuple[str, str]:
 #: apart. Remove an entry when its fix lands: the test then holds the line.
 KNOWN: tuple[tuple[str, type[BaseException], str], ...] = (
     ("20.12 an int of more than 4,300 digits", ValueError, "Exceeds the limit (4300 digits)"),
-    ("20.13 a workflow without nodes checks clean, does not lower", AssertionError, "lower.py"),
 )
 
 

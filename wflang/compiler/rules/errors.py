@@ -2,7 +2,8 @@
 
 An error a branch (or a map item) raises and does not handle itself reaches the
 parallel (or map) under its own name. What a node can raise, by name: a service
-task the errors its service declares (``raises``), a call what the called
+task the errors its service declares (``raises``) and those the runtime gives any
+call (``RUNTIME_ERRORS``), a call what the called
 workflow can fail with, a ``failed`` end its ``error``, a parallel or map what its
 body can raise; each less what the node's own ``on`` handlers catch.
 """
@@ -18,6 +19,10 @@ from wflang.dsl.diagnostics import Severity
 
 #: The errors a container raises itself when a branch or an item fails, whatever the cause.
 CONTAINER_ERRORS = frozenset({"BranchFailed", "MapFailed"})
+#: The errors the runtime fails any service call with, whatever its service declares:
+#: no handler, a result that does not fit, an at-most-once call whose worker stopped
+#: (docs/runtime.md tells users to route them with ``on``).
+RUNTIME_ERRORS = frozenset({"NoHandler", "InvalidResult", "Interrupted"})
 
 
 class _Unknown(Exception):
@@ -39,7 +44,7 @@ def _raised_by(m: Model, node: sp.Node, calling: frozenset[str]) -> set[str]:
         service = m.services.get(work.service.text)
         if service is None:
             raise _Unknown
-        errors = {e.text for e in service.raises}
+        errors = {e.text for e in service.raises} | RUNTIME_ERRORS
     elif isinstance(node, sp.CallNode):
         callee = m.workflows.get(node.workflow.text)
         if callee is None:
@@ -73,7 +78,8 @@ def unraisable_error(m: Model) -> Iterator[Finding]:
     """An error a branch or a map item raises and does not handle reaches the
     parallel or map under its own name; a route for an error that no branch or
     item can raise is never taken. (``on any``, ``BranchFailed`` and ``MapFailed``
-    take any failure.)
+    take any failure; any service call can also fail with the runtime's
+    ``NoHandler``, ``InvalidResult`` and ``Interrupted``.)
 
     Bad:
 
@@ -98,15 +104,16 @@ def unraisable_error(m: Model) -> Iterator[Finding]:
             can = raised(m, body)
         except _Unknown:
             continue  # unknown-reference says what is missing
+        declared = sorted(e for e in can if e in m.errors)  # routable, so worth naming
         for h in node.handlers:
             for e in h.errors:
-                if e.text not in can and e.text not in CONTAINER_ERRORS:
+                if e.text in m.errors and e.text not in can | CONTAINER_ERRORS:
                     yield Finding(
                         f"{what} can raise '{e.text}', so this route is never taken",
                         e.span,
                         hint=(
-                            f"its body can raise: {', '.join(sorted(can))}"
-                            if can
+                            f"its body can raise: {', '.join(declared)}"
+                            if declared
                             else "nothing in its body raises a named error"
                         ),
                     )

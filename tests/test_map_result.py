@@ -115,3 +115,29 @@ def test_an_end_in_a_map_body_names_the_items_fields_not_the_workflows() -> None
         "    end printed: completed { output { anything: parcel.weight } }\n"
         "    output { n: len(result) }\n"
     ) == [("WF310", "Parcel has no field 'weight'")]
+
+
+def test_ends_that_give_a_field_different_types_are_reported() -> None:
+    """Was: the field's type became unknown, so ``first: string`` took an int and the
+    instance completed with an int in a string field."""
+    assert problems(
+        "    choice light {\n"
+        "        when parcel.kg < 1 -> letter\n"
+        "        else -> printed\n"
+        "    }\n"
+        "    end printed: completed { output { parcel_id: parcel.id } }\n"
+        "    end letter: completed { output { parcel_id: 7 } }\n"
+        "    output { first: result[0].parcel_id }\n"
+    ) == [("WF301", "every item of map 'labels' must give 'parcel_id' as string, not int")]
+    assert (
+        problems(  # int and decimal, a value and null: a common type, no finding
+            "    choice light {\n"
+            "        when parcel.kg < 1 -> letter\n"
+            "        else -> printed\n"
+            "    }\n"
+            "    end letter: completed { output { kg: 1, parcel_id: null } }\n"
+            "    end printed: completed { output { kg: parcel.kg, parcel_id: parcel.id } }\n"
+            "    output { weighed: [] }\n"
+        )
+        == []
+    )

@@ -461,30 +461,21 @@ def _list(inf: Inference, e: ex.ListLit) -> Type:
     elem = inf.infer(e.items[0])
     for item in e.items[1:]:
         got = inf.infer(item)
-        if fits(got, elem) is Fit.OK:
-            continue
-        both = (got, _optional(elem), _optional(got))
-        wider = [t for t in both if fits(elem, t) is Fit.OK and fits(got, t) is Fit.OK]
-        if wider:
-            elem = wider[0]
-        else:
+        wider = widen(elem, got)
+        if wider is None:
             inf.problem("mismatch", f"every item of a list must be {elem}, not {got}", item.span)
+        else:
+            elem = wider
     return ListT(elem)
 
 
-def common_type(types: list[Type]) -> Type:
-    """The narrowest type all of ``types`` fit, as for the items of a list literal
-    (``int`` and ``decimal`` give ``decimal``, ``T`` and null ``T?``); unknown if none."""
-    common = types[0]
-    for got in types[1:]:
-        if fits(got, common) is Fit.OK:
-            continue
-        both = (got, _optional(common), _optional(got))
-        wider = [t for t in both if fits(common, t) is Fit.OK and fits(got, t) is Fit.OK]
-        if not wider:
-            return UNKNOWN
-        common = wider[0]
-    return common
+def widen(common: Type, got: Type) -> Type | None:
+    """The narrowest type both ``common`` and ``got`` fit, as for the items of a list
+    literal (``int`` and ``decimal`` give ``decimal``, ``T`` and null ``T?``); None if none."""
+    if fits(got, common) is Fit.OK:
+        return common
+    both = (got, _optional(common), _optional(got))
+    return next((t for t in both if fits(common, t) is Fit.OK and fits(got, t) is Fit.OK), None)
 
 
 def _optional(t: Type) -> Type:

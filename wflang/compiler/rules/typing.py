@@ -13,6 +13,7 @@ from collections.abc import Iterator, Mapping
 from attrs import frozen
 
 from wflang.compiler.dataflow import must_analysis
+from wflang.compiler.map_items import element, item_outputs
 from wflang.compiler.model import ABORTED, Model, context_writes
 from wflang.compiler.registry import Finding, Pass, rule
 from wflang.compiler.rules.names import did_you_mean
@@ -34,7 +35,6 @@ from wflang.compiler.types import (
     TypeEnv,
     TypeProblem,
     Unknown,
-    common_type,
     non_null_paths,
     null_checked_paths,
     strip,
@@ -122,7 +122,7 @@ def _walk(
                     walk(b.nodes, roots)
             elif isinstance(node, sp.MapNode):
                 items = strip(inference(roots).expect(node.items, ListT(UNKNOWN), "map items"))
-                walk(node.nodes, {**roots, node.alias.text: _elem(items)})
+                walk(node.nodes, {**roots, node.alias.text: element(items)})
 
     walk(m.spec.nodes, {"input": Record("input"), "context": Record("context")})
 
@@ -198,32 +198,7 @@ def _result_type(m: Model, env: TypeEnv, node: sp.Node) -> Type | None:
             return UNKNOWN
         outputs = [d for d in callee.spec.declarations if isinstance(d, sp.OutputDecl)]
         return env.record(f"output of {node.workflow.text}", outputs[0].fields if outputs else ())
-    return None  # a map's ``result`` is its items' outputs: see ``_item_outputs``
-
-
-def _item_outputs(m: Model, env: TypeEnv, node: sp.MapNode, roots: Mapping[str, Type]) -> Type:
-    """``result`` in a map's ``output``: the outputs of its items that completed, in item
-    order, each the record its ``end`` gives (a field that not every completed end of
-    the body gives may be null)."""
-    quiet = Inference(env, roots, [])  # the walk reports each expression's problems
-    items = strip(quiet.infer(node.items))
-    inner = Inference(env, {**roots, node.alias.text: _elem(items)}, [])
-    ends = [n for n in node.nodes if isinstance(n, sp.EndNode)]
-    completed = [n for n in ends if n.outcome is sp.Outcome.COMPLETED]
-    given: dict[str, list[Type]] = {}
-    for end in completed:
-        for entry in end.output:
-            given.setdefault(entry.name.text, []).append(inner.infer(entry.value))
-    fields: dict[str, Type] = {}
-    for name, types in given.items():
-        t = common_type(types)
-        always = len(types) == len(completed) or isinstance(t, Opt | Unknown) or t == NULL
-        fields[name] = t if always else Opt(t)
-    return ListT(env.shape(f"item of {node.name.text}", fields))
-
-
-def _elem(items: Type) -> Type:
-    return items.elem if isinstance(items, ListT) else UNKNOWN
+    return None  # a map's ``result`` is its items' outputs: see ``item_outputs``
 
 
 def _in_map_body(m: Model, node: sp.Node) -> bool:
@@ -280,7 +255,7 @@ def _type_node(
             )
     result = _result_type(m, env, node)
     if isinstance(node, sp.MapNode):
-        result = _item_outputs(m, env, node, roots)
+        result = item_outputs(here, env, node)
     if result is not None:
         out_roots["result"] = result
     _type_args(m, env, node, here, missing)
@@ -357,7 +332,7 @@ def _type_output(
 ) -> set[str]:
     output: tuple[sp.Entry, ...] = getattr(node, "output", ())
     if isinstance(node, sp.EndNode) and _in_map_body(m, node):
-        for entry in output:  # the item's output: any fields (see ``_item_outputs``)
+        for entry in output:  # the item's output: any fields (see ``item_outputs``)
             inf.infer(entry.value)
         return set()
     if isinstance(node, sp.EndNode):

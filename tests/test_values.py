@@ -334,3 +334,19 @@ def test_a_context_stops_at_its_limit() -> None:
 def test_limits_must_be_positive() -> None:
     with pytest.raises(ValueError, match=r"Limits\.string_chars must be at least 1"):
         Limits(string_chars=0)
+
+
+def test_a_zero_decimal_is_never_negative() -> None:
+    """One form per value: a zero that an operation or a value from outside makes
+    negative (``-0.5 * 0``, ``round(-0.001, 2)``, a JSON ``-0.0``) is the zero without a
+    sign, so ``string()`` of it does not say ``-0.0`` (was: the sign stayed)."""
+    env = WorkflowEnv([compiled(CALC)])
+    iid = env.start("calc", {"a": Decimal("-0.5"), "b": 0, "amount": Decimal("-0.001")})
+    output = env.instance(iid).output
+    assert output is not None
+    assert same(output, {"product": Decimal("0.0"), "rounded": Decimal("0.00"), "big": 4})
+    assert not any(v.is_signed() for v in output.values() if isinstance(v, Decimal))
+    iid = env.start("calc", {"a": Decimal("-0.0"), "b": 2, "amount": Decimal("-0.00")})
+    output = env.instance(iid).output
+    assert output is not None
+    assert not any(v.is_signed() for v in output.values() if isinstance(v, Decimal))

@@ -54,10 +54,11 @@ def int64(n: int) -> int:
 
 def canonical(d: Decimal) -> int | Decimal:
     """A decimal result in its one form: a whole number without fractional digits that
-    fits 64 bits as an ``int`` (so ``-0`` is ``0``), anything else as it is."""
+    fits 64 bits as an ``int`` (so ``-0`` is ``0``), a zero without a sign (``-0.0`` is
+    ``0.0``), anything else as it is."""
     if d.same_quantum(_ONE) and INT_MIN <= d <= INT_MAX:
         return int(d)
-    return d
+    return d.copy_abs() if d.is_zero() else d
 
 
 def whole(d: Decimal) -> bool:

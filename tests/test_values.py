@@ -350,3 +350,21 @@ def test_a_zero_decimal_is_never_negative() -> None:
     output = env.instance(iid).output
     assert output is not None
     assert not any(v.is_signed() for v in output.values() if isinstance(v, Decimal))
+
+
+REMAINDER = """\
+workflow remainder version 1
+input { a: decimal, b: decimal, n: int, k: int }
+output { r: decimal, mixed: decimal, i: int }
+start done
+end done: completed { output { r: input.a % input.b, mixed: input.a % input.k, i: input.n % input.k } }
+"""
+
+
+def test_remainder_of_decimals_checks_and_has_the_divisors_sign() -> None:
+    """docs/language.md: ``%`` gives the remainder with the sign of the divisor, ``7.5 % -2``
+    is ``-0.5``; the checker refused ``%`` on decimals (was: '%' does not apply to
+    decimal and decimal), though the runtime computes it."""
+    env = WorkflowEnv([compiled(REMAINDER)])
+    iid = env.start("remainder", {"a": Decimal("7.5"), "b": -2, "n": -7, "k": 3})
+    assert same(env.instance(iid).output, {"r": Decimal("-0.5"), "mixed": Decimal("1.5"), "i": 2})

@@ -367,12 +367,11 @@ def _unary(inf: Inference, e: ex.Unary) -> Type:
 
 #: (op, left, right) -> result for the arithmetic that is allowed.
 _ARITHMETIC: dict[tuple[str, Type, Type], Type] = {}
-for _op in "+-*/":
+for _op in "+-*/%":
     for _l in NUMERIC:
         for _r in NUMERIC:
             _ARITHMETIC[_op, _l, _r] = INT if _l == _r == INT and _op != "/" else DECIMAL
 _ARITHMETIC.update({
-    ("%", INT, INT): INT,
     ("+", STRING, STRING): STRING,
     ("+", DURATION, DURATION): DURATION,
     ("-", DURATION, DURATION): DURATION,

@@ -236,9 +236,7 @@ def mutants(draw: st.DrawFn) -> tuple[str, str]:
 #: (item, exception type, text in the message or in the file of the raising frame).
 #: The suite's fuzz test skips an input that fails only so; the long run counts them
 #: apart. Remove an entry when its fix lands: the test then holds the line.
-KNOWN: tuple[tuple[str, type[BaseException], str], ...] = (
-    ("20.12 an int of more than 4,300 digits", ValueError, "Exceeds the limit (4300 digits)"),
-)
+KNOWN: tuple[tuple[str, type[BaseException], str], ...] = ()
 
 
 def known(err: BaseException) -> str | None:

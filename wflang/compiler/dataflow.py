@@ -126,10 +126,14 @@ def derivations(node: sp.Node) -> Iterator[tuple[str, frozenset[str]]]:
         if any(True for _ in reads(entry.value, "result")):
             sources |= passed
         yield entry.name.text, sources
-    inner: tuple[sp.Node, ...] = ()
-    if isinstance(node, sp.ParallelNode):
-        inner = tuple(n for b in node.branches for n in b.nodes)
-    elif isinstance(node, sp.MapNode):
-        inner = node.nodes
-    for n in inner:
+    for n in body(node):
         yield from derivations(n)
+
+
+def body(node: sp.Node) -> tuple[sp.Node, ...]:
+    """The nodes a parallel's branches or a map's body hold; none for other nodes."""
+    if isinstance(node, sp.ParallelNode):
+        return tuple(n for b in node.branches for n in b.nodes)
+    if isinstance(node, sp.MapNode):
+        return node.nodes
+    return ()

@@ -15,6 +15,7 @@ from typing import TypeVar
 import networkx as nx
 from attrs import define, field, frozen
 
+from wflang.compiler.dataflow import derivations
 from wflang.compiler.program import Module, Program
 from wflang.dsl import spec as sp
 
@@ -56,17 +57,7 @@ ABORTED = frozenset({"error", "timeout", "timeout-side"})
 
 def context_writes(node: sp.Node) -> set[str]:
     """Context fields a node writes; a parallel or map writes what its body writes."""
-    if isinstance(node, sp.EndNode):
-        return set()  # an end's output is the workflow's
-    written = {e.name.text for e in getattr(node, "output", ())}
-    inner: tuple[sp.Node, ...] = ()
-    if isinstance(node, sp.ParallelNode):
-        inner = tuple(n for b in node.branches for n in b.nodes)
-    elif isinstance(node, sp.MapNode):
-        inner = node.nodes
-    for n in inner:
-        written |= context_writes(n)
-    return written
+    return {name for name, _ in derivations(node)}
 
 
 def outgoing(node: sp.Node, *, labels: bool = False) -> Iterator[Edge]:

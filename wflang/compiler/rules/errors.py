@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
+from wflang.compiler.dataflow import body
 from wflang.compiler.model import Model
 from wflang.compiler.registry import Finding, Pass, rule
 from wflang.dsl import spec as sp
@@ -56,10 +57,8 @@ def _raised_by(m: Model, node: sp.Node, calling: frozenset[str]) -> set[str]:
     elif isinstance(node, sp.EndNode):
         if node.outcome is sp.Outcome.FAILED and node.error is not None:
             errors = {node.error.text}
-    elif isinstance(node, sp.ParallelNode):
-        errors = raised(m, (n for b in node.branches for n in b.nodes), calling)
-    elif isinstance(node, sp.MapNode):
-        errors = raised(m, node.nodes, calling)
+    elif isinstance(node, sp.ParallelNode | sp.MapNode):
+        errors = raised(m, body(node), calling)
     handlers: tuple[sp.OnError, ...] = getattr(node, "handlers", ())
     if any(h.catch_all for h in handlers):
         return set()
@@ -93,15 +92,13 @@ def unraisable_error(m: Model) -> Iterator[Finding]:
         return  # a service may be declared in a file that could not be read
     for node in m.all_nodes():
         if isinstance(node, sp.ParallelNode):
-            body: list[sp.Node] = [n for b in node.branches for n in b.nodes]
             what = f"no branch of '{node.name.text}'"
         elif isinstance(node, sp.MapNode):
-            body = list(node.nodes)
             what = f"no item of map '{node.name.text}'"
         else:
             continue
         try:
-            can = raised(m, body)
+            can = raised(m, body(node))
         except _Unknown:
             continue  # unknown-reference says what is missing
         declared = sorted(e for e in can if e in m.errors)  # routable, so worth naming

@@ -142,3 +142,17 @@ end done: completed
         (6, "'charge' has no successor (its error and timeout routes are not a 'next')"),
         (10, "'payment' has no successor (its error and timeout routes are not a 'next')"),
     ]
+
+
+def test_an_unknown_name_where_nothing_can_be_read_says_so() -> None:
+    """A default is a constant: its hint said 'names here: ' with no names."""
+    source = """workflow w version 1
+input { n: int }
+context { left: int = input.n }
+output { k: int }
+start done
+end done: completed { output { k: context.left } }
+"""
+    [found] = diagnostics(source, "WF310")
+    assert found.message == "unknown name 'input'"
+    assert found.hint == "nothing can be read here: a default is a constant"

@@ -297,7 +297,12 @@ def _ref(inf: Inference, e: ex.Ref) -> Type:
         "unknown-field",
         f"unknown name '{e.name}'",
         e.span,
-        hint=did_you_mean(e.name, inf.roots) or f"names here: {', '.join(sorted(inf.roots))}",
+        hint=did_you_mean(e.name, inf.roots)
+        or (
+            f"names here: {', '.join(sorted(inf.roots))}"
+            if inf.roots
+            else "nothing can be read here: a default is a constant"  # only defaults have no roots
+        ),
     )
     return UNKNOWN
 

@@ -230,6 +230,37 @@ def mutants(draw: st.DrawFn) -> tuple[str, str]:
     return path, mutate(text, draw(st.integers(0, 2**32)), count)
 
 
+def generated_pool(size: int) -> list[str]:
+    """Sources generated from random specs and random runnable workflows (for the long run,
+    which mutates them further without hypothesis)."""
+    import warnings
+
+    from hypothesis.errors import HypothesisWarning, NonInteractiveExampleWarning
+
+    from .strategies import specs
+    from .test_step_properties import workflows
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NonInteractiveExampleWarning)
+        warnings.simplefilter("ignore", HypothesisWarning)
+        pool = [format_spec(specs.example()) for _ in range(size // 2)]
+        pool += [workflows().example() for _ in range(size - size // 2)]
+    return pool
+
+
+def inputs(count: int, seed: int, pool: list[str]) -> Iterator[tuple[str, str, int]]:
+    """(file name, source, run seed) for the long run: as ``mutants``, without hypothesis."""
+    rng = random.Random(seed)
+    for _ in range(count):
+        if rng.random() < 0.6 or not pool:
+            path, text = rng.choice(seeds())
+            n = rng.randint(1, 4)
+        else:
+            path, text = "generated.wf", rng.choice(pool)
+            n = rng.randint(0, 4)
+        yield path, mutate(text, rng.randrange(2**32), n), rng.randrange(2**16)
+
+
 # ------------------------------------------------------------------------- known failures
 
 #: Failures the fuzzer finds that are reported in issue 20 and fixed elsewhere, by

@@ -172,6 +172,16 @@ def test_comments_anywhere_in_the_examples(data: st.DataObject) -> None:
     check_comments_kept(_insert(text, inserts))
 
 
+def test_a_comment_after_a_join_without_target_stays_where_it_was() -> None:
+    """Found by the fuzzer: ``join all`` has a span that ends nowhere (line 0), which
+    took the next declaration's comment into the parallel on the first run only."""
+    source = "parallel q {\n    join all\n}\nmessage z /* c\n */ { kj: int }\n"
+    check_comments_kept(source)
+    assert (
+        _fmt(source) == "parallel q {\n    join all\n}\nmessage z {  /* c\n */\n    kj: int,\n}\n"
+    )
+
+
 @pytest.mark.parametrize(
     ("written", "formatted"),
     [

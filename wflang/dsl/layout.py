@@ -66,7 +66,8 @@ class Writer:
         return self.line_starts[span.line - 1] + span.column - 1
 
     def end(self, span: Span) -> int:
-        if span.line <= 0 or span.end_line > len(self.line_starts):
+        """The offset where ``span`` ends; -1 if it has none (``join all`` ends nowhere)."""
+        if span.end_line < max(span.line, 1) or span.end_line > len(self.line_starts):
             return -1
         return self.line_starts[span.end_line - 1] + span.end_column - 1
 

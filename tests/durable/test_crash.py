@@ -3,8 +3,11 @@
 For every crash point a worker process runs the saga of
 ``tests/data/durable/crash_saga.wf`` over a handful of instances with
 ``WFLANG_FAULT`` set, dies by SIGKILL at that point, and a second process
-without the fault finishes the work once the dead worker's leases (300 ms, the
-database clock) have expired. Then:
+without the fault finishes the work once the dead worker's leases have run out.
+Every worker holds a lease a busy machine keeps (``LIVE_LEASE_MS``, renewed by
+heartbeat), so a live worker never loses one and every call that runs twice ran
+again because of the kill; the test lets the dead worker's leases run out at once
+(``expire_leases``) instead of waiting for them. Then:
 
 * every instance reached its expected end (``completed``, or ``compensated``
   when its shipment is rejected or its at-most-once audit was interrupted);
@@ -32,7 +35,15 @@ from attrs import frozen
 from wflang.runtime import instance as rt
 from wflang.store import Store
 
-from .helpers import SUMMARY, count_crash, finish, fixture_table, history_gaps, start_worker
+from .helpers import (
+    SUMMARY,
+    count_crash,
+    expire_leases,
+    finish,
+    fixture_table,
+    history_gaps,
+    start_worker,
+)
 from .worker_proc import EffectLog
 
 N = 6
@@ -149,6 +160,7 @@ def test_crash_and_restart(
     )
     rc, out = finish(crashed)
     assert rc == -9, f"{point.fault} was never reached (exit {rc}):\n{out}"
+    expire_leases(store, crashed.pid)
     # 2. ...and a new one, without the fault, finishes the work.
     restarted = start_worker(
         store_url,
@@ -256,6 +268,7 @@ def test_crash_while_firing_timers(
     crashed = start_worker(store_url, effects, "timed", fault=fault)
     rc, out = finish(crashed)
     assert rc == -9, f"{fault} was never reached (exit {rc}):\n{out}"
+    expire_leases(store, crashed.pid)
     fired_before = {
         iid: sum(isinstance(r.entry.event, rt.TimerFired) for r in store.history(iid))
         for iid in ids
@@ -305,6 +318,7 @@ def test_crash_again_while_recovering(
         proc = start_worker(store_url, effects, "saga", fault=fault)
         rc, out = finish(proc)
         assert rc == -9, f"{fault} was never reached (exit {rc}):\n{out}"
+        expire_leases(store, proc.pid)
         dead.append(proc.pid)
     last = start_worker(store_url, effects, "saga")
     rc, out = finish(last)

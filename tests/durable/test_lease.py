@@ -128,12 +128,14 @@ def test_stopped_worker_process_cannot_commit(
 ) -> None:
     """Real processes: A is SIGSTOPped inside a handler, B takes the call over once A's
     300 ms lease has expired (database clock) and finishes the instance; A, continued,
-    has its result refused (stale) and the history is B's alone."""
+    has its result refused (stale) and the history is B's alone. B holds a lease a busy
+    machine keeps: only A, stopped, loses one."""
     store = make_store(store_url)
     _one_instance(store)
     effects = tmp_path / "effects.db"
     log = EffectLog(effects)
-    a = start_worker(store_url, effects, "two_step", mode="run", extra_env={"WF_TEST_SLOW_S": "3"})
+    slow = {"WF_TEST_SLOW_S": "3"}
+    a = start_worker(store_url, effects, "two_step", mode="run", lease_ms=300, extra_env=slow)
     try:
         _wait_for_effect(log, a, timeout=30)
         os.kill(a.pid, signal.SIGSTOP)
@@ -250,16 +252,18 @@ def test_group_commit_refuses_only_the_stale_result(
 def test_a_heartbeating_worker_keeps_its_call(
     store_url: str, make_store: Callable[..., Store], tmp_path: Path
 ) -> None:
-    """A's call outlasts its 1 s lease (heartbeat every 333 ms) two and a half times, but A
-    renews it: B, running beside it the whole time, never takes the call over."""
+    """A's call outlasts its 2 s lease (heartbeat every 667 ms) two and a half times, but A
+    renews it: B, running beside it the whole time, never takes the call over. (A busy
+    machine keeps a 2 s lease; a heartbeat late by more than two thirds of it would lose
+    the call, as documented.)"""
     store = make_store(store_url)
     _one_instance(store)
     effects = tmp_path / "effects.db"
     log = EffectLog(effects)
-    slow = {"WF_TEST_SLOW_S": "2.5"}
-    a = start_worker(store_url, effects, "two_step", mode="run", lease_ms=1_000, extra_env=slow)
+    slow = {"WF_TEST_SLOW_S": "5"}
+    a = start_worker(store_url, effects, "two_step", mode="run", lease_ms=2_000, extra_env=slow)
     _wait_for_effect(log, a, timeout=30)
-    b = start_worker(store_url, effects, "two_step", mode="run", lease_ms=1_000)
+    b = start_worker(store_url, effects, "two_step", mode="run", lease_ms=2_000)
     (rc_a, out_a), (rc_b, out_b) = finish(a), finish(b)
     assert (rc_a, rc_b) == (0, 0), out_a + out_b
     assert "stale=0 " in out_a and "lost_leases=0" in out_a, out_a

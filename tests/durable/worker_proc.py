@@ -167,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--store", required=True)
     p.add_argument("--effects", required=True)
     p.add_argument("--workload", choices=sorted(WORKLOADS), required=True)
-    p.add_argument("--lease-ms", type=int, default=300)
+    p.add_argument("--lease-ms", type=int, default=30_000)
     p.add_argument("--concurrency", type=int, default=1)
     p.add_argument("--at-most-once", action="append", default=[])
     p.add_argument("--deadline-s", type=float, default=60.0)

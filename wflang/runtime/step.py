@@ -299,12 +299,27 @@ def step(
         and not (status is Status.DEAD_LETTERED and isinstance(event, rt.CancelRequested))
     ):
         run.decide(f"ignored {type(event).__name__}: the instance is {instance.status.value}")
+        if type(event) is rt.TimerFired:  # gone once fired, or a store would fire it forever
+            run.timers.pop(event.timer, None)
         return run.freeze()
     try:
         HANDLERS[type(event)](run, event)
         run.drain()
     except (ExpressionError, WorkflowError) as err:
         run.workflow_error(err)
+    return run.freeze()
+
+
+def dead_letter(table: tb.Table, instance: rt.Instance, now: int, reason: str) -> Step:
+    """The instance dead-lettered with ``reason``, as one transition.
+
+    What a durable store writes when stepping or storing an instance failed outside
+    the workflow's semantics (a value it cannot store, a bug), so that one instance's
+    failure never holds up the others; `wf ops retry` takes it up from where it was.
+    """
+    run = _Run(compiled(table), instance, now)
+    run.decide(f"dead-lettered: {reason}")
+    run.dead_letter(reason)
     return run.freeze()
 
 

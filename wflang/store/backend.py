@@ -71,6 +71,12 @@ class Backend(Protocol):
         """Whether a failed transaction may simply be run again (deadlock, busy)."""
         ...
 
+    def unavailable(self, err: BaseException) -> bool:
+        """Whether an error is the database's or the connection's (down, busy, full,
+        corrupt) rather than a refusal of what one statement wrote: the first stops a
+        whole transaction, the second only the instance that wrote it."""
+        ...
+
     def close(self) -> None: ...
 
 

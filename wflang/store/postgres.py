@@ -36,6 +36,11 @@ DIALECT = Dialect(
 )
 
 _MIGRATION_LOCK = 0x77666C616E67  # "wflang"
+#: SQLSTATE classes of a database that cannot work now: connection exception, transaction
+#: rollback (deadlock, serialisation), insufficient resources, object not in prerequisite
+#: state (lock not available), operator intervention (shutdown, cancel), system error,
+#: internal error.
+_UNAVAILABLE = frozenset(("08", "40", "53", "55", "57", "58", "XX"))
 
 
 def _pg(sql: str) -> str:
@@ -137,6 +142,13 @@ class PostgresBackend:
 
     def retryable(self, err: BaseException) -> bool:
         return isinstance(err, errors.DeadlockDetected | errors.SerializationFailure)
+
+    def unavailable(self, err: BaseException) -> bool:
+        if not isinstance(err, psycopg.Error):
+            return False
+        # No SQLSTATE: the client's side (connection lost, pool timeout). Else the
+        # classes of a server or connection in trouble, not of a refused row.
+        return err.sqlstate is None or err.sqlstate[:2] in _UNAVAILABLE
 
     def listen(self, channel: str) -> psycopg.Connection[tuple[object, ...]]:
         """A dedicated autocommit connection, outside the pool, listening on ``channel``."""

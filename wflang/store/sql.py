@@ -27,12 +27,13 @@ injected (tests, where time is virtual).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from attrs import define, field
+from attrs import define, evolve, field
 
 from wflang import faults
 from wflang.dsl.spec import MAX_VERSION
@@ -90,6 +91,27 @@ def _seed(instance_id: str) -> int:
     return zlib.crc32(instance_id.encode("utf-8"))
 
 
+#: An event to step an instance with: (event, idempotency key, actor, reason, inbox row id).
+_Event = tuple[rt.Event, str, str | None, str | None, int | None]
+#: A transition taken: (event or None for the start, idempotency key, actor, reason,
+#: inbox row id, start input, the step).
+_Done = tuple[
+    rt.Event | None, str, str | None, str | None, int | None, dict[str, Value] | None, st.Step
+]
+
+
+def _reason(err: BaseException) -> str:
+    """An error in words for a dead letter: bounded, and storable whatever it says."""
+    text = f"{type(err).__name__}: {err}"
+    if len(text) > 500:
+        text = text[:500] + "…"
+    return text.encode("utf-8", "replace").decode("utf-8")
+
+
+class _Poisoned(Exception):
+    """Stepping or storing some instance of a batch failed: run it again, carefully."""
+
+
 @define
 class _Work:
     """One locked instance and the events to step it with, in order."""
@@ -104,8 +126,7 @@ class _Work:
     parent_key: str | None
     created_by: str | None = None  # the start row's actor and reason
     created_reason: str | None = None
-    events: list[tuple[rt.Event, str, str | None, str | None, int | None]] = field(factory=list)
-    # (event, idempotency key, actor, reason, inbox row id)
+    events: list[_Event] = field(factory=list)
 
 
 class Store:
@@ -665,12 +686,19 @@ class Store:
 
         done: list[_Advance] = []
 
-        def run(tx: Tx) -> Advanced:
-            body = _Advance(self, tx, worker, lease_ms, limits)
-            done[:] = [body]
-            return body.run(results, instances, claim, wanted, once)
+        def run(careful: bool) -> Callable[[Tx], Advanced]:
+            def body(tx: Tx) -> Advanced:
+                adv = _Advance(self, tx, worker, lease_ms, limits, careful)
+                done[:] = [adv]
+                return adv.run(results, instances, claim, wanted, once)
 
-        advanced: Advanced = self._write(run)
+            return body
+
+        advanced: Advanced
+        try:
+            advanced = self._write(run(careful=False))
+        except _Poisoned:  # an instance cannot be stepped or stored: each on its own now
+            advanced = self._write(run(careful=True))
         self._remember(done[0].decoded)  # committed: safe to reuse
         return advanced
 
@@ -849,7 +877,10 @@ def _checked(result: TaskResult, table: Table, node: str) -> TaskResult:
     event = result.event
     if not isinstance(event, rt.TaskCompleted):
         return result
-    output, problems = check_handler_result(table, node, event.result)
+    try:
+        output, problems = check_handler_result(table, node, event.result)
+    except Exception as err:  # a value beyond checking is no value of the declared type
+        output, problems = {}, [f"the result cannot be checked: {_reason(err)}"]
     if not problems:
         done = rt.TaskCompleted(event.key, output)  # in the runtime's form (exact decimals)
         return TaskResult(result.key, result.epoch, done, result.instance_id)
@@ -861,10 +892,17 @@ class _Advance:
     """The body of one ``advance`` transaction (see ``Store``'s docstring)."""
 
     def __init__(
-        self, store: Store, tx: Tx, worker: str, lease_ms: int, limits: Limits = DEFAULT_LIMITS
+        self,
+        store: Store,
+        tx: Tx,
+        worker: str,
+        lease_ms: int,
+        limits: Limits = DEFAULT_LIMITS,
+        careful: bool = False,
     ) -> None:
         self.store, self.tx, self.worker, self.lease_ms = store, tx, worker, lease_ms
         self.limits = limits
+        self.careful = careful  # step each instance on its own (see _step_all)
         self.d = store.dialect
         self.now = store.now(tx)
         self.transitions = 0
@@ -912,9 +950,7 @@ class _Advance:
             self._lock_ready(limit, work)
         # 4. Gather each instance's events in time order, step it, write what it did.
         self._gather(work, accepted)
-        for w in sorted(work.values(), key=lambda w: w.id):
-            self._step(w)
-        self._flush()
+        self._step_all(sorted(work.values(), key=lambda w: w.id))
         # 5. Claim due tasks for the worker's free slots left.
         claimed = tuple(self.eager)
         if self.claim_left > 0:
@@ -1079,30 +1115,139 @@ class _Advance:
 
     # -- stepping and writing -------------------------------------------------------
 
+    def _step_all(self, ordered: Sequence[_Work]) -> None:
+        """Step the instances and write what they did, all together. If anything goes
+        wrong but the database itself, the transaction is run again, carefully: each
+        instance a transition at a time (``_step_alone``), so that one that cannot be
+        stepped or stored is dead-lettered with the reason and every other one moves."""
+        if self.careful:
+            for w in ordered:
+                self._step_alone(w)
+            return
+        try:
+            for w in ordered:
+                self._step(w)
+            self._flush()
+        except Exception as err:
+            if self.store.backend.unavailable(err):
+                raise
+            raise _Poisoned from err
+
+    def _step_alone(self, w: _Work) -> None:
+        """Step one instance a transition at a time, each written at once in a savepoint
+        of its own; the first that fails dead-letters the instance instead (its event
+        taken, as any event is). The events after it stay in the inbox: the
+        dead-lettered instance takes them next time as it takes any event (ignored,
+        unless an operator's)."""
+        steps: list[_Event | None] = [None] if w.instance is None else []  # None: the start
+        inst = w.instance
+        for item in [*steps, *w.events]:
+            one = evolve(w, instance=inst, events=[] if item is None else [item])
+            try:
+                with self._isolated():
+                    self._step(one)
+                    self._flush()
+            except Exception as err:
+                if self.store.backend.unavailable(err):
+                    raise
+                self._dead_letter(one, item, err)
+                return
+            inst = self.decoded[w.id]
+
+    def _dead_letter(self, w: _Work, item: _Event | None, err: Exception) -> None:
+        """Write ``item`` (None: the start) as the transition that dead-letters ``w``."""
+        reason = _reason(err)
+        log.error(
+            "instance dead-lettered: stepping it failed",
+            extra={"instance": w.id, "reason": reason},
+            exc_info=err,
+        )
+        inst = w.instance
+        input: dict[str, Value] | None = None
+        if inst is None:  # the start failed: an instance with its input (if readable)
+            try:
+                input = dict(codec.loads(w.input_text))
+            except Exception:
+                input = {}
+            inst = rt.Instance(
+                w.id, w.table.workflow, w.table.version, rt.Status.RUNNING, input, {},
+                seed=w.seed,
+            )  # fmt: skip
+        result = st.dead_letter(w.table, inst, self.now, reason)
+        event, key, actor, why, row_id = item or (
+            None,
+            "start",
+            w.created_by,
+            w.created_reason,
+            None,
+        )
+        try:
+            with self._isolated():
+                self._write(w, [(event, key, actor, why, row_id, input, result)])
+                self._flush()
+        except Exception as again:
+            if self.store.backend.unavailable(again):
+                raise
+            # Nothing of it could be written: it stays as it was, and the others go on.
+            log.error(
+                "instance could not be dead-lettered",
+                extra={"instance": w.id, "reason": _reason(again)},
+                exc_info=again,
+            )
+
+    @contextlib.contextmanager
+    def _isolated(self) -> Iterator[None]:
+        """A savepoint: if the block raises, what it wrote is undone, and so is what it
+        added to this transaction's pending rows and counts."""
+        mark = (
+            len(self.updates), len(self.history), len(self.consumed), len(self.fired),
+            len(self.finished), list(self.eager), dict(self.eager_rows), dict(self.decoded),
+            self.claim_left, self.scheduled, self.transitions,
+        )  # fmt: skip
+        self.tx.execute("SAVEPOINT wf_step")
+        try:
+            yield
+        except BaseException:
+            self.tx.execute("ROLLBACK TO SAVEPOINT wf_step")
+            self.tx.execute("RELEASE SAVEPOINT wf_step")
+            n_up, n_hist, n_cons, n_fired, n_fin = mark[:5]
+            del self.updates[n_up:], self.history[n_hist:], self.consumed[n_cons:]
+            del self.fired[n_fired:], self.finished[n_fin:]
+            self.eager, self.eager_rows, self.decoded = mark[5], mark[6], mark[7]
+            self.claim_left, self.scheduled, self.transitions = mark[8], mark[9], mark[10]
+            raise
+        self.tx.execute("RELEASE SAVEPOINT wf_step")
+
     def _step(self, w: _Work) -> None:
-        history: list[tuple[Param, ...]] = []
-        consumed: list[tuple[Param, ...]] = []
-        commands: list[rt.Command] = []
+        """Step an instance through its events and write what it did (its own rows at
+        ``_flush``, for all instances together)."""
+        done: list[_Done] = []
         inst = w.instance
         if inst is None:
             input = codec.loads(w.input_text)
             result = st.start(w.table, w.id, input, self.now, w.seed, self.limits)
             inst = result.instance
-            history.append(
-                self._history_row(
-                    w.id, inst.seq, None, input, result, "start", w.created_by, w.created_reason
-                )
-            )
-            commands.extend(result.commands)
+            done.append((None, "start", w.created_by, w.created_reason, None, input, result))
         for event, key, actor, reason, row_id in w.events:
             result = st.step(w.table, inst, event, self.now, self.limits)
             inst = result.instance
+            done.append((event, key, actor, reason, row_id, None, result))
+        self._write(w, done)
+
+    def _write(self, w: _Work, done: Sequence[_Done]) -> None:
+        history: list[tuple[Param, ...]] = []
+        consumed: list[tuple[Param, ...]] = []
+        commands: list[rt.Command] = []
+        inst = w.instance
+        for event, key, actor, reason, row_id, input, result in done:
+            inst = result.instance
             history.append(
-                self._history_row(w.id, inst.seq, event, None, result, key, actor, reason)
+                self._history_row(w.id, inst.seq, event, input, result, key, actor, reason)
             )
             commands.extend(result.commands)
             if row_id is not None:
                 consumed.append((inst.seq, row_id))
+        assert inst is not None, "an instance is written after its start"
         self.decoded[w.id] = inst
         if self.store._waits_for_messages(w.hash, w.table):
             self._resubscribe(w, inst)
@@ -1113,7 +1258,7 @@ class _Advance:
         )
         self.history.extend(history)
         self.consumed.extend(consumed)
-        self.fired.extend((w.id, e.timer) for e, *_ in w.events if isinstance(e, rt.TimerFired))
+        self.fired.extend((w.id, e.timer) for e, *_ in done if isinstance(e, rt.TimerFired))
         for c in commands:
             APPLY[type(c)](self, w, inst, c)
         self.transitions += len(history)
@@ -1242,7 +1387,8 @@ class _Advance:
         )
 
     def _flush(self) -> None:
-        """Write what the steps produced for their own instances, a statement per table."""
+        """Write what the steps produced for their own instances, a statement per table,
+        and forget it (written)."""
         if self.updates:
             self.tx.executemany(
                 "UPDATE wf_instance SET state = ?, status = ?, seq = ?, wake_at = ?, "
@@ -1261,7 +1407,7 @@ class _Advance:
         self.tx.executemany(
             "DELETE FROM wf_timer WHERE instance_id = ? AND timer_id = ?", self.fired
         )
-        rows = [self.eager_rows[t.key] for t in self.eager]
+        rows = [self.eager_rows[t.key] for t in self.eager if t.key in self.eager_rows]
         inserted: set[str] = set()
         for i in range(0, len(rows), 200):
             part = rows[i : i + 200]
@@ -1278,7 +1424,9 @@ class _Advance:
                 )
             )
         # A key already there (never, as keys are unique per visit) is not ours to run.
-        self.eager = [t for t in self.eager if t.key in inserted]
+        self.eager = [t for t in self.eager if t.key in inserted or t.key not in self.eager_rows]
+        self.updates, self.history, self.consumed, self.fired = [], [], [], []
+        self.eager_rows = {}
 
     def unclaim(self, which: Callable[[ClaimedTask], bool]) -> None:
         """Forget calls claimed in this transaction that a later step cancelled."""

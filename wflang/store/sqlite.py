@@ -122,6 +122,13 @@ class SqliteBackend:
     def retryable(self, err: BaseException) -> bool:
         return isinstance(err, sqlite3.OperationalError) and "locked" in str(err)
 
+    def unavailable(self, err: BaseException) -> bool:
+        # Locked, I/O, full, closed, corrupt; not a refused value (DataError,
+        # IntegrityError, an int too large to bind, a type it cannot bind).
+        return isinstance(err, sqlite3.OperationalError | sqlite3.InterfaceError) or (
+            type(err) is sqlite3.DatabaseError
+        )
+
     def close(self) -> None:
         with self._lock:
             for conn in self._all:

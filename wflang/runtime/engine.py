@@ -21,6 +21,7 @@ from attrs import define, field, frozen
 from wflang.runtime import instance as rt
 from wflang.runtime import step as st
 from wflang.runtime.correlation import awaited_messages, correlation_text
+from wflang.runtime.ids import child_id
 from wflang.runtime.instance import Status
 from wflang.runtime.ir import Value
 from wflang.runtime.limits import DEFAULT as DEFAULT_LIMITS
@@ -400,14 +401,14 @@ class Engine:
                 child = self._start(
                     self.table(c.workflow, c.version),
                     dict(c.input),
-                    f"{iid}/{c.key}",
+                    child_id(iid, c.key),
                     parent=(iid, c.key),
                 )
                 record.children[c.key] = child
             elif isinstance(c, rt.CancelChild):
-                child_id = record.children.pop(c.key, None)
-                if child_id is not None:
-                    self.queue.append((child_id, rt.CancelRequested(True, "parent cancelled it")))
+                child_iid = record.children.pop(c.key, None)
+                if child_iid is not None:
+                    self.queue.append((child_iid, rt.CancelRequested(True, "parent cancelled it")))
             elif isinstance(c, rt.Finish):
                 record.tasks.clear()
                 if record.parent is not None:

@@ -42,6 +42,7 @@ from wflang.runtime import instance as rt
 from wflang.runtime import step as st
 from wflang.runtime.correlation import awaited_messages
 from wflang.runtime.engine import HistoryEntry
+from wflang.runtime.ids import child_id
 from wflang.runtime.ir import Value
 from wflang.runtime.limits import DEFAULT as DEFAULT_LIMITS
 from wflang.runtime.limits import Limits
@@ -1519,7 +1520,7 @@ def _start_child(a: _Advance, w: _Work, inst: rt.Instance, c: rt.StartChild) -> 
             "SELECT version, hash FROM wf_workflow WHERE name = ? AND version = ?",
             (c.workflow, c.version),
         )
-    child_id = f"{w.id}/{c.key}"
+    child = child_id(w.id, c.key)
     if not rows:  # not deployed: the call fails, as a handler error would
         event = rt.ChildFailed(c.key, f"workflow '{c.workflow}' is not deployed")
         a.store._inbox(a.tx, w.id, event, f"child:{c.key}", at=a.now)
@@ -1530,13 +1531,13 @@ def _start_child(a: _Advance, w: _Work, inst: rt.Instance, c: rt.StartChild) -> 
         "parent_id, parent_key, wake_at, created_at, updated_at) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
         (
-            child_id,
+            child,
             c.workflow,
             int(str(version)),
             str(digest),
             PENDING,
             codec.dumps(c.input),
-            _seed(child_id),
+            _seed(child),
             w.id,
             c.key,
             a.now,
@@ -1548,7 +1549,12 @@ def _start_child(a: _Advance, w: _Work, inst: rt.Instance, c: rt.StartChild) -> 
 
 def _cancel_child(a: _Advance, w: _Work, inst: rt.Instance, c: rt.CancelChild) -> None:
     event = rt.CancelRequested(True, "parent cancelled it")
-    a.store._inbox(a.tx, f"{w.id}/{c.key}", event, "cancel:parent", at=a.now)
+    # A child started before ids were bounded has the parent's id and the key for its id.
+    for (child,) in a.tx.query(
+        "SELECT id FROM wf_instance WHERE id IN (?, ?) AND parent_id = ?",
+        (child_id(w.id, c.key), f"{w.id}/{c.key}", w.id),
+    ):
+        a.store._inbox(a.tx, str(child), event, "cancel:parent", at=a.now)
 
 
 def _finish(a: _Advance, w: _Work, inst: rt.Instance, c: rt.Finish) -> None:

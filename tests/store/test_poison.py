@@ -9,6 +9,7 @@ the worker goes on. Each poison is mixed into one batch with healthy instances.
 from __future__ import annotations
 
 import datetime
+import decimal
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -18,7 +19,9 @@ from wflang.durable.client import Client
 from wflang.durable.worker import Worker
 from wflang.runtime import codec
 from wflang.runtime import instance as rt
+from wflang.runtime import step as st
 from wflang.runtime.engine import TaskCall
+from wflang.runtime.table import Table
 from wflang.store import Store, sql
 from wflang.store.records import Advanced
 
@@ -53,20 +56,6 @@ task two: service step.two {
 
 end done: completed {
     output { v: context.v }
-}
-"""
-
-ROUNDING = """\
-workflow rounding version 1
-
-input { amount: decimal }
-
-output { rounded: decimal }
-
-start done
-
-end done: completed {
-    output { rounded: round(input.amount, 2) }
 }
 """
 
@@ -133,11 +122,11 @@ def test_unstorable_handler_results_dead_letter_only_their_instances(store: Stor
     assert batch.results == len(ids)
     _assert_healthy_done(store, HEALTHY)
     expected = {
-        "p-datetime": "datetime is not a JSON value",
-        "p-set": "set is not a JSON value",
-        "p-bytes": "bytes is not a JSON value",
-        "p-huge-int": "4300 digits",
-        "p-huge-declared-int": "4300 digits",
+        "p-datetime": "'at' is a datetime, not a JSON value",
+        "p-set": "'tags' is a set, not a JSON value",
+        "p-bytes": "'raw' is a bytes, not a JSON value",
+        "p-huge-int": "'n' is a whole number beyond 64 bits",
+        "p-huge-declared-int": "'v' is a whole number beyond 64 bits",
     }
     for iid, words in expected.items():
         info = store.instance(iid)
@@ -173,24 +162,30 @@ def test_a_poisoned_instance_can_be_cancelled_and_retried(store: Store) -> None:
         assert not seq_problems(store, iid)
 
 
-def test_an_arithmetic_error_in_an_expression_stops_only_its_instance(store: Store) -> None:
-    """``round`` of 1e30 to two places is beyond the decimal context: whatever the
-    evaluator makes of it (a workflow error, or an exception escaping it), only that
-    instance is dead-lettered, with the reason."""
-    client = Client(store, actor="tester")
-    client.deploy(compile_text(ROUNDING))
-    amounts = {"r-0": "1.005", "r-poison": "1e30", "r-1": "2.5"}
-    from decimal import Decimal
+def test_an_exception_escaping_the_step_stops_only_its_instance(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An exception the step function lets out (as ``decimal.InvalidOperation`` from
+    ``round(1e30, 2)`` did, before numbers were bounded): only that instance is
+    dead-lettered, with the reason, in the batch that starts all of them."""
+    real = st.start
 
-    for iid, amount in amounts.items():
-        client.start("rounding", {"amount": Decimal(amount)}, instance_id=iid)
-    Worker(store, {}).run_until_idle()
-    assert store.instance("r-poison").status == "dead_lettered"
-    assert _error(store, "r-poison")
-    for iid in ("r-0", "r-1"):
-        info = store.instance(iid)
-        assert info.status == "completed", (iid, info.status, info.instance)
-    assert not seq_problems(store, "r-poison")
+    def start(table: Table, instance_id: str, *args: Any, **kw: Any) -> st.Step:
+        if instance_id == "bad":
+            raise decimal.InvalidOperation([decimal.InvalidOperation])
+        return real(table, instance_id, *args, **kw)
+
+    monkeypatch.setattr(st, "start", start)
+    ids = sorted([*HEALTHY, "bad"])
+    _start(store, ids)
+    advances: list[Advanced] = []
+    _worker(store, advances).run_until_idle()
+    assert advances[0].transitions == len(ids)  # one batch started all of them
+    _assert_healthy_done(store, HEALTHY)
+    assert store.instance("bad").status == "dead_lettered"
+    assert _error(store, "bad").startswith("InvalidOperation: ")
+    assert [r.idempotency_key for r in store.history("bad")] == ["start"]
+    assert not seq_problems(store, "bad")
 
 
 @pytest.fixture
@@ -280,8 +275,8 @@ def test_the_worker_loop_goes_on_past_a_poison(store: Store) -> None:
 
 
 def test_the_engine_fails_an_unstorable_result_as_the_stores_do() -> None:
-    """The in-memory engine (and so the test kit) refuses what a store cannot keep,
-    with the same words, instead of finishing an instance a store would not."""
+    """The in-memory engine (and so the test kit) refuses what a store cannot keep, as
+    the stores do."""
     from wflang.runtime.engine import Engine
 
     engine = Engine([compile_text(TWO_STEP)], HANDLERS)
@@ -291,7 +286,7 @@ def test_the_engine_fails_an_unstorable_result_as_the_stores_do() -> None:
     for iid in POISONS:
         inst = engine.instance(iid)
         assert inst.status is rt.Status.DEAD_LETTERED, iid
-        assert "InvalidResult the result cannot be stored" in str(inst.error), inst.error
+        assert "not a JSON value" in str(inst.error) or "beyond 64 bits" in str(inst.error)
 
 
 TIMED = """\

@@ -23,6 +23,7 @@ from attrs import frozen
 from wflang.runtime import codec
 from wflang.runtime import instance as rt
 from wflang.runtime.correlation import correlation_text
+from wflang.runtime.ids import delivery_key
 from wflang.runtime.ir import Value
 from wflang.runtime.step import completable
 from wflang.runtime.table import CallEntry, Table, table_hash
@@ -201,7 +202,7 @@ class Client:
         return self.store.deliver(
             info.id,
             event,
-            dedupe_key=None if key is None else f"{kind}:{name}:{key}",
+            dedupe_key=None if key is None else delivery_key(kind, name, key),
             actor=self.actor,
             reason=reason,
         )

@@ -21,7 +21,7 @@ from attrs import define, field, frozen
 from wflang.runtime import instance as rt
 from wflang.runtime import step as st
 from wflang.runtime.correlation import awaited_messages, correlation_text
-from wflang.runtime.ids import child_id
+from wflang.runtime.ids import child_id, delivery_key
 from wflang.runtime.instance import Status
 from wflang.runtime.ir import Value
 from wflang.runtime.limits import DEFAULT as DEFAULT_LIMITS
@@ -279,11 +279,13 @@ class Engine:
         kept = KeptMessage(self._published, message, text, data, key, self.now + ttl_ms)
         if ttl_ms > 0:
             self.kept.append(kept)
+        taken = delivery_key("message", message, key) if key else None
         reached = sorted(
             iid
             for iid, r in self.records.items()
             if (message, text) in awaited_messages(r.instance).values()
             and not validate_signal(r.table, "message", message, data)
+            and taken not in r.instance.seen_keys  # it would drop it: not reached
         )
         for iid in reached:
             kept.taken_by.add(iid)

@@ -115,7 +115,7 @@ class Instance:
     joins: tuple[Join, ...] = ()
     compensations: tuple[int, ...] = ()  # states to run, in the order their steps completed
     buffered: tuple[Signal, ...] = ()
-    seen_keys: tuple[str, ...] = ()  # dedupe keys of signals already taken
+    seen_keys: tuple[str, ...] = ()  # signals and messages taken by key (ids.delivery_key)
     seq: int = 0  # history sequence number of the last step
     next_token: int = 0
     seed: int = 0  # for jitter: no randomness in the step function

@@ -28,6 +28,7 @@ from attrs import frozen
 
 from wflang.runtime import instance as rt
 from wflang.runtime import table as tb
+from wflang.runtime.ids import delivery_key
 from wflang.runtime.instance import NO_TOKEN, Status
 from wflang.runtime.ir import ExpressionError, Value, compile_ir, root_field
 from wflang.runtime.limits import DEFAULT as DEFAULT_LIMITS
@@ -1519,11 +1520,12 @@ def _on_timer(run: _Run, e: rt.TimerFired) -> None:
 
 
 def _on_signal(run: _Run, e: rt.SignalReceived) -> None:
-    if e.key and e.key in run.seen:
-        run.decide(f"ignored duplicate {e.kind} {e.name} (key {e.key})")
-        return
     if e.key:
-        run.seen = [*run.seen, e.key]
+        seen = delivery_key(e.kind, e.name, e.key)  # a key is unique per kind and name
+        if seen in run.seen:
+            run.decide(f"ignored duplicate {e.kind} {e.name} (key {e.key})")
+            return
+        run.seen = [*run.seen, seen]
     waiting = sorted((t for t in run.tokens.values() if _awaits(t.waiting, e)), key=lambda t: t.id)
     if not waiting:
         run.buffered = [*run.buffered, rt.Signal(e.kind, e.name, e.payload, e.key, e.correlation)]

@@ -11,7 +11,9 @@ know which instances wait: they give the correlation value, and the store finds 
   that moment, through its inbox (a worker steps it as for a signal). With a TTL
   the message is also kept in ``wf_message`` until it expires, and an instance that
   starts waiting for (M, TEXT) before then gets it when its subscription is made.
-  Each instance gets a given publication at most once (its inbox's dedupe key).
+  Each instance gets a given publication at most once (its inbox's dedupe key), and
+  one with a key at most once whichever way it came (published, or sent by id with
+  ``wf signal --message --key``): the instances it reached are those that take it.
 * With a ``key``, publishing the same message again is recognised and ignored
   while the first publication is kept (its TTL, and until it is purged).
 
@@ -28,6 +30,7 @@ from attrs import frozen
 
 from wflang.runtime import codec
 from wflang.runtime import instance as rt
+from wflang.runtime.ids import delivery_key
 from wflang.runtime.ir import Value
 from wflang.store.backend import Dialect, Tx
 
@@ -48,6 +51,13 @@ class Published:
     delivered: tuple[str, ...]  # the instances it was given to now
     kept_until: int | None  # kept for later subscribers until then (a TTL was given)
     duplicate: bool = False  # the key was published before: nothing was done
+
+
+def _dedupe(message_id: int, message: str, key: str | None) -> str:
+    """The inbox key of a publication: with a key, the one a message sent by id with
+    that key has too (``delivery_key``), so an instance that took it either way is not
+    given it again, nor counted as reached; without, the publication's own."""
+    return f"msg:{message_id}" if key is None else delivery_key("message", message, key)
 
 
 def lock(tx: Tx, dialect: Dialect, message: str, correlation: str) -> None:
@@ -84,7 +94,7 @@ def publish(
             (message, correlation, codec.dumps(dict(payload)), key, actor, now,
              kept_until if kept_until is not None else now),
         )  # fmt: skip
-        dedupe = f"msg:{int(str(rows[0][0]))}"
+        dedupe = _dedupe(int(str(rows[0][0])), message, key)
     event = rt.SignalReceived(message, dict(payload), key or "", "message", correlation)
     delivered = [
         str(iid)
@@ -142,5 +152,10 @@ def resubscribe(
             event = rt.SignalReceived(
                 message, data, "" if key is None else str(key), "message", correlation
             )
-            handed += inbox(tx, instance_id, event, f"msg:{int(str(msg_id))}")
+            handed += inbox(
+                tx,
+                instance_id,
+                event,
+                _dedupe(int(str(msg_id)), message, None if key is None else str(key)),
+            )
     return handed

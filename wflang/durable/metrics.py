@@ -28,6 +28,9 @@ class WorkerCollector(Collector):
         yield _counter("wf_tasks_claimed", "Tasks claimed under a lease", c.claimed)
         yield _counter("wf_instances_finished", "Instances this worker finished", c.finished)
         yield _counter("wf_leases_lost", "Leases found lost at heartbeat", c.lost_leases)
+        yield _counter(
+            "wf_listen_reconnects", "Notification connections opened again", c.listen_reconnects
+        )
         outcomes = CounterMetricFamily(
             "wf_task_outcomes",
             "Handler calls by service and outcome",

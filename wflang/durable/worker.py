@@ -77,6 +77,7 @@ class Counters:
     finished: int = 0
     outcomes: dict[tuple[str, str], int] = field(factory=dict)  # (service, ok|error) -> n
     lost_leases: int = 0
+    listen_reconnects: int = 0  # notification connections opened again after a loss
 
 
 @functools.cache
@@ -306,21 +307,38 @@ class Worker:
     def woken_by_notify(self) -> Iterator[None]:
         """While the block runs, wake the loop when the store announces new work
         (PostgreSQL LISTEN/NOTIFY). A hint beside polling: if the listening
-        connection drops, the worker still finds everything within ``poll_ms``."""
+        connection drops (a restart, ``pg_terminate_backend``), it is opened again,
+        with a growing pause while that fails; meanwhile, and for what was announced
+        while it was down, the worker finds everything within ``poll_ms``."""
         listen = getattr(self.store.backend, "listen", None)
         if listen is None:  # SQLite: one machine, polling is enough
             yield
             return
-        conn = listen("wflang")
+        name = f"wflang listen {self.id}"  # what pg_stat_activity shows for it
+        first = listen("wflang", name)
         stopped = threading.Event()
 
         def loop() -> None:
-            try:
-                while not stopped.is_set():
+            conn, pause = first, 0.0
+            while not stopped.is_set():
+                try:
+                    if conn is None:
+                        conn = listen("wflang", name)
+                        self.counters.listen_reconnects += 1
+                        log.info("notifications restored", extra={"worker": self.id})
+                        pause = 0.0
                     for _ in conn.notifies(timeout=0.5):
                         self.wake.set()
-            except Exception:  # the connection closed: polling goes on
-                log.warning("notifications stopped; polling only")
+                except Exception:  # the connection is gone: open another one
+                    if pause == 0.0:
+                        log.warning("notifications lost; listening again", exc_info=True)
+                    with contextlib.suppress(Exception):
+                        if conn is not None:
+                            conn.close()
+                    conn, pause = None, min(max(pause * 2, 0.1), 5.0)
+                    stopped.wait(pause)  # back off while the database is away
+            if conn is not None:
+                conn.close()
 
         thread = threading.Thread(target=loop, name="wf-listen", daemon=True)
         thread.start()
@@ -329,7 +347,6 @@ class Worker:
         finally:
             stopped.set()
             thread.join(timeout=5)
-            conn.close()
 
     def _call(self, task: ClaimedTask) -> None:
         started = time.monotonic()

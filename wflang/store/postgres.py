@@ -150,9 +150,12 @@ class PostgresBackend:
         # classes of a server or connection in trouble, not of a refused row.
         return err.sqlstate is None or err.sqlstate[:2] in _UNAVAILABLE
 
-    def listen(self, channel: str) -> psycopg.Connection[tuple[object, ...]]:
-        """A dedicated autocommit connection, outside the pool, listening on ``channel``."""
-        conn = psycopg.connect(self.url, autocommit=True)
+    def listen(
+        self, channel: str, name: str = "wflang listen"
+    ) -> psycopg.Connection[tuple[object, ...]]:
+        """A dedicated autocommit connection, outside the pool, listening on ``channel``;
+        ``name`` is its ``application_name`` (what ``pg_stat_activity`` shows)."""
+        conn = psycopg.connect(self.url, autocommit=True, application_name=name[:63])
         conn.execute(f"LISTEN {channel}")
         return conn
 

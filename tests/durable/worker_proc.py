@@ -14,6 +14,7 @@ everything finished, 3 when the deadline passed first.
 from __future__ import annotations
 
 import argparse
+import datetime
 import os
 import sqlite3
 import sys
@@ -154,7 +155,44 @@ def timed_handlers(log: EffectLog, epochs: dict[str, int]) -> dict[str, Handler]
     return {"fx.after": after}
 
 
-WORKLOADS = {"saga": saga_handlers, "two_step": two_step_handlers, "timed": timed_handlers}
+def chaos_handlers(log: EffectLog, epochs: dict[str, int]) -> dict[str, Handler]:
+    """two_step's services for the chaos test; ``step.one`` of a ``poison-result-*``
+    instance returns a field that is no JSON value (a datetime)."""
+    handlers = two_step_handlers(log, epochs)
+    one = handlers["step.one"]
+
+    def poisoned_one(id: str, task: TaskCall) -> dict[str, Any]:
+        result: dict[str, Any] = one(id=id, task=task)
+        if id.startswith("poison-result"):
+            return {**result, "at": datetime.datetime(2026, 1, 1)}
+        return result
+
+    return {**handlers, "step.one": poisoned_one}
+
+
+def poison_states(prefix: str) -> None:
+    """From its second step on, the state of an instance whose id starts with ``prefix``
+    cannot be stored (a bug in storing it), unless it is being dead-lettered."""
+    from wflang.runtime import codec
+    from wflang.runtime import instance as rt
+
+    real = codec.dump_instance
+
+    def dump(inst: rt.Instance) -> str:
+        dead = inst.status is rt.Status.DEAD_LETTERED
+        if inst.id.startswith(prefix) and inst.seq >= 2 and not dead:
+            raise RuntimeError(f"poison: cannot store {inst.id}")
+        return real(inst)
+
+    codec.dump_instance = dump  # type: ignore[assignment]
+
+
+WORKLOADS = {
+    "saga": saga_handlers,
+    "two_step": two_step_handlers,
+    "timed": timed_handlers,
+    "chaos": chaos_handlers,
+}
 
 
 def unfinished(store: Any) -> int:
@@ -174,6 +212,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--mode", choices=("idle", "run"), default="idle")
     args = p.parse_args(argv)
 
+    if args.workload == "chaos":
+        poison_states("poison-state")
     store = open_store(args.store)
     log = EffectLog(args.effects)
     epochs: dict[str, int] = {}  # task key -> the lease epoch this process claimed it under

@@ -1175,13 +1175,10 @@ class _Advance:
                 seed=w.seed,
             )  # fmt: skip
         result = st.dead_letter(w.table, inst, self.now, reason)
-        event, key, actor, why, row_id = item or (
-            None,
-            "start",
-            w.created_by,
-            w.created_reason,
-            None,
-        )
+        start: _Event | tuple[None, str, str | None, str | None, None] = (
+            None, "start", w.created_by, w.created_reason, None
+        )  # fmt: skip
+        event, key, actor, why, row_id = item or start
         try:
             with self._isolated():
                 self._write(w, [(event, key, actor, why, row_id, input, result)])

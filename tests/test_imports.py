@@ -52,6 +52,13 @@ def test_only_regular_files_are_read(project: Path) -> None:
     ]
 
 
+def test_a_path_with_a_nul_character_is_refused(project: Path) -> None:
+    # Found by the long fuzz run: os.path.realpath raised ValueError out of wf check.
+    assert _messages(project, "a\\0b.wf") == [
+        "cannot import 'a\x00b.wf': a path cannot hold a NUL character (\\0)"
+    ]
+
+
 def test_an_import_over_the_size_limit_is_refused(project: Path) -> None:
     with open(project / "big.wf", "wb") as f:
         f.truncate(4 * MAX_SOURCE_BYTES)  # sparse: read no further than the limit

@@ -160,6 +160,8 @@ def load_program(roots: Iterable[ParseResult], reader: Reader = read_file) -> Pr
 
 def _outside(target: str, scope: ImportScope) -> tuple[str, str | None] | None:
     """Why an import may not be read (message and hint), or None when it may."""
+    if "\0" in target:  # no file system takes it, and os.path would raise on it
+        return ("a path cannot hold a NUL character (\\0)", None)
     if scope.allows(target):
         return None
     real = os.path.realpath(target)

@@ -395,3 +395,12 @@ def test_a_missing_brace_points_at_the_innermost_open_block() -> None:
 def test_other_errors_in_a_block_name_no_open_brace() -> None:
     (d,) = parse(H + "task a: script {\n    timout 30s -> b\n    next b\n}\n", "t.wf").diagnostics
     assert d.related == ()
+
+
+def test_recovery_over_a_long_run_of_blanks_is_fast() -> None:
+    """Found by the fuzz long run (issue 20): the trivia pattern backtracked
+    exponentially, so 40 blanks before a junk token hung the parse."""
+    from wflang.dsl.parser import _only_trivia
+
+    assert not _only_trivia(" " * 5000 + "x")
+    assert _only_trivia(" \n// c\n/* d */ " * 1000)

@@ -450,7 +450,8 @@ def _end_position(text: str) -> tuple[int, int]:
     return len(lines), len(lines[-1]) + 1
 
 
-_TRIVIA = re.compile(r"(\s+|//[^\n]*|/\*.*?\*/)*", re.S)
+#: Possessive: ``(\s+|...)*`` backtracked exponentially over a long run of blanks.
+_TRIVIA = re.compile(r"(?:\s++|//[^\n]*+|/\*.*?\*/)*+", re.S)
 
 
 def _only_trivia(text: str) -> bool:

@@ -323,7 +323,7 @@ def _pipeline(path: str, text: str, seed: int) -> tuple[str, ...]:
     assert parsed.spec is not None or parsed.diagnostics, "no spec and no diagnostic"
     if parsed.spec is not None:
         stages.append("fmt")
-        check_format(parsed.spec, text, str(ROOT / path))
+        check_format(parsed.spec, parsed.text, str(ROOT / path))  # the text its spans refer to
     stages.append("check")
     compiled = compile_workflow(parsed)
     if compiled.table is not None:

@@ -180,3 +180,12 @@ def test_compile_reports_what_a_configuration_silenced_when_it_leaves_no_table(
     compiled = compile_workflow(parse(source, "w.wf"), silenced)
     assert compiled.table is None
     assert [d.code for d in compiled.check.diagnostics] == [code]
+
+
+def test_source_text_with_a_lone_surrogate_compiles() -> None:
+    # Found by the long fuzz run: text given as a str (no file holds one) made the
+    # source hash raise UnicodeEncodeError out of compile_workflow.
+    source = "workflow w version 1\n// \ud800\nstart e\nend e: completed\n"
+    result = compile_workflow(parse(source, "w.wf"))
+    assert result.table is not None
+    assert result.table.source_hash

@@ -296,7 +296,8 @@ def lower(model: Model) -> tb.Table:
         schema=tb.SCHEMA_VERSION,
         workflow=spec.header.name.text,
         version=spec.header.version,
-        source_hash=hashlib.sha256(model.text.encode("utf-8")).hexdigest(),
+        # surrogatepass: text given through the API may hold a lone surrogate, which no file can
+        source_hash=hashlib.sha256(model.text.encode("utf-8", "surrogatepass")).hexdigest(),
         start=low.ids[start.target.text],
         states=tuple(low.states),
         events=tuple(low.events),

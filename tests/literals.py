@@ -73,10 +73,7 @@ def _optional_null(lit: Literal) -> Literal:
     return Literal(lit.type + "?", "null", None)
 
 
-def _list_of(items: list[Literal]) -> Literal | None:
-    kinds = {i.type for i in items}
-    if len(kinds) != 1:
-        return None
+def _list_of(items: list[Literal]) -> Literal:
     return Literal(
         f"list[{items[0].type}]",
         "[" + ", ".join(i.text for i in items) + "]",
@@ -88,8 +85,8 @@ literals: st.SearchStrategy[Literal] = st.one_of(
     scalars,
     scalars.map(_optional_null),
     scalars.flatmap(lambda first: st.lists(st.just(first) | scalars, min_size=1, max_size=4))
-    .map(_list_of)
-    .filter(lambda lit: lit is not None),  # type: ignore[arg-type]
+    .filter(lambda items: len({i.type for i in items}) == 1)
+    .map(_list_of),
     st.sampled_from(["red", "green"]).map(lambda m: Literal("Color", f"Color.{m}", m)),
 )
 
@@ -143,10 +140,11 @@ def same(a: object, b: object) -> bool:
     is not ``Decimal('1.5')`` (nor ``1``)."""
     if type(a) is not type(b):
         return False
-    if isinstance(a, Decimal):
-        return a.as_tuple() == b.as_tuple()  # type: ignore[union-attr]
-    if isinstance(a, list):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))  # type: ignore[arg-type]
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)  # type: ignore[attr-defined,index]
+    # Both checks of each pair hold or fail together (same type); the second narrows b.
+    if isinstance(a, Decimal) and isinstance(b, Decimal):
+        return a.as_tuple() == b.as_tuple()
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
     return a == b

@@ -9,7 +9,7 @@ import pytest
 
 from wflang.cli import main
 from wflang.dsl import build, parse, parse_bytes, parse_file
-from wflang.dsl.parser import MAX_SOURCE_BYTES
+from wflang.dsl.source import MAX_SOURCE_BYTES
 from wflang.runtime import numbers
 
 H = "workflow w version 1\n"

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from wflang.compiler.compile import compile_workflow
 from wflang.dsl.parser import parse
+from wflang.runtime.ir import Value
 from wflang.runtime.table import Table
 from wflang.runtime.validate import validate_fields, validate_handler_result, validate_input
 
@@ -21,7 +22,12 @@ start done
 end done: completed
 """
 
-GOOD = {"amount": Decimal("12.5"), "sla": 300_000, "at": 1_767_225_600_000, "n": 3}
+GOOD: dict[str, Value] = {
+    "amount": Decimal("12.5"),
+    "sla": 300_000,
+    "at": 1_767_225_600_000,
+    "n": 3,
+}
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +64,7 @@ def test_a_value_the_runtime_cannot_use_is_refused(
 
 
 def test_a_value_larger_than_the_limit_is_refused(table: Table) -> None:
-    big = {**GOOD, "tags": ["x" * 1000] * 300}  # about 300 KB as JSON
+    big: dict[str, Value] = {**GOOD, "tags": ["x" * 1000] * 300}  # about 300 KB as JSON
     (problem,) = validate_input(table, big)
     assert problem.startswith("the input is 30") and "the limit is 262,144" in problem
     assert validate_input(table, {**GOOD, "tags": ["x" * 1000] * 200}) == []

@@ -9,10 +9,11 @@ from __future__ import annotations
 import os
 
 from wflang.runtime.engine import handler
+from wflang.runtime.ir import Value
 
 
 @handler("slow.call")
-def call(id: str) -> dict[str, object]:
+def call(id: str) -> dict[str, Value]:
     with open(os.environ["WF_TEST_STARTED"], "w") as started:
         started.write(id + "\n")
     with open(os.environ["WF_TEST_RELEASE"]) as release:

@@ -19,7 +19,6 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -144,10 +143,6 @@ def test_engine_and_store_give_identical_histories(
     script: dict[str, list[tuple[Any, ...]]],
     steps: list[tuple[Any, ...]],
 ) -> None:
-    if not url.startswith("sqlite"):
-        # Found by this test, not yet explained: on PostgreSQL some examples never end
-        # (Worker.run_until_idle keeps committing advances); reported, not hidden.
-        pytest.skip("PostgreSQL: run_until_idle does not return on some examples")
     name = f"prop{next(_names)}"
     text = with_values(source).replace("workflow prop version 1", f"workflow {name} version 1")
     compiled = compile_workflow(parse(text, "prop.wf"), LENIENT)

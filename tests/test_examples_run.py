@@ -682,6 +682,10 @@ def test_onboarding_kyc_incomplete_when_the_check_fails_twice() -> None:
         (task,) = [t for t in env.engine.human_tasks() if t.key.startswith(kyc_iid)]
         env.fail(task.key, "AnalystUnavailable")  # the child dead-letters
         assert env.status(kyc_iid) == "dead_lettered"
+        # A dead letter is no outcome (ops may retry it): the parent waits at its call
+        # until an operator gives up on the child, which fails the call.
+        assert env.status(iid) == "running"
+        env.cancel(kyc_iid)
         if attempt == 1:
             env.advance(minutes=1)  # the call's retry starts a new child
     assert len(children(env, iid)) == 2

@@ -413,7 +413,8 @@ class Engine:
                     self.queue.append((child_iid, rt.CancelRequested(True, "parent cancelled it")))
             elif isinstance(c, rt.Finish):
                 record.tasks.clear()
-                if record.parent is not None:
+                # A dead letter is no outcome (ops may retry it): the parent waits on.
+                if record.parent is not None and c.status is not Status.DEAD_LETTERED:
                     parent_id, call_key = record.parent
                     if c.status is Status.COMPLETED:
                         event: rt.Event = rt.ChildCompleted(call_key, dict(c.output or {}))

@@ -1583,7 +1583,7 @@ def _finish(a: _Advance, w: _Work, inst: rt.Instance, c: rt.Finish) -> None:
             a.now,
         ),
     )
-    if w.parent_id is not None and w.parent_key is not None:
+    if w.parent_id is not None and w.parent_key is not None and not dead:  # (the parent waits)
         event: rt.Event
         if c.status is rt.Status.COMPLETED:
             event = rt.ChildCompleted(w.parent_key, dict(c.output or {}))

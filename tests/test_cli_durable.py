@@ -276,6 +276,11 @@ def test_ops_actions(ready: Wf) -> None:
     assert isinstance(dead, list) and [(d["instance"], d["error"] is not None) for d in dead] == [
         ("f-1", True)
     ]
+    # Where it is stuck: the step ops retry or force-complete (it was empty).
+    status = ready.json("status", "f-1")
+    assert isinstance(status, dict)
+    assert (status["status"], status["current"]) == ("dead_lettered", ["b"])
+    assert _history(ready, "f-1")["current"] == ["b"]
 
     out = ready.ok("ops", "retry", "f-1", "--reason", "try again", "--actor", "alice")
     assert "f-1: retry requested" in out
@@ -320,6 +325,7 @@ def test_ops_skip_a_failed_compensation(ready: Wf) -> None:
     out = ready.ok("status", "s-1")
     assert "status:   dead_lettered" in out
     assert "at:       undo_b (compensation: retry, force-complete or skip it)" in out
+    assert ready.json("status", "s-1")["current"] == ["undo_b"]  # type: ignore[index]
     assert "then:     undo_a (the compensations still to run, in this order)" in out
     assert "error:    compensation 'undo_b' failed: Gone the charge is gone" in out
     assert "compensation 'undo_b' failed" in ready.ok("ops", "dead-letters")

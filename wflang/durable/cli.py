@@ -389,9 +389,7 @@ def _status_json(store: Store, info: InstanceInfo) -> dict[str, Any]:
         "status": info.status,
         "created_at": info.created_at,
         "updated_at": info.updated_at,
-        "current": []
-        if inst is None or inst.status.finished
-        else sorted({table.states[t.state].name for t in inst.tokens}),
+        "current": [] if inst is None else codec.current_nodes(table, inst),
         "output": None if inst is None else inst.output,
         "error": None if inst is None else inst.error,
         "steps": 0 if inst is None else inst.seq,

@@ -200,19 +200,14 @@ def history_document(
 ) -> dict[str, Any]:
     """The ``wflang.history/1`` document: what ``wf history --json`` prints.
 
-    ``current`` names the nodes where the instance's tokens are now; ``failed``
-    the node whose failure dead-lettered or failed it (read from the last
-    decision that says so). ``extra`` carries per-entry store fields (who did an
-    ops action and why), merged into the entries by position.
+    ``current`` names the nodes where the instance's tokens are now (``current_nodes``);
+    ``failed`` the node whose failure dead-lettered or failed it (read from the last
+    decision that says so). ``extra`` carries per-entry store fields (who did an ops
+    action and why), merged into the entries by position.
     """
     entries = [unstructure_entry(e) for e in history]
     for entry, more in zip(entries, extra, strict=False):
         entry.update({k: v for k, v in more.items() if v is not None})
-    current = (
-        []
-        if instance.status.finished
-        else sorted({table.states[t.state].name for t in instance.tokens})
-    )
     return {
         "format": HISTORY_FORMAT,
         "instance": instance.id,
@@ -220,12 +215,20 @@ def history_document(
         "version": instance.version,
         "table_hash": table_hash,
         "status": instance.status.value,
-        "current": current,
+        "current": current_nodes(table, instance),
         "failed": _failed_node(table, instance, history),
         "output": instance.output,
         "error": instance.error,
         "entries": entries,
     }
+
+
+def current_nodes(table: Table, instance: rt.Instance) -> list[str]:
+    """The nodes where the instance's tokens are: where it waits, or, dead-lettered,
+    where it is stuck (what ops retry or force-complete); none once it has ended."""
+    if instance.status.finished and instance.status is not rt.Status.DEAD_LETTERED:
+        return []
+    return sorted({table.states[t.state].name for t in instance.tokens})
 
 
 def load_history(data: Any) -> list[HistoryEntry]:

@@ -373,6 +373,8 @@ def cmd_status(args: argparse.Namespace) -> int:
         if inst.error:
             print(f"{outcome_label(inst.status.value) + ':':10}{inst.error}")
         print(f"steps:    {inst.seq}")
+    if info.unreadable:
+        print(f"error:    {info.unreadable}")
     for task in store.tasks(instance_id=info.id, status="open"):
         print(f"open task: {task.key} ({task.node})")
     return EXIT_OK
@@ -391,7 +393,7 @@ def _status_json(store: Store, info: InstanceInfo) -> dict[str, Any]:
         "updated_at": info.updated_at,
         "current": [] if inst is None else codec.current_nodes(table, inst),
         "output": None if inst is None else inst.output,
-        "error": None if inst is None else inst.error,
+        "error": info.unreadable if inst is None else inst.error,
         "steps": 0 if inst is None else inst.seq,
     }
 

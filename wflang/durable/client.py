@@ -466,6 +466,13 @@ class Client:
         """Deliver an ops action, unless another is still waiting for a worker: the
         second would act on a state the first is about to change."""
 
+        unreadable = self.store.instance(instance_id).unreadable
+        if unreadable:  # no worker can step it: the delivery would wait forever
+            raise IllegalAction(
+                f"instance '{instance_id}' cannot be stepped ({unreadable}): repair its "
+                "stored state, or purge it"
+            )
+
         def refuse(waiting: rt.Event, actor: str | None) -> None:
             if type(waiting) in _OPS_EVENTS:
                 raise IllegalAction(
@@ -484,6 +491,8 @@ class Client:
         info = self.store.instance(instance_id)
         rows = self.store.history(instance_id)
         table = self.store.table_for(info.table_hash)
+        if info.unreadable:
+            raise IllegalAction(f"instance '{instance_id}': {info.unreadable}")
         if info.instance is None:
             raise IllegalAction(
                 f"instance '{instance_id}' has not started yet: no worker has taken it"

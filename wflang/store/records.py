@@ -71,6 +71,9 @@ class InstanceInfo:
     wake_at: int | None
     created_at: int
     updated_at: int
+    #: Why the stored state could not be decoded (``instance`` is then None): the row
+    #: is dead-lettered and kept as it is, for a person to repair or purge.
+    unreadable: str | None = None
 
 
 @frozen

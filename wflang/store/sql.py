@@ -836,7 +836,17 @@ def _int_or_none(x: object) -> int | None:
     return None if x is None else int(str(x))
 
 
+#: The error of an instance whose stored state cannot be decoded.
+UNREADABLE = "the stored state cannot be read"
+
+
 def _instance_info(r: Sequence[object]) -> InstanceInfo:
+    instance, unreadable = None, None
+    if r[6] is not None:
+        try:
+            instance = codec.load_instance(str(r[6]))
+        except Exception as err:  # shown, not raised: one bad row never hides the others
+            unreadable = f"{UNREADABLE}: {_reason(err)}"
     return InstanceInfo(
         id=str(r[0]),
         workflow=str(r[1]),
@@ -844,7 +854,8 @@ def _instance_info(r: Sequence[object]) -> InstanceInfo:
         table_hash=str(r[3]),
         status=str(r[4]),
         input=codec.loads(str(r[5])),
-        instance=None if r[6] is None else codec.load_instance(str(r[6])),
+        instance=instance,
+        unreadable=unreadable,
         parent_id=None if r[7] is None else str(r[7]),
         wake_at=_int_or_none(r[8]),
         created_at=int(str(r[9])),
@@ -1059,16 +1070,23 @@ class _Advance:
         cache = self.store._decoded
         for iid, digest, seq, state, inp, seed, pid, pkey, by, why in rows:
             instance = None
+            table = self.store.table_for(str(digest), self.tx)
             if state is not None:
                 # The instance this process committed last, if nobody stepped it since:
                 # decoding the stored document again is the costliest part of a lock.
                 hit = cache.get(str(iid))
-                instance = (
-                    hit if hit is not None and hit.seq == seq else codec.load_instance(str(state))
-                )
+                try:
+                    instance = (
+                        hit
+                        if hit is not None and hit.seq == seq
+                        else codec.load_instance(str(state))
+                    )
+                except Exception as err:  # never stepped: set aside, and the others go on
+                    self._unreadable(str(iid), table, int(str(seq)), err)
+                    continue
             work[str(iid)] = _Work(
                 id=str(iid),
-                table=self.store.table_for(str(digest), self.tx),
+                table=table,
                 hash=str(digest),
                 instance=instance,
                 input_text=str(inp),
@@ -1078,6 +1096,32 @@ class _Advance:
                 created_by=None if by is None else str(by),
                 created_reason=None if why is None else str(why),
             )
+
+    def _unreadable(self, iid: str, table: Table, seq: int, err: Exception) -> None:
+        """Dead-letter an instance whose stored state cannot be decoded (a corrupt or
+        foreign document): its row says so, its calls and timers stop, an outbox event
+        tells; the state is kept as it is, for a person to repair (or purge)."""
+        reason = f"{UNREADABLE}: {_reason(err)}"
+        if not self.tx.execute(
+            "UPDATE wf_instance SET status = ?, wake_at = NULL, updated_at = ? "
+            "WHERE id = ? AND status <> ?",
+            (rt.Status.DEAD_LETTERED.value, self.now, iid, rt.Status.DEAD_LETTERED.value),
+        ):
+            return  # set aside already (its inbox rows wait for the repair)
+        log.error("instance dead-lettered: " + reason, extra={"instance": iid}, exc_info=err)
+        _stop_work(self, iid)
+        payload = {
+            "workflow": table.workflow,
+            "version": table.version,
+            "status": rt.Status.DEAD_LETTERED.value,
+            "output": None,
+            "error": reason,
+        }
+        self.tx.execute(
+            "INSERT INTO wf_outbox (instance_id, seq, kind, payload, created_at) "
+            "VALUES (?, ?, 'instance.dead_lettered', ?, ?)",
+            (iid, seq, codec.dumps(payload), self.now),
+        )
 
     def _gather(self, work: dict[str, _Work], accepted: list[tuple[str, TaskResult]]) -> None:
         """Inbox rows and due timers by time, then the results committed here."""
@@ -1554,14 +1598,19 @@ def _cancel_child(a: _Advance, w: _Work, inst: rt.Instance, c: rt.CancelChild) -
         a.store._inbox(a.tx, str(child), event, "cancel:parent", at=a.now)
 
 
-def _finish(a: _Advance, w: _Work, inst: rt.Instance, c: rt.Finish) -> None:
-    a.unclaim(lambda t: t.instance_id == w.id)
+def _stop_work(a: _Advance, iid: str) -> None:
+    """Cancel an instance's calls and human tasks and forget its timers' rows."""
+    a.unclaim(lambda t: t.instance_id == iid)
     a.tx.execute(
         "UPDATE wf_task SET status = 'cancelled', lease_owner = NULL, lease_expires_at = NULL, "
         "updated_at = ? WHERE instance_id = ? AND status IN ('ready', 'running', 'open')",
-        (a.now, w.id),
+        (a.now, iid),
     )
-    a.tx.execute("DELETE FROM wf_timer WHERE instance_id = ?", (w.id,))
+    a.tx.execute("DELETE FROM wf_timer WHERE instance_id = ?", (iid,))
+
+
+def _finish(a: _Advance, w: _Work, inst: rt.Instance, c: rt.Finish) -> None:
+    _stop_work(a, w.id)
     table = w.table
     payload = {
         "workflow": table.workflow,

@@ -164,20 +164,40 @@ def test_store_parent_waits_for_a_dead_lettered_child(
     assert kinds.count((iid, "instance.finished")) == 1
 
 
+def _timed(folder: Path) -> tuple[Table, Table]:
+    """The pair, with a one-hour timeout on the parent's call."""
+    (folder / "dlkid.wf").write_text(KID)
+    timed = PARENT.replace(
+        "    on any -> gave_up\n", "    timeout 1h -> gave_up\n    on any -> gave_up\n"
+    )
+    (folder / "dlparent.wf").write_text(timed)
+    compiled = [compile_workflow(parse_file(folder / f"{n}.wf")) for n in ("dlkid", "dlparent")]
+    kid, parent = (c.table for c in compiled)
+    assert kid is not None and parent is not None
+    return kid, parent
+
+
 def test_parent_timeout_cancels_a_dead_lettered_child(tmp_path: Path) -> None:
     """A parent that gives up on the call (its timeout) cancels the dead-lettered child."""
-    (tmp_path / "dlkid.wf").write_text(KID)
-    (tmp_path / "dlparent.wf").write_text(
-        PARENT.replace(
-            "    on any -> gave_up\n", "    timeout 1h -> gave_up\n    on any -> gave_up\n"
-        )
-    )
-    env = WorkflowEnv.from_files(
-        tmp_path / "dlkid.wf", tmp_path / "dlparent.wf", handlers={"k.work": first_fails()}
-    )
+    env = WorkflowEnv(_timed(tmp_path), {"k.work": first_fails()})
     iid = env.start("dlparent", {"id": "x"})
     (kid,) = [k for k, r in env.engine.records.items() if r.parent and r.parent[0] == iid]
     assert (env.status(kid), env.status(iid)) == ("dead_lettered", "running")
     env.advance(hours=1)
     assert (env.status(kid), env.status(iid)) == ("cancelled", "completed")
     assert env.instance(iid).output == {"got": 0, "gave_up": True}
+
+
+def test_store_parent_timeout_cancels_a_dead_lettered_child(
+    store: Store, clock: VirtualClock, tmp_path: Path
+) -> None:
+    d = Durable(store, clock, {"k.work": first_fails()}, *_timed(tmp_path))
+    iid = d.start("dlparent", {"id": "x"}, "p-1")
+    (kid,) = [i.id for i in store.instances() if i.parent_id == iid]
+    assert (d.status(kid), d.status(iid)) == ("dead_lettered", "running")
+    d.advance(3_600_000)
+    assert (d.status(kid), d.status(iid)) == ("cancelled", "completed")
+    assert d.instance(iid).output == {"got": 0, "gave_up": True}
+    for i in (iid, kid):
+        assert seq_problems(store, i) == []
+        replays_exactly(store, i)

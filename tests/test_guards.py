@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from wflang.compiler.check import module_model
 from wflang.compiler.guards import Numbers, Values, values
+from wflang.compiler.inference import type_env
 from wflang.compiler.program import load_program
-from wflang.compiler.rules.typing import type_env
 from wflang.compiler.types import Inference, Record
 from wflang.dsl import spec as sp
 from wflang.dsl.parser import parse

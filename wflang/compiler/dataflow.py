@@ -18,6 +18,7 @@ import networkx as nx
 
 from wflang.dsl import expr as ex
 from wflang.dsl import spec as sp
+from wflang.dsl.walk import child_nodes, node_expressions, subexpressions
 
 F = TypeVar("F", bound=frozenset[Hashable])
 
@@ -58,45 +59,6 @@ def must_analysis(
     return ins
 
 
-def expressions(node: sp.Node) -> Iterator[ex.Expr]:
-    """Every expression a node evaluates, outputs included."""
-    if isinstance(node, sp.ChoiceNode):
-        yield from (a.guard for a in node.arms if a.guard is not None)
-    for entry in (*getattr(node, "args", ()), *getattr(node, "output", ())):
-        yield entry.value
-    for t in getattr(node, "timeouts", ()):
-        yield t.after
-    if isinstance(node, sp.SleepNode):
-        yield node.duration
-    if isinstance(node, sp.MapNode):
-        yield node.items
-    if isinstance(node, sp.WaitNode):
-        trigger = node.trigger
-        if isinstance(trigger, sp.MessageTrigger):
-            yield trigger.correlation
-        elif isinstance(trigger, sp.UntilTrigger):
-            yield trigger.at
-
-
-def subexpressions(e: ex.Expr) -> Iterator[ex.Expr]:
-    """An expression and every expression inside it."""
-    stack = [e]
-    while stack:
-        cur = stack.pop()
-        yield cur
-        for child in (
-            getattr(cur, "target", None),
-            getattr(cur, "index", None),
-            getattr(cur, "operand", None),
-            getattr(cur, "left", None),
-            getattr(cur, "right", None),
-        ):
-            if child is not None:
-                stack.append(child)
-        stack.extend(getattr(cur, "args", ()))
-        stack.extend(getattr(cur, "items", ()))
-
-
 def reads(e: ex.Expr, root: str) -> Iterator[tuple[str, ex.Member]]:
     """The fields of ``root`` (``context``, ``result``…) an expression reads."""
     for sub in subexpressions(e):
@@ -107,7 +69,7 @@ def reads(e: ex.Expr, root: str) -> Iterator[tuple[str, ex.Member]]:
 
 def context_reads(node: sp.Node) -> Iterator[tuple[str, ex.Member]]:
     """The context fields a node reads, where."""
-    for e in expressions(node):
+    for e in node_expressions(node):
         yield from reads(e, "context")
 
 
@@ -126,14 +88,5 @@ def derivations(node: sp.Node) -> Iterator[tuple[str, frozenset[str]]]:
         if any(True for _ in reads(entry.value, "result")):
             sources |= passed
         yield entry.name.text, sources
-    for n in body(node):
+    for n in child_nodes(node):
         yield from derivations(n)
-
-
-def body(node: sp.Node) -> tuple[sp.Node, ...]:
-    """The nodes a parallel's branches or a map's body hold; none for other nodes."""
-    if isinstance(node, sp.ParallelNode):
-        return tuple(n for b in node.branches for n in b.nodes)
-    if isinstance(node, sp.MapNode):
-        return node.nodes
-    return ()

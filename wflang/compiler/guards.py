@@ -21,7 +21,18 @@ from typing import TypeAlias
 
 from attrs import frozen
 
-from wflang.compiler.types import BOOL, DECIMAL, INT, Enum, EnumNamespace, Inference, Opt, strip
+from wflang.compiler.types import (
+    BOOL,
+    DECIMAL,
+    INT,
+    Enum,
+    EnumNamespace,
+    Inference,
+    Opt,
+    Record,
+    TypeEnv,
+    strip,
+)
 from wflang.dsl import expr as ex
 from wflang.dsl import spec as sp
 from wflang.dsl.formatter import format_expr
@@ -236,3 +247,75 @@ def shadowed_arms(node: sp.ChoiceNode, inf: Inference) -> Iterator[Shadowed]:
             if mine.within(covered):
                 yield Shadowed(arm, tuple(a for a, v in same if not mine.combine("and", v).empty()))
         earlier.append((arm, mine))
+
+
+# ------------------------------------------------------- exhaustiveness (WF211)
+
+
+def _enum_case(guard: ex.Expr, inf: Inference) -> tuple[ex.Expr, Enum | None, str | None] | None:
+    """``subject == Enum.member``: (subject, the enum, the member) when a guard tests
+    one case; ``subject == null``: (subject, None, None)."""
+    if isinstance(guard, ex.Binary) and guard.op == "==":
+        for subject, value in ((guard.left, guard.right), (guard.right, guard.left)):
+            if isinstance(value, ex.NullLit):
+                return subject, None, None
+            if isinstance(value, ex.Member) and isinstance(inf.infer(value.target), EnumNamespace):
+                enum = inf.infer(value)
+                return subject, enum if isinstance(enum, Enum) else None, value.name
+    return None
+
+
+def _polarity(guard: ex.Expr) -> tuple[ex.Expr, bool]:
+    """A boolean guard as (what it tests, whether it holds when that is true):
+    ``not x`` and ``x == false`` test ``x`` negatively, ``a != b`` tests ``a == b``."""
+    if isinstance(guard, ex.Unary) and guard.op == "not":
+        subject, positive = _polarity(guard.operand)
+        return subject, not positive
+    if isinstance(guard, ex.Binary) and guard.op in ("==", "!="):
+        for subject, value in ((guard.left, guard.right), (guard.right, guard.left)):
+            if isinstance(value, ex.BoolLit) and not isinstance(subject, ex.BoolLit):
+                inner, positive = _polarity(subject)
+                return inner, positive == (value.value == (guard.op == "=="))
+        if guard.op == "!=":
+            return ex.Binary("==", guard.left, guard.right), False
+    return guard, True
+
+
+def uncovered_cases(env: TypeEnv, node: sp.ChoiceNode) -> list[tuple[str, str | None]] | None:
+    """None when the guards cover every case; else the (enum, member) cases of the
+    enum they test that no guard covers (a None member: null), or [] when they
+    test no enum."""
+    inf = Inference(env, {"input": Record("input"), "context": Record("context")}, [])
+    guards = [arm.guard for arm in node.arms if arm.guard is not None]
+    if any(isinstance(g, ex.BoolLit) and g.value for g in guards):
+        return None
+    tested: dict[str, set[bool]] = {}
+    for g in guards:
+        subject, positive = _polarity(g)
+        tested.setdefault(format_expr(subject), set()).add(positive)
+    if any(len(both) == 2 for both in tested.values()):
+        return None  # a boolean and its negation
+    cases: dict[str, set[str | None]] = {}
+    enums: dict[str, Enum] = {}
+    subjects: dict[str, ex.Expr] = {}
+    for g in guards:
+        case = _enum_case(g, inf)
+        if case is None:
+            continue
+        subject, enum, member = case
+        key = format_expr(subject)
+        subjects[key] = subject
+        cases.setdefault(key, set()).add(member)
+        if enum is not None:
+            enums[key] = enum
+    missing: list[tuple[str, str | None]] = []
+    for key, enum in enums.items():
+        needed: list[str | None] = list(env.enum_members(enum.name))
+        if isinstance(inf.infer(subjects[key]), Opt):
+            needed.append(None)  # a null matches no member
+        left = [(enum.name, member) for member in needed if member not in cases[key]]
+        if not left:
+            return None
+        if not missing or len(left) < len(missing):
+            missing = left  # the enum the guards come closest to covering
+    return missing

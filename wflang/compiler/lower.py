@@ -18,6 +18,7 @@ from wflang.compiler.model import Model
 from wflang.compiler.types import DURATION, Inference, Record, TypeEnv, Unknown
 from wflang.dsl import expr as ex
 from wflang.dsl import spec as sp
+from wflang.dsl.walk import walk_nodes
 from wflang.runtime import ir
 from wflang.runtime import table as tb
 
@@ -148,31 +149,23 @@ class _Lowering:
 
     # -- states and rows --------------------------------------------------------
 
-    def number(self, nodes: tuple[sp.Node, ...], owner: int) -> None:
+    def number(self, nodes: tuple[sp.Node, ...]) -> None:
         """Give every node a state id, in source order, nested nodes after their owner."""
-        for node in nodes:
-            self.ids[node.name.text] = len(self.states)
-            self.states.append(tb.State(node.name.text, _kind(node), owner, tb.ChoiceEntry()))
-            me = self.ids[node.name.text]
-            if isinstance(node, sp.ParallelNode):
-                for b in node.branches:
-                    self.number(b.nodes, me)
-            elif isinstance(node, sp.MapNode):
-                self.number(node.nodes, me)
+        for placed in walk_nodes(nodes):
+            owner = tb.NO_STATE if placed.owner is None else self.ids[placed.owner]
+            self.ids[placed.name] = len(self.states)
+            self.states.append(tb.State(placed.name, _kind(placed.node), owner, tb.ChoiceEntry()))
 
     def lower_nodes(self, nodes: tuple[sp.Node, ...]) -> None:
-        for node in nodes:
-            me = self.ids[node.name.text]
+        for placed in walk_nodes(nodes):
+            node = placed.node
+            me = self.ids[placed.name]
             entry = self.entry(node)
             old = self.states[me]
             self.states[me] = tb.State(old.name, old.kind, old.owner, entry)
             self.add_rows(me, node)
-            if isinstance(node, sp.ParallelNode):
-                for b in node.branches:
-                    self.lower_nodes(b.nodes)
-            elif isinstance(node, sp.MapNode):
-                self.aliases.add(node.alias.text)
-                self.lower_nodes(node.nodes)
+            if isinstance(node, sp.MapNode):
+                self.aliases.add(node.alias.text)  # seen by the expressions of its body
 
     def entry(self, node: sp.Node) -> tb.Entry:
         if isinstance(node, sp.TaskNode):
@@ -280,7 +273,7 @@ def lower(model: Model) -> tb.Table:
     spec = model.spec
     assert spec.header is not None, "only workflows compile"
     low = _Lowering(model)
-    low.number(spec.nodes, tb.NO_STATE)
+    low.number(spec.nodes)
     low.lower_nodes(spec.nodes)
     start = model.start
     assert start is not None

@@ -18,11 +18,9 @@ from attrs import define, field, frozen
 from wflang.compiler.dataflow import derivations
 from wflang.compiler.program import Module, Program
 from wflang.dsl import spec as sp
+from wflang.dsl.walk import TOP, sub_flows, walk_nodes
 
-TOP = ""  # the workflow's own scope
 T = TypeVar("T")
-
-Decl = sp.Declaration
 
 
 @frozen
@@ -113,7 +111,6 @@ class Model:
     input: dict[str, sp.Field] = field(factory=dict)
     context: dict[str, sp.Field] = field(factory=dict)
     output: dict[str, sp.Field] = field(factory=dict)
-    own: set[int] = field(factory=set)  # ids of declarations written in this file
     starts: list[sp.StartDecl] = field(factory=list)
     #: False when an import cannot be read or has errors: names may be declared there.
     imports_complete: bool = True
@@ -228,9 +225,6 @@ class Model:
         for info in self.nodes.values():
             yield info.node
 
-    def is_own(self, decl: object) -> bool:
-        return id(decl) in self.own
-
 
 def build_model(module: Module, program: Program) -> Model:
     """Gather the symbols a file sees and the nodes it defines."""
@@ -254,16 +248,13 @@ def build_model(module: Module, program: Program) -> Model:
     if spec.header is not None:
         model.workflows.setdefault(spec.header.name.text, CallableWorkflow(spec, module.path))
     _declare(model, spec, own=True)
-    model.scopes[TOP] = []
-    _add_nodes(model, spec.nodes, TOP, None)
+    _add_nodes(model, spec.nodes)
     return model
 
 
 def _declare(model: Model, spec: sp.WorkflowSpec, *, own: bool) -> None:
     """Put a file's declarations into the symbol tables (imported ones first, so own win)."""
     for decl in spec.declarations:
-        if own:
-            model.own.add(id(decl))
         if isinstance(decl, sp.TypeDecl | sp.EnumDecl):
             model.types[decl.name.text] = decl
         elif isinstance(decl, sp.SignalDecl):
@@ -273,8 +264,6 @@ def _declare(model: Model, spec: sp.WorkflowSpec, *, own: bool) -> None:
         elif isinstance(decl, sp.ErrorDecl):
             for name in decl.names:
                 model.errors[name.text] = name
-                if own:
-                    model.own.add(id(name))
         elif isinstance(decl, sp.ServiceDecl):
             model.services[decl.name.text] = decl
         elif not own:
@@ -289,20 +278,15 @@ def _declare(model: Model, spec: sp.WorkflowSpec, *, own: bool) -> None:
             model.starts.append(decl)
 
 
-def _add_nodes(model: Model, nodes: tuple[sp.Node, ...], scope: str, owner: str | None) -> None:
-    for node in nodes:
-        name = node.name.text
+def _add_nodes(model: Model, nodes: tuple[sp.Node, ...]) -> None:
+    model.scopes[TOP] = []
+    for placed in walk_nodes(nodes):
+        node, scope, name = placed.node, placed.scope, placed.name
         if name in model.nodes:
             model.duplicate_nodes.append((model.nodes[name].node, node))
             model.duplicate_scopes |= {scope, model.nodes[name].scope}
         else:
-            model.nodes[name] = NodeInfo(node, scope, owner)
+            model.nodes[name] = NodeInfo(node, scope, placed.owner)
             model.scopes[scope].append(name)
-        if isinstance(node, sp.ParallelNode):
-            for branch in node.branches:
-                inner = f"{name}/{branch.name.text}"
-                model.scopes.setdefault(inner, [])
-                _add_nodes(model, branch.nodes, inner, name)
-        elif isinstance(node, sp.MapNode):
-            model.scopes.setdefault(name, [])
-            _add_nodes(model, node.nodes, name, name)
+        for inner, _ in sub_flows(node):
+            model.scopes.setdefault(inner, [])

@@ -14,6 +14,7 @@ from decimal import Decimal
 
 from attrs import define, field, frozen
 
+from wflang.compiler.symbols import did_you_mean
 from wflang.dsl import expr as ex
 from wflang.dsl import spec as sp
 from wflang.dsl import types as ty
@@ -291,8 +292,6 @@ def _ref(inf: Inference, e: ex.Ref) -> Type:
         return inf.roots[e.name]
     if e.name in inf.env.types and isinstance(inf.env.types[e.name], sp.EnumDecl):
         return EnumNamespace(e.name)
-    from wflang.compiler.rules.names import did_you_mean
-
     inf.problem(
         "unknown-field",
         f"unknown name '{e.name}'",
@@ -331,8 +330,6 @@ def _member(inf: Inference, e: ex.Member) -> Type:
         return UNKNOWN
     found = fields.get(e.name)
     if found is None:
-        from wflang.compiler.rules.names import did_you_mean
-
         inf.problem(
             "unknown-field",
             f"{base} has no field '{e.name}'",

@@ -17,8 +17,9 @@ from __future__ import annotations
 from attrs import define, field
 
 from wflang.compiler.diff.pairing import edges_of
-from wflang.compiler.model import TOP, Edge, Model, outgoing
+from wflang.compiler.model import Edge, Model, outgoing
 from wflang.dsl import spec as sp
+from wflang.dsl.walk import TOP, scope_name
 from wflang.render.diagram import Cluster, DEdge, Diagram, DNode
 from wflang.render.kinds import classify, join_label, map_detail
 
@@ -122,7 +123,7 @@ class _Builder:
         name = node.name.text
         self.clusters.append(Cluster(name, "parallel", name, "+ parallel", cluster))
         for branch in node.branches:
-            scope = f"{name}/{branch.name.text}"
+            scope = scope_name(node, branch)
             self.clusters.append(Cluster(scope, "branch", branch.name.text, "", name))
             self.body(name, scope)
         self.join(node, f"join {join_label(node.join)}", cluster=name)
@@ -130,7 +131,7 @@ class _Builder:
     def map(self, node: sp.MapNode, cluster: str | None) -> None:
         name = node.name.text
         self.clusters.append(Cluster(name, "map", name, map_detail(node), cluster))
-        self.body(name, name)
+        self.body(name, scope_name(node))
         self.join(node, "join", cluster=name)
 
     def join(self, node: sp.ParallelNode | sp.MapNode, label: str, cluster: str) -> None:

@@ -13,14 +13,14 @@ drained.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
 from attrs import frozen
 
 from wflang.compiler.dataflow import context_reads
-from wflang.compiler.diff.pairing import TOP, NodeRec, Pairing, edges_of, fields, nodes_of
+from wflang.compiler.diff.pairing import NodeRec, Pairing, edges_of, fields, nodes_of
 from wflang.compiler.diff.rules import kind
 from wflang.dsl import spec as sp
+from wflang.dsl.walk import child_nodes, owner_of
 
 
 @frozen
@@ -48,18 +48,10 @@ class Migration:
         return all(n.can_continue for n in self.nodes)
 
 
-def _children(node: sp.Node) -> Iterator[sp.Node]:
-    if isinstance(node, sp.ParallelNode):
-        for branch in node.branches:
-            yield from branch.nodes
-    elif isinstance(node, sp.MapNode):
-        yield from node.nodes
-
-
 def _reads(node: sp.Node) -> set[str]:
     """Context fields a node reads, with the nodes nested in it."""
     out = {name for name, _ in context_reads(node)}
-    for child in _children(node):
+    for child in child_nodes(node):
         out |= _reads(child)
     return out
 
@@ -72,8 +64,9 @@ def _later(nodes: dict[str, NodeRec], start: str) -> list[str]:
     while todo:
         rec = nodes[todo.pop()]
         targets = [e.target for e in edges_of(rec.node).values()]
-        if rec.scope != TOP:
-            targets.append(rec.scope.split("/")[0])
+        owner = owner_of(rec.scope)
+        if owner is not None:
+            targets.append(owner)
         for t in targets:
             if t in nodes and t not in seen:
                 seen.append(t)

@@ -22,11 +22,10 @@ from wflang.dsl.diagnostics import Related
 from wflang.dsl.formatter import format_expr
 from wflang.dsl.span import Span
 from wflang.dsl.types import OptionalType
+from wflang.dsl.walk import TOP, walk_nodes
 
 T = TypeVar("T")
 N = TypeVar("N", bound=sp.TypeDecl | sp.EnumDecl | sp.SignalDecl | sp.MessageDecl | sp.ServiceDecl)
-
-TOP = ""
 
 
 @frozen
@@ -75,17 +74,8 @@ class EdgeRec:
 def nodes_of(spec: sp.WorkflowSpec) -> dict[str, NodeRec]:
     """Every node of a workflow by name, nested ones too (the first of duplicates wins)."""
     out: dict[str, NodeRec] = {}
-
-    def walk(nodes: tuple[sp.Node, ...], scope: str) -> None:
-        for node in nodes:
-            out.setdefault(node.name.text, NodeRec(node, scope))
-            if isinstance(node, sp.ParallelNode):
-                for branch in node.branches:
-                    walk(branch.nodes, f"{node.name.text}/{branch.name.text}")
-            elif isinstance(node, sp.MapNode):
-                walk(node.nodes, node.name.text)
-
-    walk(spec.nodes, TOP)
+    for placed in walk_nodes(spec.nodes):
+        out.setdefault(placed.name, NodeRec(placed.node, placed.scope))
     return out
 
 

@@ -12,12 +12,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from decimal import Decimal
 
-from wflang.compiler.diff.pairing import TOP, Pairing, is_optional
+from wflang.compiler.diff.pairing import Pairing, is_optional
 from wflang.compiler.diff.registry import Category, Level, diff_rule, meta_rule
 from wflang.compiler.diff.types import Change, compare
 from wflang.compiler.registry import Finding
 from wflang.dsl import spec as sp
 from wflang.dsl.formatter import format_expr
+from wflang.dsl.walk import TOP
 
 CALLERS, CONSUMERS, INSTANCES = Category.CALLERS, Category.CONSUMERS, Category.INSTANCES
 BREAKING, WARNING, SAFE = Level.BREAKING, Level.WARNING, Level.SAFE

@@ -1,5 +1,5 @@
 """The rules of ``wf check``, one module per family; importing this registers them all."""
 
-from wflang.compiler.rules import errors, graph, loops, names, policy, typing, usage
+from wflang.compiler.rules import calls, errors, graph, loops, names, policy, typing, usage
 
-__all__ = ["errors", "graph", "loops", "names", "policy", "typing", "usage"]
+__all__ = ["calls", "errors", "graph", "loops", "names", "policy", "typing", "usage"]

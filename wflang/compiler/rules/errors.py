@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from wflang.compiler.dataflow import body
 from wflang.compiler.model import Model
 from wflang.compiler.registry import Finding, Pass, rule
 from wflang.dsl import spec as sp
 from wflang.dsl.diagnostics import Severity
+from wflang.dsl.walk import child_nodes
 
 #: The errors a container raises itself when a branch or an item fails, whatever the cause.
 CONTAINER_ERRORS = frozenset({"BranchFailed", "MapFailed"})
@@ -58,7 +58,7 @@ def _raised_by(m: Model, node: sp.Node, calling: frozenset[str]) -> set[str]:
         if node.outcome is sp.Outcome.FAILED and node.error is not None:
             errors = {node.error.text}
     elif isinstance(node, sp.ParallelNode | sp.MapNode):
-        errors = raised(m, body(node), calling)
+        errors = raised(m, child_nodes(node), calling)
     handlers: tuple[sp.OnError, ...] = getattr(node, "handlers", ())
     if any(h.catch_all for h in handlers):
         return set()
@@ -98,7 +98,7 @@ def unraisable_error(m: Model) -> Iterator[Finding]:
         else:
             continue
         try:
-            can = raised(m, body(node))
+            can = raised(m, child_nodes(node))
         except _Unknown:
             continue  # unknown-reference says what is missing
         declared = sorted(e for e in can if e in m.errors)  # routable, so worth naming

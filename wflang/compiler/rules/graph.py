@@ -15,13 +15,14 @@ from collections.abc import Iterator
 import networkx as nx
 
 from wflang.compiler.guards import shadowed_arms
-from wflang.compiler.model import ABORTED, TOP, Model, outgoing
+from wflang.compiler.inference import type_env
+from wflang.compiler.model import ABORTED, Model, outgoing
 from wflang.compiler.registry import Finding, Pass, Preset, rule
-from wflang.compiler.rules.typing import type_env
 from wflang.compiler.types import Inference, Record
 from wflang.dsl import spec as sp
 from wflang.dsl.diagnostics import Related, Severity
 from wflang.dsl.expr import Expr
+from wflang.dsl.walk import TOP, scope_name
 
 
 def _scope_label(scope: str) -> str:
@@ -314,7 +315,7 @@ def branch_never_joins(m: Model) -> Iterator[Finding]:
     for node in m.all_nodes():
         if isinstance(node, sp.ParallelNode):
             for b in node.branches:
-                scope = f"{node.name.text}/{b.name.text}"
+                scope = scope_name(node, b)
                 if scope in m.unsure_scopes:
                     continue
                 if not b.nodes:

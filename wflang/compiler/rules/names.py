@@ -2,24 +2,25 @@
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from functools import partial
 
-import networkx as nx
-
-from wflang.compiler.model import TOP, Model, outgoing
-from wflang.compiler.registry import Finding, Pass, Preset, rule
+from wflang.compiler.model import Model, outgoing
+from wflang.compiler.registry import Finding, Pass, rule
+from wflang.compiler.symbols import (
+    all_fields,
+    declared_names,
+    did_you_mean,
+    field_groups,
+    keyword,
+    type_names,
+)
 from wflang.dsl import spec as sp
 from wflang.dsl import types as ty
 from wflang.dsl.diagnostics import Related, Severity
+from wflang.dsl.walk import TOP
 
 name_rule = partial(rule, category="reference", pass_=Pass.NAMES)
-
-
-def did_you_mean(name: str, candidates: Iterable[str]) -> str | None:
-    match = difflib.get_close_matches(name, sorted(candidates), n=1, cutoff=0.6)
-    return f"did you mean '{match[0]}'?" if match else None
 
 
 @name_rule(
@@ -50,39 +51,6 @@ def duplicate_node(m: Model) -> Iterator[Finding]:
         )
 
 
-def _declared_names(spec: sp.WorkflowSpec) -> Iterator[tuple[str, str, sp.Ident, object]]:
-    """(namespace, name, ident, what it declares) of every named declaration in a file."""
-    for d in spec.declarations:
-        if isinstance(d, sp.TypeDecl | sp.EnumDecl):
-            yield "type", d.name.text, d.name, d
-        elif isinstance(d, sp.SignalDecl):
-            yield "signal", d.name.text, d.name, d
-        elif isinstance(d, sp.MessageDecl):
-            yield "message", d.name.text, d.name, d
-        elif isinstance(d, sp.ErrorDecl):
-            for n in d.names:
-                yield "error", n.text, n, n
-        elif isinstance(d, sp.ServiceDecl):
-            yield "service", d.name.text, d.name, d
-
-
-def _field_groups(m: Model) -> Iterator[tuple[str, tuple[sp.Field, ...]]]:
-    for d in m.spec.declarations:
-        if isinstance(d, sp.TypeDecl):
-            yield f"type {d.name.text}", d.fields
-        elif isinstance(d, sp.InputDecl | sp.ContextDecl | sp.OutputDecl):
-            yield type(d).__name__.removesuffix("Decl").lower(), d.fields
-        elif isinstance(d, sp.SignalDecl | sp.MessageDecl) and d.payload:
-            yield f"payload of {d.name.text}", d.payload
-        elif isinstance(d, sp.ServiceDecl):
-            yield f"parameters of {d.name.text}", d.params
-            yield f"result of {d.name.text}", d.result or ()
-    for node in m.all_nodes():
-        form = getattr(node, "form", None)
-        if form:
-            yield f"form of {node.name.text}", form
-
-
 @name_rule(
     "WF105",
     "duplicate-declaration",
@@ -111,7 +79,7 @@ def duplicate_declaration(m: Model) -> Iterator[Finding]:
         module = m.program.modules.get(target) if target else None
         if module is None or module.spec is None:
             continue
-        for kind, name, ident, what in _declared_names(module.spec):
+        for kind, name, ident, what in declared_names(module.spec):
             other = imported.setdefault((kind, name), (decl.path, what))
             if other[1] != what:
                 yield Finding(
@@ -120,7 +88,7 @@ def duplicate_declaration(m: Model) -> Iterator[Finding]:
                     related=(Related(ident.span, "declared here"),),
                 )
     seen: dict[tuple[str, str], sp.Ident] = {}
-    for kind, name, ident, what in _declared_names(m.spec):
+    for kind, name, ident, what in declared_names(m.spec):
         if (kind, name) in seen:
             yield Finding(
                 f"{kind} '{name}' is declared twice",
@@ -134,7 +102,7 @@ def duplicate_declaration(m: Model) -> Iterator[Finding]:
                 hint="use the imported declaration, or rename this one",
             )
         seen.setdefault((kind, name), ident)
-    for owner, fields in _field_groups(m):
+    for owner, fields in field_groups(m):
         first: dict[str, sp.Field] = {}
         for f in fields:
             if f.name.text in first:
@@ -155,9 +123,8 @@ def duplicate_declaration(m: Model) -> Iterator[Finding]:
     for d in m.spec.declarations:
         if isinstance(d, sp.InputDecl | sp.ContextDecl | sp.OutputDecl | sp.StartDecl):
             if type(d) in singles:
-                keyword = type(d).__name__.removesuffix("Decl").lower()
                 yield Finding(
-                    f"'{keyword}' is given twice",
+                    f"'{keyword(d)}' is given twice",
                     d.span,
                     related=(Related(singles[type(d)].span, "first given here"),),
                 )
@@ -364,23 +331,6 @@ def missing_header(m: Model) -> Iterator[Finding]:
         )
 
 
-def _type_names(t: ty.TypeSpec) -> Iterator[ty.NamedType | ty.GenericType]:
-    if isinstance(t, ty.OptionalType):
-        yield from _type_names(t.inner)
-    elif isinstance(t, ty.GenericType):
-        yield t
-        for a in t.args:
-            yield from _type_names(a)
-    else:
-        yield t
-
-
-def all_fields(m: Model) -> Iterator[sp.Field]:
-    """Every field written in this file: declarations, payloads, signatures, forms."""
-    for _, fields in _field_groups(m):
-        yield from fields
-
-
 @name_rule(
     "WF104",
     "unknown-reference",
@@ -406,7 +356,7 @@ def unknown_reference(m: Model) -> Iterator[Finding]:
     # A name may come from an import that could not be read (WF113 says so): don't guess.
     known = m.imports_complete
     for f in all_fields(m):
-        for t in _type_names(f.type):
+        for t in type_names(f.type):
             if isinstance(t, ty.GenericType):
                 arity = GENERICS.get(t.name)
                 if arity is None:
@@ -499,145 +449,3 @@ def name_collision(m: Model) -> Iterator[Finding]:
         if name in m.signals or name in m.messages:
             kind = "signal" if name in m.signals else "message"
             yield Finding(f"node '{name}' has the name of a {kind}", node.name.span)
-
-
-@name_rule(
-    "WF108",
-    "unresolved-call",
-    severity=Severity.ERROR,
-    summary="Checks that a 'call' names an imported workflow at an existing version.",
-)
-def unresolved_call(m: Model) -> Iterator[Finding]:
-    """A sub-workflow comes from an imported file; the version pinned must be the
-    version that file declares.
-
-    Bad:
-
-        import "kyc_check.wf"          // workflow kyc_check version 2
-        call kyc: workflow kyc_check version 3 { next done }
-
-    Good:
-
-        import "kyc_check.wf"
-        call kyc: workflow kyc_check version 2 { next done }
-    """
-    for node in m.all_nodes():
-        if not isinstance(node, sp.CallNode):
-            continue
-        name = node.workflow.text
-        target = m.workflows.get(name)
-        if target is None and not m.imports_complete:
-            continue  # it may be the workflow of an import WF113 reports
-        if target is None:
-            yield Finding(
-                f"unknown workflow '{name}'",
-                node.workflow.span,
-                hint=did_you_mean(name, m.workflows) or "import the file that defines it",
-            )
-            continue
-        header = target.spec.header
-        assert header is not None
-        if node.version is not None and node.version != header.version:
-            yield Finding(
-                f"workflow '{name}' is at version {header.version}, not {node.version}",
-                node.span,
-                hint=f"pin 'version {header.version}' ({target.path})",
-            )
-
-
-@name_rule(
-    "WF111",
-    "recursive-call",
-    severity=Severity.ERROR,
-    summary="Checks that no workflow calls itself, directly or through others.",
-)
-def recursive_call(m: Model) -> Iterator[Finding]:
-    """Calls form a tree: a workflow that calls itself, or calls one that calls
-    it back, never finishes.
-
-    Bad:
-
-        workflow a version 1
-        call again: workflow a version 1 { next done }
-
-    Good:
-
-        workflow a version 1
-        task step: service work.step { next done }
-    """
-    calls: nx.DiGraph = nx.DiGraph()  # type: ignore[type-arg]
-    me = m.module.path
-    for module in m.program.modules.values():
-        if module.spec is None:
-            continue
-        known = _known_workflows(m, module)
-        for node in _all_nodes(module.spec.nodes):
-            if isinstance(node, sp.CallNode) and node.workflow.text in known:
-                calls.add_edge(module.path, known[node.workflow.text])
-    if me not in calls:
-        return
-    for node in m.all_nodes():
-        if isinstance(node, sp.CallNode):
-            target = m.workflows.get(node.workflow.text)
-            if target is not None and (target.path == me or nx.has_path(calls, target.path, me)):
-                yield Finding(
-                    f"calling '{node.workflow.text}' comes back to this workflow",
-                    node.workflow.span,
-                )
-
-
-def _known_workflows(m: Model, module: object) -> dict[str, str]:
-    from wflang.compiler.program import Module
-
-    assert isinstance(module, Module)
-    known: dict[str, str] = {}
-    for decl, target in module.imports:
-        callee = m.program.modules.get(target) if target else None
-        if callee is not None and callee.spec is not None and callee.spec.header is not None:
-            name = callee.spec.header.name.text
-            known[f"{decl.alias.text}.{name}" if decl.alias else name] = callee.path
-    if module.spec is not None and module.spec.header is not None:
-        known.setdefault(module.spec.header.name.text, module.path)
-    return known
-
-
-def _all_nodes(nodes: tuple[sp.Node, ...]) -> Iterator[sp.Node]:
-    for node in nodes:
-        yield node
-        if isinstance(node, sp.ParallelNode):
-            for b in node.branches:
-                yield from _all_nodes(b.nodes)
-        elif isinstance(node, sp.MapNode):
-            yield from _all_nodes(node.nodes)
-
-
-@rule(
-    "WF309",
-    "call-unpinned",
-    severity=Severity.WARNING,
-    summary="Checks that every 'call' pins the version of the sub-workflow.",
-    category="versioning",
-    pass_=Pass.NAMES,
-    preset=Preset.RECOMMENDED,
-)
-def call_unpinned(m: Model) -> Iterator[Finding]:
-    """An unpinned call takes whatever version is newest when it runs, so a
-    deployment of the callee changes the caller.
-
-    Bad:
-
-        call kyc: workflow kyc_check { next done }
-
-    Good:
-
-        call kyc: workflow kyc_check version 2 { next done }
-    """
-    for node in m.all_nodes():
-        if isinstance(node, sp.CallNode) and node.version is None:
-            target = m.workflows.get(node.workflow.text)
-            hint = None
-            if target is not None and target.spec.header is not None:
-                hint = f"pin 'version {target.spec.header.version}'"
-            yield Finding(
-                f"call of '{node.workflow.text}' is not pinned to a version", node.span, hint
-            )

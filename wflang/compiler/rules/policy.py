@@ -11,7 +11,7 @@ from wflang.compiler.dataflow import (
     context_reads,
     must_analysis,
 )
-from wflang.compiler.model import ABORTED, TOP, Model, context_writes
+from wflang.compiler.model import ABORTED, Model, context_writes
 from wflang.compiler.registry import Finding, Pass, Preset, rule
 from wflang.dsl import expr as ex
 from wflang.dsl import spec as sp
@@ -19,6 +19,7 @@ from wflang.dsl import types as ty
 from wflang.dsl.diagnostics import Related, Severity
 from wflang.dsl.formatter import format_expr
 from wflang.dsl.span import Span
+from wflang.dsl.walk import TOP
 
 
 def _retry_budget_ms(r: sp.Retry) -> int | None:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from wflang.compiler.dataflow import expressions, reads, subexpressions
+from wflang.compiler.dataflow import reads
 from wflang.compiler.model import Model, context_writes
 from wflang.compiler.registry import Finding, Pass, Preset, rule
 from wflang.dsl import expr as ex
 from wflang.dsl import spec as sp
 from wflang.dsl import types as ty
 from wflang.dsl.diagnostics import Severity
+from wflang.dsl.walk import node_expressions, subexpressions
 
 
 @rule(
@@ -120,7 +121,7 @@ def _fields_read(m: Model, root: str) -> set[str] | None:
     whole record, as a value)."""
     fields: set[str] = set()
     for node in m.all_nodes():
-        for e in expressions(node):
+        for e in node_expressions(node):
             targets = set()
             for name, member in reads(e, root):
                 fields.add(name)
@@ -160,7 +161,7 @@ def _used_names(m: Model) -> set[str]:
     """Every name a workflow file mentions outside its own declarations' names."""
     used: set[str] = set()
     for node in m.all_nodes():
-        for e in expressions(node):
+        for e in node_expressions(node):
             for sub in subexpressions(e):
                 if isinstance(sub, ex.Ref):
                     used.add(sub.name)

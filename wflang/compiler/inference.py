@@ -1,0 +1,349 @@
+"""Typing a workflow: every expression typed where it is used, once per model.
+
+One walk visits every expression with the names it may use (its roots) and the
+type it must have; the type rules (``rules/typing.py``) report the problems it
+finds. A first walk finds what each node writes that cannot be null; with the
+guards of choices, a must-analysis over each scope's flow says which paths are
+known not to be null where, and the second walk types with that knowledge.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from attrs import frozen
+
+from wflang.compiler.dataflow import must_analysis
+from wflang.compiler.map_items import element, item_outputs
+from wflang.compiler.model import ABORTED, Model, context_writes
+from wflang.compiler.symbols import all_fields, did_you_mean
+from wflang.compiler.types import (
+    BOOL,
+    DURATION,
+    INT,
+    NULL,
+    STRING,
+    TIMESTAMP,
+    UNKNOWN,
+    Inference,
+    ListT,
+    Opt,
+    Record,
+    Type,
+    TypeEnv,
+    TypeProblem,
+    Unknown,
+    non_null_paths,
+    null_checked_paths,
+    strip,
+)
+from wflang.dsl import spec as sp
+from wflang.dsl.span import Span
+from wflang.dsl.walk import sub_flows
+
+#: Makes the ``Inference`` of one node for the roots it sees (its null facts are fixed).
+InferenceFactory = Callable[[Mapping[str, Type]], Inference]
+
+
+@frozen
+class Missing:
+    """A required field a mapping does not give."""
+
+    message: str
+    span: Span
+    hint: str | None = None
+
+
+@frozen
+class Typing:
+    problems: tuple[TypeProblem, ...]
+    missing: tuple[Missing, ...]
+
+
+def type_env(m: Model) -> TypeEnv:
+    """The types a workflow's expressions see: its declarations and its records."""
+    env = TypeEnv(m.types)
+    env.record("input", m.input)
+    env.record("context", m.context)
+    env.record("output", m.output)
+    return env
+
+
+def _required(f: sp.Field, env: TypeEnv) -> bool:
+    return f.default is None and not isinstance(env.resolve(f.type), Opt)
+
+
+def typing_of(m: Model) -> Typing:
+    """Type every expression of the workflow once; the rules below share the result."""
+    return m.memo("typing", _type_workflow)
+
+
+def _type_workflow(m: Model) -> Typing:
+    env = type_env(m)
+    problems: list[TypeProblem] = []
+    missing: list[Missing] = []
+
+    # Field defaults are constants: no roots.
+    for f in all_fields(m):
+        if f.default is not None:
+            Inference(env, {}, problems).expect(
+                f.default, env.resolve(f.type), f"the default of '{f.name.text}'"
+            )
+    # Types do not depend on null checks: a first walk finds what each node writes
+    # that cannot be null, which with the guards of choices says what is checked where.
+    written: dict[str, set[str]] = {}
+    _walk(m, env, {}, [], [], written)
+    _walk(m, env, _null_checked(m, written), problems, missing, {})
+    return Typing(tuple(problems), tuple(missing))
+
+
+def _walk(
+    m: Model,
+    env: TypeEnv,
+    checked: Mapping[str, frozenset[str]],
+    problems: list[TypeProblem],
+    missing: list[Missing],
+    written: dict[str, set[str]],
+) -> None:
+    """Type every node; ``written`` gets the context fields each sets to a non-null value."""
+
+    def walk(nodes: tuple[sp.Node, ...], roots: dict[str, Type]) -> None:
+        for node in nodes:
+            known = checked.get(node.name.text, frozenset())
+
+            def inference(roots: Mapping[str, Type], known: frozenset[str] = known) -> Inference:
+                return Inference(env, roots, problems, known)
+
+            written[node.name.text] = _type_node(m, env, node, roots, inference, missing)
+            inner = roots
+            if isinstance(node, sp.MapNode):
+                items = strip(inference(roots).expect(node.items, ListT(UNKNOWN), "map items"))
+                inner = {**roots, node.alias.text: element(items)}
+            for _, body in sub_flows(node):
+                walk(body, inner)
+
+    walk(m.spec.nodes, {"input": Record("input"), "context": Record("context")})
+
+
+def _null_checked(m: Model, written: Mapping[str, set[str]]) -> dict[str, frozenset[str]]:
+    """Paths known not to be null when each node starts: on every path to it a guard
+    checked them, or a step wrote a value that cannot be null, and nothing wrote since."""
+    facts: dict[str, frozenset[str]] = {}
+    for scope in m.scopes:
+        entry = m.entry(scope)
+        if entry is None:
+            continue
+        owner = m.nodes[entry].owner
+        start = facts.get(owner, frozenset()) if owner else frozenset()
+        g = m.graph  # edges stay inside their scope: a search from the entry stays too
+
+        def transfer(source: str, target: str, known: frozenset[str]) -> frozenset[str]:
+            return _after(m, source, target, known, written)
+
+        facts.update(must_analysis(g, entry, start, transfer))
+    return facts
+
+
+def _after(
+    m: Model, source: str, target: str, known: frozenset[str], written: Mapping[str, set[str]]
+) -> frozenset[str]:
+    """What is known not to be null when the flow goes from ``source`` to ``target``."""
+    node = m.nodes[source].node
+    changed = context_writes(node)
+    kept = frozenset(p for p in known if _field_of(p) not in changed) if changed else known
+    if isinstance(node, sp.ChoiceNode):
+        return kept | _arm_facts(node, target)
+    kinds = m.edge_kinds.get((source, target), frozenset())
+    if kinds and not kinds & ABORTED:
+        kept |= {f"context.{name}" for name in written.get(source, ())}
+    return kept
+
+
+def _arm_facts(node: sp.ChoiceNode, target: str) -> frozenset[str]:
+    """Paths not null whenever a choice goes to ``target``: what its guard checks, and
+    what the guards before it checked by being false (``when x == null -> …``)."""
+    facts: frozenset[str] | None = None
+    before: frozenset[str] = frozenset()
+    for arm in node.arms:
+        here = before | (non_null_paths(arm.guard) if arm.guard is not None else frozenset())
+        if arm.target.text == target:
+            facts = here if facts is None else facts & here
+        if arm.guard is not None:
+            before |= null_checked_paths(arm.guard)
+    return facts or frozenset()
+
+
+def _field_of(path: str) -> str | None:
+    """The context field a path reads: ``context.charge.id`` -> ``charge``."""
+    if not path.startswith("context."):
+        return None
+    return path.removeprefix("context.").split(".")[0].split("[")[0]
+
+
+def _result_type(m: Model, env: TypeEnv, node: sp.Node) -> Type | None:
+    """What ``result`` means in a node's output mapping (None: there is no result)."""
+    work = getattr(node, "work", None)
+    if isinstance(work, sp.ServiceWork):
+        service = m.services.get(work.service.text)
+        if service is None:
+            return UNKNOWN
+        return env.record(f"result of {service.name.text}", service.result or ())
+    if isinstance(work, sp.UserWork | sp.ManualWork):
+        return env.record(f"form of {node.name.text}", getattr(node, "form", None) or ())
+    if isinstance(node, sp.CallNode):
+        callee = m.workflows.get(node.workflow.text)
+        if callee is None:
+            return UNKNOWN
+        outputs = [d for d in callee.spec.declarations if isinstance(d, sp.OutputDecl)]
+        return env.record(f"output of {node.workflow.text}", outputs[0].fields if outputs else ())
+    return None  # a map's ``result`` is its items' outputs: see ``item_outputs``
+
+
+def _in_map_body(m: Model, node: sp.Node) -> bool:
+    """Whether a node is in the body of a map itself (not in a branch inside it)."""
+    info = m.nodes.get(node.name.text)
+    return info is not None and info.owner is not None and info.scope == info.owner
+
+
+def _type_node(
+    m: Model,
+    env: TypeEnv,
+    node: sp.Node,
+    roots: dict[str, Type],
+    infer: InferenceFactory,
+    missing: list[Missing],
+) -> set[str]:
+    here = infer(roots)
+    if isinstance(node, sp.ChoiceNode):
+        before: frozenset[str] = frozenset()  # an arm is tried when those before it failed
+        for arm in node.arms:
+            if arm.guard is not None:
+                here.guarded(before).expect(arm.guard, BOOL, "a guard")
+                before |= null_checked_paths(arm.guard)
+    for t in getattr(node, "timeouts", ()):
+        here.expect(t.after, DURATION, "a timeout")
+    if isinstance(node, sp.SleepNode):
+        here.expect(node.duration, DURATION, "a sleep")
+    out_roots = dict(roots)
+    if isinstance(node, sp.WaitNode):
+        trigger = node.trigger
+        if isinstance(trigger, sp.UntilTrigger):
+            here.expect(trigger.at, TIMESTAMP, "'until'")
+        elif isinstance(trigger, sp.SignalTrigger):
+            decl = m.signals.get(trigger.signal.text)
+            out_roots["signal"] = (
+                env.record(f"payload of {decl.name.text}", decl.payload or ()) if decl else UNKNOWN
+            )
+        elif isinstance(trigger, sp.MessageTrigger):
+            # Messages are matched on the correlation's text: a string or an int.
+            got = here.value(trigger.correlation, "a correlation")
+            if not isinstance(got, Unknown) and got not in (STRING, INT):
+                here.problem(
+                    "mismatch",
+                    f"a correlation must be string or int, not {got}",
+                    trigger.correlation.span,
+                )
+            mdecl = m.messages.get(trigger.message.text)
+            out_roots["message"] = (
+                env.record(f"payload of {mdecl.name.text}", mdecl.payload or ())
+                if mdecl
+                else UNKNOWN
+            )
+    result = _result_type(m, env, node)
+    if isinstance(node, sp.MapNode):
+        result = item_outputs(here, env, node)
+    if result is not None:
+        out_roots["result"] = result
+    _type_args(m, env, node, here, missing)
+    return _type_output(m, env, node, infer(out_roots), missing)
+
+
+def _parameters(m: Model, node: sp.Node) -> tuple[str, tuple[sp.Field, ...]] | None:
+    work = getattr(node, "work", None)
+    if isinstance(work, sp.ServiceWork):
+        service = m.services.get(work.service.text)
+        return None if service is None else (f"service {service.name.text}", service.params)
+    if isinstance(node, sp.CallNode):
+        callee = m.workflows.get(node.workflow.text)
+        if callee is None:
+            return None
+        inputs = [d for d in callee.spec.declarations if isinstance(d, sp.InputDecl)]
+        return f"workflow {node.workflow.text}", inputs[0].fields if inputs else ()
+    return None
+
+
+def _type_mapping(
+    entries: tuple[sp.Entry, ...],
+    fields: Mapping[str, sp.Field],
+    env: TypeEnv,
+    inf: Inference,
+    owner: str,
+) -> set[str]:
+    """Type a mapping; the names it gives a value that cannot be null."""
+    non_null: set[str] = set()
+    for entry in entries:
+        f = fields.get(entry.name.text)
+        if f is None:
+            inf.infer(entry.value)
+            inf.problem(
+                "unknown-field",
+                f"{owner} has no field '{entry.name.text}'",
+                entry.name.span,
+                hint=did_you_mean(entry.name.text, fields)
+                or f"fields: {', '.join(fields) or 'none'}",
+            )
+        else:
+            got = inf.expect(entry.value, env.resolve(f.type), f"'{entry.name.text}'")
+            if not isinstance(got, Opt | Unknown) and got != NULL:
+                non_null.add(entry.name.text)
+    return non_null
+
+
+def _type_args(
+    m: Model, env: TypeEnv, node: sp.Node, inf: Inference, missing: list[Missing]
+) -> None:
+    args: tuple[sp.Entry, ...] = getattr(node, "args", ())
+    params = _parameters(m, node)
+    if params is None:
+        for entry in args:
+            inf.infer(entry.value)
+        return
+    owner, fields = params
+    by_name = {f.name.text: f for f in fields}
+    _type_mapping(args, by_name, env, inf, owner)
+    given = {e.name.text for e in args}
+    for f in fields:
+        if f.name.text not in given and _required(f, env):
+            missing.append(
+                Missing(
+                    f"'{node.name.text}' does not pass '{f.name.text}', which {owner} requires",
+                    node.name.span,
+                    hint=f"add it: args {{ {f.name.text}: … }}",
+                )
+            )
+
+
+def _type_output(
+    m: Model, env: TypeEnv, node: sp.Node, inf: Inference, missing: list[Missing]
+) -> set[str]:
+    output: tuple[sp.Entry, ...] = getattr(node, "output", ())
+    if isinstance(node, sp.EndNode) and _in_map_body(m, node):
+        for entry in output:  # the item's output: any fields (see ``item_outputs``)
+            inf.infer(entry.value)
+        return set()
+    if isinstance(node, sp.EndNode):
+        _type_mapping(output, m.output, env, inf, "the workflow output")
+        finishes_workflow = node.name.text in m.main_flow
+        if node.outcome is sp.Outcome.COMPLETED and m.output and finishes_workflow:
+            given = {e.name.text for e in output}
+            for f in m.output.values():
+                if f.name.text not in given and _required(f, env):
+                    missing.append(
+                        Missing(
+                            f"end '{node.name.text}' does not give output '{f.name.text}'",
+                            node.name.span,
+                            hint=f"add it: output {{ {f.name.text}: … }}",
+                        )
+                    )
+        return set()
+    return _type_mapping(output, m.context, env, inf, "context")

@@ -1,0 +1,344 @@
+"""Diff rules for callers (WF60x, WF61x): the input, signals, messages, records and
+enums callers write, and the workflow's name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from wflang.compiler.diff.pairing import Pairing, is_optional
+from wflang.compiler.diff.registry import diff_rule
+from wflang.compiler.diff.rules.common import (
+    BREAKING,
+    CALLERS,
+    CONSUMERS,
+    SAFE,
+    WARNING,
+    key,
+    path,
+)
+from wflang.compiler.diff.types import Change, compare
+from wflang.compiler.registry import Finding
+from wflang.dsl import spec as sp
+from wflang.dsl.formatter import format_expr
+
+
+@diff_rule(
+    "WF601",
+    "required-field-added",
+    level=BREAKING,
+    category=CALLERS,
+    summary="A field callers must now send was added to the input or a payload.",
+)
+def required_field_added(p: Pairing) -> Iterator[Finding]:
+    """Callers of the old version do not send the new field, so the new version refuses them.
+
+    Old:
+
+        input { order_id: string }
+
+    New:
+
+        input { order_id: string, channel: string }
+    """
+    for where, fields in p.caller_fields():
+        for name, f in fields.added:
+            if not is_optional(f):
+                yield Finding(
+                    f"{where} field '{name}' was added without a default: callers of the "
+                    "old version do not send it",
+                    f.name.span,
+                    hint=f"give it a default ('{name}: {f.type} = ...') or an optional type",
+                    key=key(path(where, name)),
+                )
+
+
+@diff_rule(
+    "WF602",
+    "field-made-required",
+    level=BREAKING,
+    category=CALLERS,
+    summary="A field callers could leave out lost its default or optional type.",
+)
+def field_made_required(p: Pairing) -> Iterator[Finding]:
+    """Old:
+
+        input { express: bool = false }
+
+    New:
+
+        input { express: bool }
+    """
+    for where, fields in p.caller_fields():
+        for x in fields.both:
+            if is_optional(x.old) and not is_optional(x.new):
+                yield Finding(
+                    f"{where} field '{x.key}' became required: callers of the old version "
+                    "may leave it out",
+                    x.new.name.span,
+                    related=p.was(x.old.span, "optional in the old version"),
+                    key=key(path(where, x.key)),
+                )
+
+
+@diff_rule(
+    "WF603",
+    "field-type-narrowed",
+    level=BREAKING,
+    category=CALLERS,
+    summary="A field callers send now accepts fewer values, or other ones.",
+)
+def field_type_narrowed(p: Pairing) -> Iterator[Finding]:
+    """Old:
+
+        input { amount: decimal }
+
+    New:
+
+        input { amount: int }
+    """
+    for where, fields in p.caller_fields():
+        for x in fields.both:
+            change = compare(x.old.type, x.new.type)
+            if change in (Change.NARROWER, Change.OTHER):
+                what = "narrowed" if change is Change.NARROWER else "changed"
+                yield Finding(
+                    f"{where} field '{x.key}' type {what} from {x.old.type} to {x.new.type}: "
+                    "values old callers send may be refused",
+                    x.new.type.span,
+                    related=p.was(x.old.type.span),
+                    key=key(path(where, x.key), x.old.type, x.new.type),
+                )
+
+
+@diff_rule(
+    "WF604",
+    "field-type-widened",
+    level=SAFE,
+    category=CALLERS,
+    summary="A field callers send now accepts more values (T to T?, int to decimal).",
+)
+def field_type_widened(p: Pairing) -> Iterator[Finding]:
+    """Old:
+
+        input { qty: int }
+
+    New:
+
+        input { qty: decimal }
+    """
+    for where, fields in p.caller_fields():
+        for x in fields.both:
+            if compare(x.old.type, x.new.type) is Change.WIDER:
+                yield Finding(
+                    f"{where} field '{x.key}' type widened from {x.old.type} to {x.new.type}",
+                    x.new.type.span,
+                    related=p.was(x.old.type.span),
+                    key=key(path(where, x.key), x.old.type, x.new.type),
+                )
+
+
+@diff_rule(
+    "WF605",
+    "field-removed",
+    level=WARNING,
+    category=CALLERS,
+    summary="A field callers send was removed from the input or a payload.",
+)
+def field_removed(p: Pairing) -> Iterator[Finding]:
+    """Callers of the old version still send it; it is refused if unknown fields are.
+
+    Old:
+
+        input { order_id: string, note: string? }
+
+    New:
+
+        input { order_id: string }
+    """
+    for where, fields in p.caller_fields():
+        for name, f in fields.removed:
+            yield Finding(
+                f"{where} field '{name}' was removed: callers of the old version still send it",
+                p.anchor,
+                related=p.was(f.span),
+                key=key(path(where, name)),
+            )
+
+
+@diff_rule(
+    "WF606",
+    "optional-field-added",
+    level=SAFE,
+    category=CALLERS,
+    summary="A field callers may leave out was added to the input or a payload.",
+)
+def optional_field_added(p: Pairing) -> Iterator[Finding]:
+    """Old:
+
+        input { order_id: string }
+
+    New:
+
+        input { order_id: string, express: bool = false }
+    """
+    for where, fields in p.caller_fields():
+        for name, f in fields.added:
+            if is_optional(f):
+                yield Finding(
+                    f"{where} field '{name}' was added (optional)",
+                    f.name.span,
+                    key=key(path(where, name)),
+                )
+
+
+@diff_rule(
+    "WF607",
+    "enum-value-removed",
+    level=BREAKING,
+    category=CALLERS,
+    summary="A member of an enum was removed: callers may still send it.",
+)
+def enum_value_removed(p: Pairing) -> Iterator[Finding]:
+    """Old:
+
+        enum Priority { low, normal, high }
+
+    New:
+
+        enum Priority { normal, high }
+    """
+    for e in p.enums.both:
+        new = {m.text for m in e.new.members}
+        for m in e.old.members:
+            if m.text not in new:
+                yield Finding(
+                    f"enum {e.key} lost its member '{m.text}'",
+                    e.new.name.span,
+                    related=p.was(m.span),
+                    key=key(f"enum:{e.key}", m.text),
+                )
+
+
+@diff_rule(
+    "WF608",
+    "enum-value-added",
+    level=WARNING,
+    category=CONSUMERS,
+    summary="A member was added to an enum: consumers may not handle it.",
+)
+def enum_value_added(p: Pairing) -> Iterator[Finding]:
+    """Old:
+
+        enum Priority { low, high }
+
+    New:
+
+        enum Priority { low, high, urgent }
+    """
+    for e in p.enums.both:
+        old = {m.text for m in e.old.members}
+        for m in e.new.members:
+            if m.text not in old:
+                yield Finding(
+                    f"enum {e.key} gained the member '{m.text}'",
+                    m.span,
+                    related=p.was(e.old.name.span),
+                    key=key(f"enum:{e.key}", m.text),
+                )
+
+
+@diff_rule(
+    "WF609",
+    "signal-removed",
+    level=BREAKING,
+    category=CALLERS,
+    summary="A signal or message was removed: senders get it refused.",
+)
+def signal_removed(p: Pairing) -> Iterator[Finding]:
+    """Old:
+
+        signal approval { approved: bool }
+
+    New:
+
+        // no signal approval
+    """
+    for name, s in p.signals.removed:
+        yield Finding(f"signal '{name}' was removed: senders of it are refused",
+                      p.anchor, related=p.was(s.span), key=key(f"signal:{name}"))  # fmt: skip
+    for name, m in p.messages.removed:
+        yield Finding(f"message '{name}' was removed: senders of it are refused",
+                      p.anchor, related=p.was(m.span), key=key(f"message:{name}"))  # fmt: skip
+
+
+@diff_rule(
+    "WF610",
+    "record-field-changed",
+    level=WARNING,
+    category=CALLERS,
+    summary="A field of a record type was added, removed or retyped.",
+)
+def record_field_changed(p: Pairing) -> Iterator[Finding]:
+    """A record may be sent by callers or read by consumers; review who uses it.
+
+    Old:
+
+        type Item { sku: string, qty: int }
+
+    New:
+
+        type Item { sku: string, qty: int, lot: string }
+    """
+    for r in p.records.both:
+        old = {f.name.text: f for f in r.old.fields}
+        new = {f.name.text: f for f in r.new.fields}
+        for name, f in old.items():
+            if name not in new:
+                yield Finding(f"type {r.key} lost its field '{name}'", r.new.name.span,
+                              related=p.was(f.span), key=key(f"type:{r.key}.{name}"))  # fmt: skip
+            elif f != new[name]:
+                yield Finding(
+                    f"type {r.key} field '{name}' changed from {_field(f)} to {_field(new[name])}",
+                    new[name].span,
+                    related=p.was(f.span),
+                    key=key(f"type:{r.key}.{name}", _field(f), _field(new[name])),
+                )
+        for name, f in new.items():
+            if name not in old:
+                yield Finding(
+                    f"type {r.key} gained the field '{name}'",
+                    f.span,
+                    key=key(f"type:{r.key}.{name}"),
+                )
+
+
+def _field(f: sp.Field) -> str:
+    default = "" if f.default is None else f" = {format_expr(f.default)}"
+    return f"'{f.type}{default}'"
+
+
+@diff_rule(
+    "WF611",
+    "workflow-renamed",
+    level=BREAKING,
+    category=CALLERS,
+    summary="The workflow's name changed: callers start it by name.",
+)
+def workflow_renamed(p: Pairing) -> Iterator[Finding]:
+    """Old:
+
+        workflow order version 1
+
+    New:
+
+        workflow order_saga version 2
+    """
+    old, new = p.old.header, p.new.header
+    if old is not None and new is not None and old.name.text != new.name.text:
+        yield Finding(
+            f"workflow '{old.name.text}' was renamed to '{new.name.text}'",
+            new.name.span,
+            related=p.was(old.name.span),
+            key=key("workflow", old.name.text, new.name.text),
+        )

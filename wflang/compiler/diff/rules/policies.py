@@ -1,0 +1,213 @@
+"""Diff rules for the policies of the nodes instances are in (WF649-WF653): retry,
+timeouts, compensation, the service called and the join.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from decimal import Decimal
+
+from wflang.compiler.diff.pairing import Pairing
+from wflang.compiler.diff.registry import diff_rule
+from wflang.compiler.diff.rules.common import (
+    INSTANCES,
+    WARNING,
+    key,
+)
+from wflang.compiler.registry import Finding
+from wflang.dsl import spec as sp
+from wflang.dsl.formatter import format_expr
+
+
+@diff_rule(
+    "WF649",
+    "retry-changed",
+    level=WARNING,
+    category=INSTANCES,
+    summary="A node's retry policy changed.",
+)
+def retry_changed(p: Pairing) -> Iterator[Finding]:
+    """Old:
+
+        retry { attempts: 5, backoff: 1s..5m }
+
+    New:
+
+        retry { attempts: 2, backoff: 1s..5m }
+    """
+    for x in p.nodes.both:
+        old, new = getattr(x.old.node, "retry", None), getattr(x.new.node, "retry", None)
+        if old != new:
+            span = new.span if new is not None else x.new.node.name.span
+            related = p.was(old.span) if old is not None else ()
+            what = "added" if old is None else "removed" if new is None else "changed"
+            detail = f" ({_retry_changes(old, new)})" if old is not None and new is not None else ""
+            yield Finding(
+                f"the retry policy of '{x.key}' was {what}{detail}",
+                span,
+                related=related,
+                key=key(f"node:{x.key}/retry", what),
+            )
+
+
+RETRY_FIELDS = ("attempts", "initial_delay", "max_delay", "factor", "jitter", "non_retryable")
+
+
+def _retry_changes(old: sp.Retry, new: sp.Retry) -> str:
+    """``attempts 3 -> 5, max_delay 1m -> 5m``."""
+    out = []
+    for name in RETRY_FIELDS:
+        a, b = getattr(old, name), getattr(new, name)
+        if a != b:
+            out.append(f"{name} {_value(a)} -> {_value(b)}")
+    return ", ".join(out)
+
+
+def _value(v: object) -> str:
+    if v is None:
+        return "unset"
+    if isinstance(v, tuple):
+        return "[" + ", ".join(i.text for i in v if isinstance(i, sp.Ident)) + "]"
+    if isinstance(v, int | Decimal):
+        return str(v)
+    return format_expr(v)  # type: ignore[arg-type]
+
+
+@diff_rule(
+    "WF650",
+    "timeout-changed",
+    level=WARNING,
+    category=INSTANCES,
+    summary="A node's timeouts were added, removed, or fire at another time.",
+)
+def timeout_changed(p: Pairing) -> Iterator[Finding]:
+    """Where a timeout leads is an edge (edge-retargeted); this rule is about when.
+
+    Old:
+
+        timeout 30s -> failed
+
+    New:
+
+        timeout 10s -> failed
+    """
+    for x in p.nodes.both:
+        old = getattr(x.old.node, "timeouts", ())
+        new = getattr(x.new.node, "timeouts", ())
+        before = [(t.after, t.interrupting) for t in old]
+        after = [(t.after, t.interrupting) for t in new]
+        if before != after:
+            span = new[0].span if new else x.new.node.name.span
+            related = p.was(old[0].span) if old else ()
+            yield Finding(
+                f"the timeouts of '{x.key}' changed from {_timeouts(old)} to {_timeouts(new)}",
+                span,
+                related=related,
+                key=key(f"node:{x.key}/timeout", _timeouts(old), _timeouts(new)),
+            )
+
+
+def _timeouts(ts: tuple[sp.Timeout, ...]) -> str:
+    if not ts:
+        return "none"
+    return ", ".join(
+        ("" if t.interrupting else "non-interrupting ") + format_expr(t.after) for t in ts
+    )
+
+
+@diff_rule(
+    "WF651",
+    "compensation-changed",
+    level=WARNING,
+    category=INSTANCES,
+    summary="A step's compensation was added, removed or changed.",
+)
+def compensation_changed(p: Pairing) -> Iterator[Finding]:
+    """Instances that registered the old compensation run it on failure.
+
+    Old:
+
+        compensate release
+
+    New:
+
+        compensate release_all
+    """
+    for x in p.nodes.both:
+        old = getattr(x.old.node, "compensate", None)
+        new = getattr(x.new.node, "compensate", None)
+        if (old and old.text) != (new and new.text):
+            yield Finding(
+                f"the compensation of '{x.key}' changed from {_name(old)} to {_name(new)}",
+                new.span if new is not None else x.new.node.name.span,
+                related=p.was(old.span) if old is not None else (),
+                key=key(f"node:{x.key}/compensate", _name(old), _name(new)),
+            )
+
+
+def _name(ident: sp.Ident | None) -> str:
+    return "none" if ident is None else f"'{ident.text}'"
+
+
+@diff_rule(
+    "WF652",
+    "service-changed",
+    level=WARNING,
+    category=INSTANCES,
+    summary="A service task calls another service.",
+)
+def service_changed(p: Pairing) -> Iterator[Finding]:
+    """Old:
+
+        task charge: service payments.charge { next done }
+
+    New:
+
+        task charge: service billing.charge { next done }
+    """
+    for x in p.nodes.both:
+        old, new = x.old.node, x.new.node
+        if (
+            isinstance(old, sp.TaskNode)
+            and isinstance(new, sp.TaskNode)
+            and isinstance(old.work, sp.ServiceWork)
+            and isinstance(new.work, sp.ServiceWork)
+            and old.work.service.text != new.work.service.text
+        ):
+            yield Finding(
+                f"'{x.key}' now calls {new.work.service.text}, not {old.work.service.text}",
+                new.work.service.span,
+                related=p.was(old.work.service.span),
+                key=key(f"node:{x.key}/service", old.work.service.text, new.work.service.text),
+            )
+
+
+@diff_rule(
+    "WF653",
+    "join-changed",
+    level=WARNING,
+    category=INSTANCES,
+    summary="A parallel waits for its branches in another way.",
+)
+def join_changed(p: Pairing) -> Iterator[Finding]:
+    """Old:
+
+        join all
+
+    New:
+
+        join any
+    """
+    for x in p.nodes.both:
+        old, new = x.old.node, x.new.node
+        if (
+            isinstance(old, sp.ParallelNode)
+            and isinstance(new, sp.ParallelNode)
+            and old.join != new.join
+        ):
+            yield Finding(
+                f"the join of '{x.key}' changed",
+                new.join.span if new.join is not None else new.name.span,
+                related=p.was(old.join.span if old.join is not None else old.name.span),
+                key=key(f"node:{x.key}/join"),
+            )

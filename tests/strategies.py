@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from wflang.dsl import expr as ex
 from wflang.dsl import spec as sp
 from wflang.dsl import types as ty
-from wflang.dsl.build import parse_duration
+from wflang.dsl.build.literals import parse_duration
 from wflang.dsl.parser import _parser
 
 KEYWORDS = frozenset(_parser()[1].keywords) | {"true", "false", "null"}

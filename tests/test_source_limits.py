@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from wflang.cli import main
-from wflang.dsl import build, parse, parse_bytes, parse_file
+from wflang.dsl import parse, parse_bytes, parse_file
+from wflang.dsl.build import literals
 from wflang.dsl.source import MAX_SOURCE_BYTES
 from wflang.runtime import numbers
 
@@ -179,7 +180,7 @@ def test_decimals_the_runtime_can_hold_are_accepted() -> None:
 
 
 def test_the_language_and_the_runtime_share_the_decimal_limits() -> None:
-    assert (build.DECIMAL_DIGITS, build.DECIMAL_EMIN) == (
+    assert (literals.DECIMAL_DIGITS, literals.DECIMAL_EMIN) == (
         numbers.DECIMAL_DIGITS,
         numbers.DECIMAL_EMIN,
     )

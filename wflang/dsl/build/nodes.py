@@ -1,0 +1,379 @@
+"""The grammar rules of nodes and their clauses."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from decimal import Decimal
+from typing import Any
+
+from lark import Token, v_args
+
+from wflang.dsl import diagnostics as diag
+from wflang.dsl import expr as ex
+from wflang.dsl import spec as sp
+from wflang.dsl.build.base import Block, BuilderBase, Clause, Fields, T
+from wflang.dsl.span import Span
+
+#: Which clauses each node kind accepts (the rest are WF003), and the spec field
+#: each one fills. Repeatable clauses collect into tuples.
+NODE_CLAUSES: dict[str, frozenset[str]] = {
+    "task": frozenset(
+        {"args", "output", "form", "retry", "timeout", "on", "compensate", "next", "renamed"}
+    ),
+    "choice": frozenset({"renamed"}),
+    "wait": frozenset({"output", "timeout", "next", "renamed"}),
+    "sleep": frozenset({"next", "renamed"}),
+    "parallel": frozenset({"timeout", "on", "next", "renamed"}),
+    "map": frozenset(
+        {"output", "timeout", "on", "next", "concurrency", "sequential", "tolerate", "renamed"}
+    ),
+    "call": frozenset(
+        {"args", "output", "retry", "timeout", "on", "compensate", "next", "renamed"}
+    ),
+    "end": frozenset({"output", "error", "next", "renamed"}),
+}
+CLAUSE_FIELDS = {
+    "args": "args",
+    "output": "output",
+    "form": "form",
+    "retry": "retry",
+    "timeout": "timeouts",
+    "on": "handlers",
+    "compensate": "compensate",
+    "next": "next",
+    "error": "error",
+    "concurrency": "concurrency",
+    "sequential": "sequential",
+    "tolerate": "tolerate",
+    "renamed": "renamed_from",
+}
+REPEATABLE = frozenset({"timeout", "on"})
+
+
+class NodeRules(BuilderBase):
+    """The grammar rules of nodes and their clauses."""
+
+    def _assemble(self, kind: str, name: sp.Ident, clauses: Sequence[Clause]) -> dict[str, Any]:
+        """Place clauses into node fields; report clauses the kind does not take."""
+        allowed = NODE_CLAUSES[kind]
+        out: dict[str, Any] = {}
+        seen: dict[str, Clause] = {}
+        for c in clauses:
+            if c.kind not in allowed:
+                takes = ", ".join(sorted(allowed))
+                self._report(
+                    diag.MISPLACED_CLAUSE,
+                    f"a {kind} node does not take '{c.kind}'",
+                    c.span,
+                    hint=f"a {kind} node takes: {takes}",
+                )
+                continue
+            attr = CLAUSE_FIELDS[c.kind]
+            if c.kind in REPEATABLE:
+                out[attr] = (*out.get(attr, ()), c.value)
+            elif c.kind in seen:
+                first = seen[c.kind].span
+                self.ctx.diagnostics.append(
+                    diag.Diagnostic.of(
+                        diag.MISPLACED_CLAUSE,
+                        f"'{c.kind}' is given twice in node '{name.text}'",
+                        c.span,
+                        related=(diag.Related(first, "first given here"),),
+                    )
+                )
+            else:
+                seen[c.kind] = c
+                out[attr] = c.value
+        return out
+
+    def _make_node(self, cls: Callable[..., T], kind: str, kw: Token, name: Token,
+              parts: Sequence[Any], end: Span, **fields: Any) -> T:  # fmt: skip
+        ident = self._ident(name)
+        clauses = [p for p in parts if isinstance(p, Clause)]
+        for p in parts:
+            if isinstance(p, Block):
+                clauses.extend(p.clauses)
+        fields.update(self._assemble(kind, ident, clauses))
+        return cls(ident, span=self._tspan(kw).to(end), **fields)
+
+    @v_args(inline=True)
+    def task_node(self, kw: Token, name: Token, work: sp.TaskWork, block: Block) -> sp.TaskNode:
+        node = self._make_node(sp.TaskNode, "task", kw, name, (block,), block.span, work=work)
+        if node.form is not None and isinstance(work, sp.ServiceWork | sp.ScriptWork):
+            kind = "service" if isinstance(work, sp.ServiceWork) else "script"
+            self._report(
+                diag.MISPLACED_CLAUSE,
+                f"a {kind} task does not take 'form'",
+                next(c.span for c in block.clauses if c.kind == "form"),
+                hint="only user and manual tasks have a form; a service declares its result",
+            )
+        return node
+
+    @v_args(inline=True)
+    def service_kind(self, kw: Token, service: sp.Ident) -> sp.ServiceWork:
+        return sp.ServiceWork(service, span=self._tspan(kw).to(service.span))
+
+    @v_args(inline=True)
+    def script_kind(self, kw: Token) -> sp.ScriptWork:
+        return sp.ScriptWork(span=self._tspan(kw))
+
+    @v_args(inline=True)
+    def user_kind(self, kw: Token, assignee: Token | None) -> sp.UserWork:
+        who = None if assignee is None else self._string(assignee)
+        return sp.UserWork(who, span=self._tspan(kw).to(self._tspan(assignee or kw)))
+
+    @v_args(inline=True)
+    def manual_kind(self, kw: Token, assignee: Token | None) -> sp.ManualWork:
+        who = None if assignee is None else self._string(assignee)
+        return sp.ManualWork(who, span=self._tspan(kw).to(self._tspan(assignee or kw)))
+
+    def choice_node(self, children: list[Any]) -> sp.ChoiceNode:
+        kw, name, *parts, close = children
+        arms = tuple(p for p in parts if isinstance(p, sp.ChoiceArm))
+        clauses = [p for p in parts if isinstance(p, Clause)]
+        node = self._make_node(
+            sp.ChoiceNode, "choice", kw, name, clauses, self._tspan(close), arms=arms
+        )
+        return self._nest(node, *(a.guard for a in arms))
+
+    @v_args(inline=True)
+    def when_arm(self, kw: Token, guard: ex.Expr, target: Token) -> sp.ChoiceArm:
+        span = self._tspan(kw).to(self._tspan(target))
+        return sp.ChoiceArm(guard, self._ident(target), span=span)
+
+    @v_args(inline=True)
+    def else_arm(self, kw: Token, target: Token) -> sp.ChoiceArm:
+        return sp.ChoiceArm(None, self._ident(target), span=self._tspan(kw).to(self._tspan(target)))
+
+    @v_args(inline=True)
+    def wait_node(
+        self, kw: Token, name: Token, trigger: sp.WaitTrigger, block: Block
+    ) -> sp.WaitNode:
+        return self._make_node(sp.WaitNode, "wait", kw, name, (block,), block.span, trigger=trigger)
+
+    @v_args(inline=True)
+    def signal_wait(self, kw: Token, signal: Token) -> sp.SignalTrigger:
+        return sp.SignalTrigger(self._ident(signal), span=self._tspan(kw).to(self._tspan(signal)))
+
+    @v_args(inline=True)
+    def message_wait(self, kw: Token, message: Token, correlation: ex.Expr) -> sp.MessageTrigger:
+        span = self._tspan(kw).to(correlation.span)
+        return sp.MessageTrigger(self._ident(message), correlation, span=span)
+
+    @v_args(inline=True)
+    def until_wait(self, kw: Token, at: ex.Expr) -> sp.UntilTrigger:
+        return sp.UntilTrigger(at, span=self._tspan(kw).to(at.span))
+
+    @v_args(inline=True)
+    def sleep_node(
+        self, kw: Token, name: Token, duration: ex.Expr, rest: Block | Clause
+    ) -> sp.SleepNode:
+        return self._make_node(
+            sp.SleepNode, "sleep", kw, name, (rest,), rest.span, duration=duration
+        )
+
+    @v_args(inline=True)
+    def short_next(self, kw: Token, target: Token) -> Clause:
+        return Clause("next", self._ident(target), self._tspan(kw).to(self._tspan(target)))
+
+    def parallel_node(self, children: list[Any]) -> sp.ParallelNode:
+        kw, name, *parts, close = children
+        branches = tuple(p for p in parts if isinstance(p, sp.Branch))
+        joins = [p for p in parts if isinstance(p, tuple) and p and isinstance(p[0], sp.Join)]
+        clauses = [p for p in parts if isinstance(p, Clause)]
+        join: sp.Join | None = None
+        if joins:
+            join, target = joins[0]
+            if target is not None:
+                clauses.append(Clause("next", target, join.span))
+            for extra, _ in joins[1:]:
+                self.ctx.diagnostics.append(
+                    diag.Diagnostic.of(
+                        diag.MISPLACED_CLAUSE,
+                        f"'join' is given twice in node '{name}'",
+                        extra.span,
+                        related=(diag.Related(join.span, "first given here"),),
+                    )
+                )
+        node = self._make_node(
+            sp.ParallelNode, "parallel", kw, name, clauses, self._tspan(close),
+            branches=branches, join=join,
+        )  # fmt: skip
+        return self._nest(node, *branches)
+
+    def branch(self, children: list[Any]) -> sp.Branch:
+        kw, name, *nodes, close = children
+        span = self._tspan(kw).to(self._tspan(close))
+        return self._nest(sp.Branch(self._ident(name), tuple(nodes), span=span), *nodes)
+
+    @v_args(inline=True)
+    def join_clause(
+        self, kw: Token, policy: sp.Join, target: Token | None
+    ) -> tuple[sp.Join, sp.Ident | None]:
+        end = self._tspan(target) if target is not None else policy.span
+        join = sp.Join(policy.kind, policy.count, policy.of, span=self._tspan(kw).to(end))
+        return (join, None if target is None else self._ident(target))
+
+    def join_all(self, _: list[Any]) -> sp.Join:
+        return sp.Join(sp.JoinKind.ALL)
+
+    def join_any(self, _: list[Any]) -> sp.Join:
+        return sp.Join(sp.JoinKind.ANY)
+
+    @v_args(inline=True)
+    def join_n(self, count: Token, of: Token | None) -> sp.Join:
+        span = self._tspan(count).to(self._tspan(of or count))
+        return sp.Join(
+            sp.JoinKind.N_OF_M, self._int(count), None if of is None else self._int(of), span=span
+        )
+
+    def map_node(self, children: list[Any]) -> sp.MapNode:
+        kw, name, items, alias, *parts, close = children
+        nodes = tuple(p for p in parts if not isinstance(p, Clause))
+        clauses = [p for p in parts if isinstance(p, Clause)]
+        node = self._make_node(
+            sp.MapNode, "map", kw, name, clauses, self._tspan(close),
+            items=items, alias=self._ident(alias), nodes=nodes,
+        )  # fmt: skip
+        return self._nest(node, items, *nodes)
+
+    @v_args(inline=True)
+    def concurrency_option(self, kw: Token, n: Token) -> Clause:
+        return Clause("concurrency", self._int(n), self._tspan(kw).to(self._tspan(n)))
+
+    @v_args(inline=True)
+    def sequential_option(self, kw: Token) -> Clause:
+        return Clause("sequential", True, self._tspan(kw))
+
+    @v_args(inline=True)
+    def tolerate_option(self, kw: Token, n: Token, percent: Token | None) -> Clause:
+        span = self._tspan(kw).to(self._tspan(percent or n))
+        value = sp.Tolerance(self._int(n), percent is not None, span=span)
+        return Clause("tolerate", value, span)
+
+    @v_args(inline=True)
+    def call_node(self, kw: Token, name: Token, workflow: sp.Ident, version: Token | None,
+                  block: Block) -> sp.CallNode:  # fmt: skip
+        pinned = None if version is None else self._int(version)
+        return self._make_node(
+            sp.CallNode, "call", kw, name, (block,), block.span, workflow=workflow, version=pinned
+        )
+
+    @v_args(inline=True)
+    def end_node(self, kw: Token, name: Token, outcome: Token, block: Block | None) -> sp.EndNode:
+        end = block.span if block else self._tspan(outcome)
+        return self._make_node(
+            sp.EndNode, "end", kw, name, (block,) if block else (), end,
+            outcome=sp.Outcome(str(outcome)),
+        )  # fmt: skip
+
+    # -- clauses -------------------------------------------------------------
+
+    def block(self, children: list[Any]) -> Block:
+        *clauses, close = children
+        close_span = self._tspan(close)
+        start = clauses[0].span if clauses else close_span
+        return Block(tuple(clauses), start.to(close_span))
+
+    @v_args(inline=True)
+    def args_clause(self, kw: Token, entries: tuple[tuple[sp.Entry, ...], Span]) -> Clause:
+        return Clause("args", entries[0], self._tspan(kw).to(entries[1]))
+
+    @v_args(inline=True)
+    def output_clause(self, kw: Token, entries: tuple[tuple[sp.Entry, ...], Span]) -> Clause:
+        return Clause("output", entries[0], self._tspan(kw).to(entries[1]))
+
+    @v_args(inline=True)
+    def form_clause(self, kw: Token, block: Fields) -> Clause:
+        return Clause("form", block.fields, self._tspan(kw).to(block.span))
+
+    @v_args(inline=True)
+    def next_clause(self, kw: Token, target: Token) -> Clause:
+        return Clause("next", self._ident(target), self._tspan(kw).to(self._tspan(target)))
+
+    @v_args(inline=True)
+    def compensate_clause(self, kw: Token, target: Token) -> Clause:
+        return Clause("compensate", self._ident(target), self._tspan(kw).to(self._tspan(target)))
+
+    @v_args(inline=True)
+    def renamed_clause(self, kw: Token, old: Token) -> Clause:
+        return Clause("renamed", self._ident(old), self._tspan(kw).to(self._tspan(old)))
+
+    @v_args(inline=True)
+    def error_clause(self, kw: Token, error: Token) -> Clause:
+        return Clause("error", self._ident(error), self._tspan(kw).to(self._tspan(error)))
+
+    @v_args(inline=True)
+    def on_clause(self, kw: Token, errors: tuple[sp.Ident, ...], target: Token) -> Clause:
+        span = self._tspan(kw).to(self._tspan(target))
+        return Clause("on", sp.OnError(errors, self._ident(target), span=span), span)
+
+    def on_any(self, _: list[Any]) -> tuple[sp.Ident, ...]:
+        return ()
+
+    def on_errors(self, children: list[Token]) -> tuple[sp.Ident, ...]:
+        return tuple(self._ident(t) for t in children)
+
+    @v_args(inline=True)
+    def timeout_clause(
+        self, kw: Token, after: ex.Expr, mode: Token | None, target: Token
+    ) -> Clause:
+        span = self._tspan(kw).to(self._tspan(target))
+        value = sp.Timeout(after, self._ident(target), mode is None, span=span)
+        return Clause("timeout", value, span)
+
+    def retry_clause(self, children: list[Any]) -> Clause:
+        kw, *settings, close = children
+        span = self._tspan(kw).to(self._tspan(close))
+        values: dict[str, Any] = {}
+        first: dict[str, Span] = {}
+        for key, value, setting_span in (s for s in settings if s is not None):
+            if key in first:
+                self.ctx.diagnostics.append(
+                    diag.Diagnostic.of(
+                        diag.MISPLACED_CLAUSE,
+                        f"retry setting '{key}' is given twice",
+                        setting_span,
+                        related=(diag.Related(first[key], "first given here"),),
+                    )
+                )
+                continue
+            first[key] = setting_span
+            if key == "backoff":
+                values["initial_delay"], values["max_delay"] = value
+            else:
+                values[key] = value
+        return Clause("retry", sp.Retry(**values, span=span), span)
+
+    @v_args(inline=True)
+    def retry_attempts(self, kw: Token, n: Token) -> tuple[str, int, Span]:
+        return ("attempts", self._int(n), self._tspan(kw).to(self._tspan(n)))
+
+    @v_args(inline=True)
+    def retry_backoff(self, kw: Token, low: Token, high: Token | None) -> tuple[str, Any, Span]:
+        pair = (self._duration(low), None if high is None else self._duration(high))
+        return ("backoff", pair, self._tspan(kw).to(self._tspan(high or low)))
+
+    @v_args(inline=True)
+    def retry_factor(self, kw: Token, n: Token) -> tuple[str, Decimal, Span]:
+        return ("factor", Decimal(str(n)), self._tspan(kw).to(self._tspan(n)))
+
+    @v_args(inline=True)
+    def retry_jitter(self, kw: Token, n: Token) -> tuple[str, Decimal, Span]:
+        return ("jitter", Decimal(str(n)), self._tspan(kw).to(self._tspan(n)))
+
+    def retry_non_retryable(self, children: list[Any]) -> tuple[str, Any, Span]:
+        kw, *names, close = children
+        idents = tuple(self._ident(t) for t in names if t is not None)
+        return ("non_retryable", idents, self._tspan(kw).to(self._tspan(close)))
+
+    def mapping(self, children: list[Any]) -> tuple[tuple[sp.Entry, ...], Span]:
+        open_, *entries, close = children
+        return (
+            tuple(e for e in entries if e is not None),
+            self._tspan(open_).to(self._tspan(close)),
+        )
+
+    @v_args(inline=True)
+    def entry(self, name: Token, value: ex.Expr) -> sp.Entry:
+        return sp.Entry(self._ident(name), value, span=self._tspan(name).to(value.span))

@@ -20,7 +20,7 @@ from wflang.compiler.config import Config
 from wflang.compiler.model import Model, build_model
 from wflang.compiler.program import Program, Reader, load_program, read_file
 from wflang.compiler.registry import RULES, rules_in_order
-from wflang.dsl.diagnostics import CODES, Diagnostic, Severity, sorted_diagnostics
+from wflang.dsl.diagnostics import CODES, Diagnostic, sorted_diagnostics
 from wflang.dsl.parser import ParseResult
 
 
@@ -50,8 +50,9 @@ def _check(parsed: Iterable[ParseResult], config: Config, reader: Reader) -> Che
     program = load_program(list(parsed), reader)
     found: list[Diagnostic] = []
     suppressed = 0
-    active = {r.id for r in RULES.values() if config.severity(r) is not None}
-    active |= {c.id for c in CODES.all() if c.id not in RULES}  # parser and loader codes
+    # Meta-rules always judge suppressions that name them; parser and loader codes always run.
+    active = {r.id for r in RULES.values() if r.check is None or config.severity(r) is not None}
+    active |= {c.id for c in CODES.all() if c.id not in RULES}
     for path in program.roots:
         module = program.modules[path]
         own = [d for d in program.diagnostics if d.span.file == path]
@@ -80,7 +81,7 @@ def run_rules(model: Model, config: Config) -> list[Diagnostic]:
     found: list[Diagnostic] = []
     for rule in rules_in_order():
         severity = config.severity(rule)
-        if severity is None:
+        if severity is None or rule.check is None:
             continue
         found.extend(
             Diagnostic(rule.id, rule.code.name, severity, f.message, f.span, f.hint, f.related)
@@ -90,20 +91,10 @@ def run_rules(model: Model, config: Config) -> list[Diagnostic]:
 
 
 def _configured(findings: Iterable[Diagnostic], config: Config) -> list[Diagnostic]:
-    """Apply the configuration to the suppression findings (not registered as rules)."""
+    """Apply the configuration to the meta-rules' findings (about the suppressions)."""
     out = []
     for d in findings:
-        level = config.severities.get(d.code, _default_suppression_level(d.code, config))
+        level = config.severity(RULES[d.code])
         if level is not None:
             out.append(Diagnostic(d.code, d.name, level, d.message, d.span, d.hint, d.related))
     return out
-
-
-def _default_suppression_level(code: str, config: Config) -> Severity | None:
-    from wflang.compiler.registry import Preset
-
-    if code == suppress.BLANKET_SUPPRESSION.id and config.preset is Preset.RECOMMENDED:
-        return None
-    if config.preset is Preset.STRICT:
-        return Severity.ERROR
-    return Severity.WARNING

@@ -8,6 +8,7 @@ from wflang.compiler.check import CheckResult, check, module_model
 from wflang.compiler.config import Config
 from wflang.compiler.lower import lower
 from wflang.compiler.program import load_program
+from wflang.compiler.registry import blocking_rules
 from wflang.dsl.diagnostics import Severity
 from wflang.dsl.parser import ParseResult
 from wflang.runtime.table import Table
@@ -30,13 +31,10 @@ def compile_workflow(parsed: ParseResult, config: Config | None = None) -> Compi
     return Compiled(lower(module_model(program, parsed.file)), result)
 
 
-#: Rules whose errors leave nothing to lower: a duplicate node, an unknown target, no
-#: start or no nodes, an edge out of its scope, a missing header.
-NOTHING_TO_LOWER = frozenset({"WF101", "WF102", "WF103", "WF107", "WF115"})
-
-
 def _enforcing_blockers(config: Config) -> Config:
-    """``config`` with the NOTHING_TO_LOWER rules back at their default severity (error):
-    they may be silenced for ``wf check``, but compiling reports them instead of failing."""
-    severities = {k: v for k, v in config.severities.items() if k not in NOTHING_TO_LOWER}
+    """``config`` with the blocking rules (``Rule.blocks``) back at their default severity
+    (error): they may be silenced for ``wf check``, but compiling reports them instead of
+    failing."""
+    blocking = blocking_rules()
+    severities = {k: v for k, v in config.severities.items() if k not in blocking}
     return Config(config.preset, severities, config.source)

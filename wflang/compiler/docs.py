@@ -10,20 +10,16 @@ from __future__ import annotations
 import json
 
 from wflang.compiler import rules as _rules  # noqa: F401  (registers every rule)
-from wflang.compiler import suppress
+from wflang.compiler import suppress  # noqa: F401  (registers the meta-rules)
 from wflang.compiler.diff import rules as _diff_rules  # noqa: F401  (registers every diff rule)
 from wflang.compiler.diff.registry import diff_rules_in_order
-from wflang.compiler.registry import RULES
+from wflang.compiler.registry import RULES, blocking_rules
 from wflang.dsl.diagnostics import CODES, Code
 
 
 def _preset(code: Code) -> str:
     rule = RULES.get(code.id)
-    if rule is not None:
-        return rule.preset.value
-    if code.id == suppress.BLANKET_SUPPRESSION.id:
-        return "strict"
-    return "always"
+    return "always" if rule is None else rule.preset.value
 
 
 def rules_text() -> str:
@@ -63,7 +59,7 @@ def rules_markdown() -> str:
         "`[tool.wflang.rules]`. The *preset* column says which preset turns a rule on:",
         "`recommended` (the default) ⊂ `strict` (warnings become errors) ⊂ `all`;",
         "`always` codes cannot be turned off. `wf compile` (and so `run` and `deploy`)",
-        "reports WF101, WF102, WF103, WF107 and WF115 as errors whatever the configuration:",
+        f"reports {_listing(sorted(blocking_rules()))} as errors whatever the configuration:",
         "a workflow with one of them has nothing to compile.",
         "",
         "| code | name | severity | preset | checks |",
@@ -174,3 +170,7 @@ def _examples(doc: str) -> str:
             out.append(line)
     flush()
     return "\n".join(out)
+
+
+def _listing(codes: list[str]) -> str:
+    return codes[0] if len(codes) == 1 else f"{', '.join(codes[:-1])} and {codes[-1]}"

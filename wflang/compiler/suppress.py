@@ -12,34 +12,30 @@ from collections.abc import Container, Iterable
 
 from attrs import frozen
 
+from wflang.compiler.registry import Preset, meta_rule
 from wflang.dsl import spec as sp
-from wflang.dsl.diagnostics import CODES, Code, Diagnostic, Severity
+from wflang.dsl.diagnostics import CODES, Diagnostic, Severity
 
-
-def _code(id: str, name: str, summary: str, doc: str, severity: Severity) -> Code:
-    return CODES.register(Code(id, name, "suppression", severity, summary, doc))
-
-
-UNUSED_SUPPRESSION = _code(
-    "WF901", "unused-suppression", "Checks that every suppression silences a finding.",
-    "A suppression that silences nothing hides nothing today and may hide a real "
+UNUSED_SUPPRESSION = meta_rule(
+    "WF901", "unused-suppression", category="suppression", severity=Severity.WARNING,
+    summary="Checks that every suppression silences a finding.",
+    doc="A suppression that silences nothing hides nothing today and may hide a real "
     "problem tomorrow.\n\nBad:\n\n    start a  // wf: ignore[WF201]\n\nGood:\n\n    start a",
-    Severity.WARNING,
 )  # fmt: skip
-UNKNOWN_RULE = _code(
-    "WF902", "unknown-rule", "Checks that suppressions name existing rules.",
-    "Bad:\n\n    // wf: ignore[WF999]\n\nGood:\n\n    // wf: ignore[WF201]",
-    Severity.WARNING,
+UNKNOWN_RULE = meta_rule(
+    "WF902", "unknown-rule", category="suppression", severity=Severity.WARNING,
+    summary="Checks that suppressions name existing rules.",
+    doc="Bad:\n\n    // wf: ignore[WF999]\n\nGood:\n\n    // wf: ignore[WF201]",
 )  # fmt: skip
-BLANKET_SUPPRESSION = _code(
-    "WF903", "blanket-suppression", "Checks that suppressions name the rules they silence.",
-    "A suppression without codes silences everything on its line, including the "
+BLANKET_SUPPRESSION = meta_rule(
+    "WF903", "blanket-suppression", category="suppression", severity=Severity.WARNING,
+    summary="Checks that suppressions name the rules they silence.",
+    doc="A suppression without codes silences everything on its line, including the "
     "mistakes nobody meant to allow. On in the strict preset.\n\n"
     "Bad:\n\n    task t: service s.t {}  // wf: ignore\n\n"
     "Good:\n\n    task t: service s.t {}  // wf: ignore[dead-end]",
-    Severity.WARNING,
+    preset=Preset.STRICT,
 )  # fmt: skip
-SUPPRESSION_CODES = (UNUSED_SUPPRESSION, UNKNOWN_RULE, BLANKET_SUPPRESSION)
 
 
 @frozen

@@ -27,6 +27,7 @@ name_rule = partial(rule, category="reference", pass_=Pass.NAMES)
     "WF101",
     "duplicate-node",
     severity=Severity.ERROR,
+    blocks=True,
     summary="Checks that no two nodes share a name, in any branch or map body.",
 )
 def duplicate_node(m: Model) -> Iterator[Finding]:
@@ -142,6 +143,7 @@ def _flow_targets(m: Model) -> Iterator[tuple[str, str, sp.Ident]]:
     "WF102",
     "unknown-target",
     severity=Severity.ERROR,
+    blocks=True,
     summary="Checks that every 'next', '->' and 'compensate' names an existing node.",
 )
 def unknown_target(m: Model) -> Iterator[Finding]:
@@ -177,6 +179,7 @@ def unknown_target(m: Model) -> Iterator[Finding]:
     "WF107",
     "scope-escape",
     severity=Severity.ERROR,
+    blocks=True,
     summary="Checks that no edge leaves a parallel branch or a map body.",
 )
 def scope_escape(m: Model) -> Iterator[Finding]:
@@ -213,6 +216,7 @@ def scope_escape(m: Model) -> Iterator[Finding]:
     "WF103",
     "missing-start",
     severity=Severity.ERROR,
+    blocks=True,
     summary="Checks that a workflow says where it starts, at one of its top-level nodes.",
 )
 def missing_start(m: Model) -> Iterator[Finding]:
@@ -307,6 +311,7 @@ def invalid_rename(m: Model) -> Iterator[Finding]:
     "WF115",
     "missing-header",
     severity=Severity.ERROR,
+    blocks=True,
     summary="Checks that a file with nodes begins with 'workflow NAME version N'.",
 )
 def missing_header(m: Model) -> Iterator[Finding]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from datetime import UTC, datetime, timedelta
+from typing import assert_never
 
 from attrs import define, field
 
@@ -71,44 +72,48 @@ class _Lowering:
     # -- expressions -----------------------------------------------------------
 
     def lower_expr(self, e: ex.Expr) -> ir.IR:
-        if isinstance(e, ex.IntLit):
-            return ir.Const(e.value)
-        if isinstance(e, ex.DecimalLit):
-            return ir.Dec(str(e.value))
-        if isinstance(e, ex.StringLit):
-            return ir.Const(e.value)
-        if isinstance(e, ex.BoolLit):
-            return ir.Const(e.value)
-        if isinstance(e, ex.NullLit):
-            return ir.Const(None)
-        if isinstance(e, ex.DurationLit):
-            return ir.Const(e.millis)
-        if isinstance(e, ex.TimestampLit):
-            return ir.Const(timestamp_ms(e.text))
-        if isinstance(e, ex.Ref):
-            return ir.Load(e.name)
-        if isinstance(e, ex.Member):
-            target = e.target
-            if (
-                isinstance(target, ex.Ref)
-                and target.name in self.model.types
-                and target.name not in self.aliases
-                and isinstance(self.model.types[target.name], sp.EnumDecl)
-            ):
-                return ir.Const(e.name)  # an enum member is its name
-            return ir.Get(self.lower_expr(target), e.name)
-        if isinstance(e, ex.Index):
-            return ir.At(self.lower_expr(e.target), self.lower_expr(e.index))
-        if isinstance(e, ex.Call):
-            return ir.Apply(e.function, tuple(self.lower_expr(a) for a in e.args))
-        if isinstance(e, ex.Unary):
-            return ir.Apply(_UNARY[e.op], (self.lower_expr(e.operand),))
-        if isinstance(e, ex.Binary):
-            op = _BINARY[e.op]
-            if op == "div" and self._is_duration(e.left):
-                op = "div_int"
-            return ir.Apply(op, (self.lower_expr(e.left), self.lower_expr(e.right)))
-        return ir.MakeList(tuple(self.lower_expr(i) for i in e.items))
+        match e:
+            case ex.IntLit():
+                return ir.Const(e.value)
+            case ex.DecimalLit():
+                return ir.Dec(str(e.value))
+            case ex.StringLit():
+                return ir.Const(e.value)
+            case ex.BoolLit():
+                return ir.Const(e.value)
+            case ex.NullLit():
+                return ir.Const(None)
+            case ex.DurationLit():
+                return ir.Const(e.millis)
+            case ex.TimestampLit():
+                return ir.Const(timestamp_ms(e.text))
+            case ex.Ref():
+                return ir.Load(e.name)
+            case ex.Member():
+                target = e.target
+                if (
+                    isinstance(target, ex.Ref)
+                    and target.name in self.model.types
+                    and target.name not in self.aliases
+                    and isinstance(self.model.types[target.name], sp.EnumDecl)
+                ):
+                    return ir.Const(e.name)  # an enum member is its name
+                return ir.Get(self.lower_expr(target), e.name)
+            case ex.Index():
+                return ir.At(self.lower_expr(e.target), self.lower_expr(e.index))
+            case ex.Call():
+                return ir.Apply(e.function, tuple(self.lower_expr(a) for a in e.args))
+            case ex.Unary():
+                return ir.Apply(_UNARY[e.op], (self.lower_expr(e.operand),))
+            case ex.Binary():
+                op = _BINARY[e.op]
+                if op == "div" and self._is_duration(e.left):
+                    op = "div_int"
+                return ir.Apply(op, (self.lower_expr(e.left), self.lower_expr(e.right)))
+            case ex.ListLit():
+                return ir.MakeList(tuple(self.lower_expr(i) for i in e.items))
+            case _:
+                assert_never(e)
 
     def _is_duration(self, e: ex.Expr) -> bool:
         roots = {"input": Record("input"), "context": Record("context")}
@@ -168,62 +173,69 @@ class _Lowering:
                 self.aliases.add(node.alias.text)  # seen by the expressions of its body
 
     def entry(self, node: sp.Node) -> tb.Entry:
-        if isinstance(node, sp.TaskNode):
-            work = node.work
-            return tb.TaskEntry(
-                work=_kind_of_work(work),
-                service=work.service.text if isinstance(work, sp.ServiceWork) else None,
-                assignee=getattr(getattr(work, "assignee", None), "value", None),
-                args=self.mapping(node.args),
-                form=tuple(f.name.text for f in node.form or ()),
-                retry=self.retry(node.retry),
-                timers=self.timers(node),
-            )
-        if isinstance(node, sp.ChoiceNode):
-            return tb.ChoiceEntry()
-        if isinstance(node, sp.WaitNode):
-            trig = node.trigger
-            if isinstance(trig, sp.SignalTrigger):
-                return tb.WaitEntry("signal", trig.signal.text, None, self.timers(node))
-            if isinstance(trig, sp.MessageTrigger):
-                correlation = self.expression(trig.correlation)
-                return tb.WaitEntry("message", trig.message.text, correlation, self.timers(node))
-            return tb.WaitEntry("until", None, self.expression(trig.at), self.timers(node))
-        if isinstance(node, sp.SleepNode):
-            return tb.SleepEntry(self.expression(node.duration))
-        if isinstance(node, sp.ParallelNode):
-            join = node.join or sp.Join(sp.JoinKind.ALL)
-            return tb.ParallelEntry(
-                branches=tuple(self.ids[b.nodes[0].name.text] for b in node.branches if b.nodes),
-                join=join.kind.value,
-                count=join.count,
-                timers=self.timers(node),
-            )
-        if isinstance(node, sp.MapNode):
-            return tb.MapEntry(
-                items=self.expression(node.items),
-                alias=node.alias.text,
-                body=self.ids[node.nodes[0].name.text] if node.nodes else tb.NO_STATE,
-                concurrency=1 if node.sequential else node.concurrency,
-                sequential=node.sequential,
-                tolerate=node.tolerate.value if node.tolerate else 0,
-                tolerate_percent=bool(node.tolerate and node.tolerate.percent),
-                timers=self.timers(node),
-            )
-        if isinstance(node, sp.CallNode):
-            return tb.CallEntry(
-                workflow=self.callee_name(node),
-                version=node.version,
-                args=self.mapping(node.args),
-                retry=self.retry(node.retry),
-                timers=self.timers(node),
-            )
-        assert isinstance(node, sp.EndNode)
-        return tb.EndEntry(
-            outcome=node.outcome.value,
-            output=self.mapping(node.output),
-            error=node.error.text if node.error else None,
-        )
+        match node:
+            case sp.TaskNode():
+                work = node.work
+                return tb.TaskEntry(
+                    work=_kind_of_work(work),
+                    service=work.service.text if isinstance(work, sp.ServiceWork) else None,
+                    assignee=getattr(getattr(work, "assignee", None), "value", None),
+                    args=self.mapping(node.args),
+                    form=tuple(f.name.text for f in node.form or ()),
+                    retry=self.retry(node.retry),
+                    timers=self.timers(node),
+                )
+            case sp.ChoiceNode():
+                return tb.ChoiceEntry()
+            case sp.WaitNode():
+                trig = node.trigger
+                if isinstance(trig, sp.SignalTrigger):
+                    return tb.WaitEntry("signal", trig.signal.text, None, self.timers(node))
+                if isinstance(trig, sp.MessageTrigger):
+                    correlation = self.expression(trig.correlation)
+                    return tb.WaitEntry(
+                        "message", trig.message.text, correlation, self.timers(node)
+                    )
+                return tb.WaitEntry("until", None, self.expression(trig.at), self.timers(node))
+            case sp.SleepNode():
+                return tb.SleepEntry(self.expression(node.duration))
+            case sp.ParallelNode():
+                join = node.join or sp.Join(sp.JoinKind.ALL)
+                return tb.ParallelEntry(
+                    branches=tuple(
+                        self.ids[b.nodes[0].name.text] for b in node.branches if b.nodes
+                    ),
+                    join=join.kind.value,
+                    count=join.count,
+                    timers=self.timers(node),
+                )
+            case sp.MapNode():
+                return tb.MapEntry(
+                    items=self.expression(node.items),
+                    alias=node.alias.text,
+                    body=self.ids[node.nodes[0].name.text] if node.nodes else tb.NO_STATE,
+                    concurrency=1 if node.sequential else node.concurrency,
+                    sequential=node.sequential,
+                    tolerate=node.tolerate.value if node.tolerate else 0,
+                    tolerate_percent=bool(node.tolerate and node.tolerate.percent),
+                    timers=self.timers(node),
+                )
+            case sp.CallNode():
+                return tb.CallEntry(
+                    workflow=self.callee_name(node),
+                    version=node.version,
+                    args=self.mapping(node.args),
+                    retry=self.retry(node.retry),
+                    timers=self.timers(node),
+                )
+            case sp.EndNode():
+                return tb.EndEntry(
+                    outcome=node.outcome.value,
+                    output=self.mapping(node.output),
+                    error=node.error.text if node.error else None,
+                )
+            case _:
+                assert_never(node)
 
     def add_rows(self, me: int, node: sp.Node) -> None:
         def row(event: str, *transitions: tb.Transition) -> None:

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from functools import cached_property
-from typing import TypeVar
+from typing import TypeVar, assert_never
 
 import networkx as nx
 from attrs import define, field, frozen
 
 from wflang.compiler.dataflow import derivations
 from wflang.compiler.program import Module, Program
+from wflang.dsl import expr as ex
 from wflang.dsl import spec as sp
 from wflang.dsl.walk import TOP, sub_flows, walk_nodes
 
@@ -83,10 +84,10 @@ def _guard_label(arm: sp.ChoiceArm) -> str:
     return "else" if arm.guard is None else _text(arm.guard)
 
 
-def _text(e: object) -> str:
+def _text(e: ex.Expr) -> str:
     from wflang.dsl.formatter import format_expr  # printing only, for labels
 
-    return format_expr(e)  # type: ignore[arg-type]
+    return format_expr(e)
 
 
 @define
@@ -255,27 +256,32 @@ def build_model(module: Module, program: Program) -> Model:
 def _declare(model: Model, spec: sp.WorkflowSpec, *, own: bool) -> None:
     """Put a file's declarations into the symbol tables (imported ones first, so own win)."""
     for decl in spec.declarations:
-        if isinstance(decl, sp.TypeDecl | sp.EnumDecl):
-            model.types[decl.name.text] = decl
-        elif isinstance(decl, sp.SignalDecl):
-            model.signals[decl.name.text] = decl
-        elif isinstance(decl, sp.MessageDecl):
-            model.messages[decl.name.text] = decl
-        elif isinstance(decl, sp.ErrorDecl):
-            for name in decl.names:
-                model.errors[name.text] = name
-        elif isinstance(decl, sp.ServiceDecl):
-            model.services[decl.name.text] = decl
-        elif not own:
-            continue  # a workflow's input, context, output and start stay its own
-        elif isinstance(decl, sp.InputDecl):
-            model.input.update({f.name.text: f for f in decl.fields})
-        elif isinstance(decl, sp.ContextDecl):
-            model.context.update({f.name.text: f for f in decl.fields})
-        elif isinstance(decl, sp.OutputDecl):
-            model.output.update({f.name.text: f for f in decl.fields})
-        elif isinstance(decl, sp.StartDecl):
-            model.starts.append(decl)
+        match decl:
+            case sp.TypeDecl() | sp.EnumDecl():
+                model.types[decl.name.text] = decl
+            case sp.SignalDecl():
+                model.signals[decl.name.text] = decl
+            case sp.MessageDecl():
+                model.messages[decl.name.text] = decl
+            case sp.ErrorDecl():
+                for name in decl.names:
+                    model.errors[name.text] = name
+            case sp.ServiceDecl():
+                model.services[decl.name.text] = decl
+            case sp.ImportDecl():
+                pass  # resolved by the program loader
+            case _ if not own:
+                pass  # a workflow's input, context, output and start stay its own
+            case sp.InputDecl():
+                model.input.update({f.name.text: f for f in decl.fields})
+            case sp.ContextDecl():
+                model.context.update({f.name.text: f for f in decl.fields})
+            case sp.OutputDecl():
+                model.output.update({f.name.text: f for f in decl.fields})
+            case sp.StartDecl():
+                model.starts.append(decl)
+            case _:
+                assert_never(decl)
 
 
 def _add_nodes(model: Model, nodes: tuple[sp.Node, ...]) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Mapping
-from decimal import Decimal
+from typing import assert_never
 
 from attrs import define, field, frozen
 
@@ -241,7 +241,7 @@ class Inference:
     checked: frozenset[str] = frozenset()  # paths known not to be null here
 
     def infer(self, e: ex.Expr) -> Type:
-        return _INFER[type(e)](self, e)
+        return _infer(self, e)
 
     def expect(self, e: ex.Expr, want: Type, what: str) -> Type:
         """Infer ``e`` and report when it does not fit ``want``."""
@@ -281,10 +281,6 @@ def _path(e: ex.Expr) -> str:
     from wflang.dsl.formatter import format_expr
 
     return format_expr(e)
-
-
-def _literal(t: Type) -> Callable[[Inference, ex.Expr], Type]:
-    return lambda _inf, _e: t
 
 
 def _ref(inf: Inference, e: ex.Ref) -> Type:
@@ -557,21 +553,37 @@ _BUILTIN_TYPES: dict[str, Callable[[list[Type]], Type | None]] = {
     "string": lambda a: STRING,
 }
 
-_INFER: dict[type, Callable[[Inference, ex.Expr], Type]] = {
-    ex.IntLit: _literal(INT),
-    ex.DecimalLit: _literal(DECIMAL),
-    ex.StringLit: _literal(STRING),
-    ex.BoolLit: _literal(BOOL),
-    ex.NullLit: _literal(NULL),
-    ex.DurationLit: _literal(DURATION),
-    ex.TimestampLit: _literal(TIMESTAMP),
-    ex.Ref: _ref,  # type: ignore[dict-item]
-    ex.Member: _member,  # type: ignore[dict-item]
-    ex.Index: _index,  # type: ignore[dict-item]
-    ex.Call: _call,  # type: ignore[dict-item]
-    ex.Unary: _unary,  # type: ignore[dict-item]
-    ex.Binary: _binary,  # type: ignore[dict-item]
-    ex.ListLit: _list,  # type: ignore[dict-item]
-}
 
-_ = Decimal
+def _infer(inf: Inference, e: ex.Expr) -> Type:
+    """The type of one expression, by its kind (paths and operators first: the most common)."""
+    match e:
+        case ex.Member():
+            return _member(inf, e)
+        case ex.Ref():
+            return _ref(inf, e)
+        case ex.Binary():
+            return _binary(inf, e)
+        case ex.Unary():
+            return _unary(inf, e)
+        case ex.Call():
+            return _call(inf, e)
+        case ex.Index():
+            return _index(inf, e)
+        case ex.ListLit():
+            return _list(inf, e)
+        case ex.IntLit():
+            return INT
+        case ex.DecimalLit():
+            return DECIMAL
+        case ex.StringLit():
+            return STRING
+        case ex.BoolLit():
+            return BOOL
+        case ex.NullLit():
+            return NULL
+        case ex.DurationLit():
+            return DURATION
+        case ex.TimestampLit():
+            return TIMESTAMP
+        case _:
+            assert_never(e)

@@ -163,10 +163,6 @@ Expr = (
     | Binary
     | ListLit
 )
-EXPR_CLASSES: tuple[type, ...] = (
-    IntLit, DecimalLit, StringLit, BoolLit, NullLit, DurationLit, TimestampLit,
-    Ref, Member, Index, Call, Unary, Binary, ListLit,
-)  # fmt: skip
 
 
 def precedence(expr: Expr) -> int:

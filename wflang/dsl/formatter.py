@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from decimal import Decimal
-from functools import singledispatch
-from typing import TypeVar
+from typing import TypeVar, assert_never
 
 from wflang.dsl import expr as ex
 from wflang.dsl import spec as sp
@@ -39,10 +38,33 @@ def format_spec(spec: sp.WorkflowSpec, text: str = "") -> str:
 # ----------------------------------------------------------------- expressions
 
 
-@singledispatch
 def format_expr(e: ex.Expr) -> str:
     """An expression in canonical form, parenthesised only where precedence needs it."""
-    raise TypeError(f"not an expression: {e!r}")
+    match e:
+        case ex.Binary():
+            return _binary(e)
+        case ex.Unary():
+            return _unary(e)
+        case ex.IntLit() | ex.BoolLit() | ex.NullLit():
+            return _literal(e)
+        case ex.DecimalLit():
+            return _decimal(e)
+        case ex.StringLit():
+            return _string(e)
+        case ex.DurationLit() | ex.TimestampLit():
+            return _as_written(e)
+        case ex.Ref():
+            return _ref(e)
+        case ex.Member():
+            return _member(e)
+        case ex.Index():
+            return _index(e)
+        case ex.Call():
+            return _call_expr(e)
+        case ex.ListLit():
+            return _list(e)
+        case _:
+            assert_never(e)
 
 
 def _wrap(e: ex.Expr, needs: bool) -> str:
@@ -50,7 +72,6 @@ def _wrap(e: ex.Expr, needs: bool) -> str:
     return f"({s})" if needs else s
 
 
-@format_expr.register
 def _binary(e: ex.Binary) -> str:
     p = ex.BINARY_PRECEDENCE[e.op]
     lp, rp = ex.precedence(e.left), ex.precedence(e.right)
@@ -60,7 +81,6 @@ def _binary(e: ex.Binary) -> str:
     return f"{left} {e.op} {right}"
 
 
-@format_expr.register
 def _unary(e: ex.Unary) -> str:
     if e.op == "not":
         return "not " + _wrap(e.operand, ex.precedence(e.operand) < ex.UNARY_PRECEDENCE["not"])
@@ -93,7 +113,6 @@ def format_string(value: str) -> str:
     return '"' + "".join(out) + '"'
 
 
-@format_expr.register
 def _literal(e: ex.IntLit | ex.BoolLit | ex.NullLit) -> str:
     if isinstance(e, ex.NullLit):
         return "null"
@@ -102,42 +121,34 @@ def _literal(e: ex.IntLit | ex.BoolLit | ex.NullLit) -> str:
     return str(e.value)
 
 
-@format_expr.register
 def _decimal(e: ex.DecimalLit) -> str:
     return format_decimal(e.value)
 
 
-@format_expr.register
 def _string(e: ex.StringLit) -> str:
     return format_string(e.value)
 
 
-@format_expr.register
 def _as_written(e: ex.DurationLit | ex.TimestampLit) -> str:
     return e.text
 
 
-@format_expr.register
 def _ref(e: ex.Ref) -> str:
     return e.name
 
 
-@format_expr.register
 def _member(e: ex.Member) -> str:
     return f"{_postfix_target(e.target)}.{e.name}"
 
 
-@format_expr.register
 def _index(e: ex.Index) -> str:
     return f"{_postfix_target(e.target)}[{format_expr(e.index)}]"
 
 
-@format_expr.register
 def _call_expr(e: ex.Call) -> str:
     return f"{e.function}({_joined(e.args)})"
 
 
-@format_expr.register
 def _list(e: ex.ListLit) -> str:
     return f"[{_joined(e.items)}]"
 
@@ -189,24 +200,54 @@ def _names(idents: Sequence[sp.Ident]) -> str:
 # --------------------------------------------------------------- declarations
 
 
-@singledispatch
-def _item(item: object, w: Writer) -> None:
-    """Print one declaration or node; each kind registers its printer below."""
-    raise TypeError(f"not a declaration or node: {item!r}")
+def _item(item: sp.Item, w: Writer) -> None:
+    """Print one declaration or node with the printer of its kind (below)."""
+    match item:
+        case sp.ImportDecl():
+            _import(item, w)
+        case sp.TypeDecl():
+            _type(item, w)
+        case sp.EnumDecl():
+            _enum(item, w)
+        case sp.InputDecl() | sp.ContextDecl() | sp.OutputDecl():
+            _block_decl(item, w)
+        case sp.SignalDecl() | sp.MessageDecl():
+            _event_decl(item, w)
+        case sp.ErrorDecl():
+            _error(item, w)
+        case sp.ServiceDecl():
+            _service(item, w)
+        case sp.StartDecl():
+            _start(item, w)
+        case sp.TaskNode():
+            _task(item, w)
+        case sp.ChoiceNode():
+            _choice(item, w)
+        case sp.WaitNode():
+            _wait(item, w)
+        case sp.SleepNode():
+            _sleep(item, w)
+        case sp.ParallelNode():
+            _parallel(item, w)
+        case sp.MapNode():
+            _map(item, w)
+        case sp.CallNode():
+            _call(item, w)
+        case sp.EndNode():
+            _end(item, w)
+        case _:
+            assert_never(item)
 
 
-@_item.register
 def _import(d: sp.ImportDecl, w: Writer) -> None:
     alias = "" if d.alias is None else f" as {d.alias.text}"
     w.line(f"import {format_string(d.path)}{alias}", d.span)
 
 
-@_item.register
 def _type(d: sp.TypeDecl, w: Writer) -> None:
     _fields(w, f"type {d.name.text}", d.fields, d.span)
 
 
-@_item.register
 def _enum(d: sp.EnumDecl, w: Writer) -> None:
     _braced(w, f"enum {d.name.text}", [(m.text, m.span) for m in d.members], d.span)
 
@@ -214,12 +255,10 @@ def _enum(d: sp.EnumDecl, w: Writer) -> None:
 _BLOCK_KEYWORDS = {sp.InputDecl: "input", sp.ContextDecl: "context", sp.OutputDecl: "output"}
 
 
-@_item.register
 def _block_decl(d: sp.InputDecl | sp.ContextDecl | sp.OutputDecl, w: Writer) -> None:
     _fields(w, _BLOCK_KEYWORDS[type(d)], d.fields, d.span)
 
 
-@_item.register
 def _event_decl(d: sp.SignalDecl | sp.MessageDecl, w: Writer) -> None:
     keyword = "signal" if isinstance(d, sp.SignalDecl) else "message"
     if d.payload is None:
@@ -228,12 +267,10 @@ def _event_decl(d: sp.SignalDecl | sp.MessageDecl, w: Writer) -> None:
         _fields(w, f"{keyword} {d.name.text}", d.payload, d.span)
 
 
-@_item.register
 def _error(d: sp.ErrorDecl, w: Writer) -> None:
     w.line(f"error {_names(d.names)}", d.span)
 
 
-@_item.register
 def _service(d: sp.ServiceDecl, w: Writer) -> None:
     """One line when it fits; else the result, then the parameters, one per line."""
     raises = f" raises {_names(d.raises)}" if d.raises else ""
@@ -272,7 +309,6 @@ def _params(w: Writer, d: sp.ServiceDecl) -> Span:
     return w.span(d.span.file, start, rparen + 1) if rparen >= 0 else d.span
 
 
-@_item.register
 def _start(d: sp.StartDecl, w: Writer) -> None:
     w.line(f"start {d.target.text}", d.span)
 
@@ -395,12 +431,10 @@ def _work(work: sp.TaskWork) -> str:
     return keyword if work.assignee is None else f"{keyword} {format_string(work.assignee.value)}"
 
 
-@_item.register
 def _task(n: sp.TaskNode, w: Writer) -> None:
     _body(w, f"task {n.name.text}: {_work(n.work)}", n.span, _clause_parts(w, n))
 
 
-@_item.register
 def _choice(n: sp.ChoiceNode, w: Writer) -> None:
     parts: list[_Part] = []
     for arm in n.arms:
@@ -423,12 +457,10 @@ def _trigger(t: sp.WaitTrigger) -> str:
     return f"until {format_expr(t.at)}"
 
 
-@_item.register
 def _wait(n: sp.WaitNode, w: Writer) -> None:
     _body(w, f"wait {n.name.text}: {_trigger(n.trigger)}", n.span, _clause_parts(w, n))
 
 
-@_item.register
 def _sleep(n: sp.SleepNode, w: Writer) -> None:
     head = f"sleep {n.name.text} {format_expr(n.duration)}"
     written_as_block = n.span.end_line > n.span.line or w.has_comment_inside(n.span)
@@ -470,7 +502,6 @@ def _branch_printer(b: sp.Branch) -> Callable[[Writer], None]:
     return lambda w: _branch(w, b)
 
 
-@_item.register
 def _parallel(n: sp.ParallelNode, w: Writer) -> None:
     parts: list[_Part] = [(b.span, _branch_printer(b)) for b in n.branches]
     if n.join is not None:
@@ -483,7 +514,6 @@ def _parallel(n: sp.ParallelNode, w: Writer) -> None:
 _OPTION = r"\b(concurrency(?=\s+[0-9])|sequential)\b"
 
 
-@_item.register
 def _map(n: sp.MapNode, w: Writer) -> None:
     clauses = _clause_parts(w, n)
     opening, _ = w.braces(n.span)
@@ -504,7 +534,6 @@ def _map(n: sp.MapNode, w: Writer) -> None:
     _nodes_body(w, head, n.span, n.nodes, options, clauses)
 
 
-@_item.register
 def _call(n: sp.CallNode, w: Writer) -> None:
     version = "" if n.version is None else f" version {n.version}"
     _body(
@@ -512,7 +541,6 @@ def _call(n: sp.CallNode, w: Writer) -> None:
     )
 
 
-@_item.register
 def _end(n: sp.EndNode, w: Writer) -> None:
     head = f"end {n.name.text}: {n.outcome.value}"
     parts = _clause_parts(w, n)

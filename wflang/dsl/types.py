@@ -7,7 +7,6 @@ from attrs import frozen
 from wflang.dsl.span import Span, span_field
 
 PRIMITIVE_TYPES = ("string", "int", "decimal", "bool", "duration", "timestamp")
-GENERIC_TYPES = {"list": 1, "map": 2}
 
 
 @frozen

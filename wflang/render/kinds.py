@@ -1,10 +1,11 @@
 """The visual language: one style per node kind, close to the BPMN conventions.
 
-Two registries, both plain dicts, so a new node kind is one entry in each and no
-renderer has an ``if kind == ...`` chain:
+Two registries, so a new node kind is one case in each and no renderer has an
+``if kind == ...`` chain:
 
-- ``CLASSIFY`` maps a spec class to a function giving the node's kind key
-  (``task.service``, ``wait.message``, ``end.failed``...) and its detail lines;
+- ``classify`` matches a spec node (exhaustively: mypy fails on a kind it
+  misses) to its kind key (``task.service``, ``wait.message``, ``end.failed``...)
+  and its detail lines;
 - ``KINDS`` maps a kind key to its ``Style``: the DOT shape, the Mermaid
   brackets, the marker glyph and the colours.
 
@@ -17,8 +18,7 @@ triangle; calls have the thick border of a BPMN call activity.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from typing import Any, assert_never
 
 from attrs import frozen
 
@@ -146,7 +146,7 @@ def _retry(retry: sp.Retry | None) -> str:
 
 
 def _task(n: sp.TaskNode) -> tuple[str, tuple[str, ...]]:
-    kind, what = WORK[type(n.work)](n.work)
+    kind, what = _work(n.work)
     style = KINDS[f"task.{kind}"]
     return f"task.{kind}", (f"{style.marker} {what}{_retry(n.retry)}",)
 
@@ -167,13 +167,19 @@ def _manual(w: sp.ManualWork) -> tuple[str, str]:
     return "manual", "manual" + ("" if w.assignee is None else f" · {w.assignee.value}")
 
 
-#: A task's work -> (kind suffix, what the detail line says).
-WORK: dict[type, Callable[[Any], tuple[str, str]]] = {
-    sp.ServiceWork: _service,
-    sp.ScriptWork: _script,
-    sp.UserWork: _user,
-    sp.ManualWork: _manual,
-}
+def _work(w: sp.TaskWork) -> tuple[str, str]:
+    """A task's work -> (kind suffix, what the detail line says)."""
+    match w:
+        case sp.ServiceWork():
+            return _service(w)
+        case sp.ScriptWork():
+            return _script(w)
+        case sp.UserWork():
+            return _user(w)
+        case sp.ManualWork():
+            return _manual(w)
+        case _:
+            assert_never(w)
 
 
 def _signal(t: sp.SignalTrigger) -> tuple[str, str]:
@@ -188,16 +194,21 @@ def _until(t: sp.UntilTrigger) -> tuple[str, str]:
     return "wait.until", f"until {format_expr(t.at)}"
 
 
-#: A wait's trigger -> (kind, what the detail line says).
-TRIGGERS: dict[type, Callable[[Any], tuple[str, str]]] = {
-    sp.SignalTrigger: _signal,
-    sp.MessageTrigger: _message,
-    sp.UntilTrigger: _until,
-}
+def _trigger(t: sp.WaitTrigger) -> tuple[str, str]:
+    """A wait's trigger -> (kind, what the detail line says)."""
+    match t:
+        case sp.SignalTrigger():
+            return _signal(t)
+        case sp.MessageTrigger():
+            return _message(t)
+        case sp.UntilTrigger():
+            return _until(t)
+        case _:
+            assert_never(t)
 
 
 def _wait(n: sp.WaitNode) -> tuple[str, tuple[str, ...]]:
-    kind, what = TRIGGERS[type(n.trigger)](n.trigger)
+    kind, what = _trigger(n.trigger)
     return kind, (f"{KINDS[kind].marker} {what}",)
 
 
@@ -228,22 +239,27 @@ def _map(n: sp.MapNode) -> tuple[str, tuple[str, ...]]:
     return "fork.map", ()
 
 
-#: A spec node class -> (kind key in ``KINDS``, detail lines).
-CLASSIFY: dict[type, Callable[[Any], tuple[str, tuple[str, ...]]]] = {
-    sp.TaskNode: _task,
-    sp.ChoiceNode: _choice,
-    sp.WaitNode: _wait,
-    sp.SleepNode: _sleep,
-    sp.ParallelNode: _parallel,
-    sp.MapNode: _map,
-    sp.CallNode: _call,
-    sp.EndNode: _end,
-}
-
-
 def classify(node: sp.Node) -> tuple[str, tuple[str, ...]]:
-    """A node's kind key and the detail lines drawn under its name."""
-    return CLASSIFY[type(node)](node)
+    """A node's kind key (in ``KINDS``) and the detail lines drawn under its name."""
+    match node:
+        case sp.TaskNode():
+            return _task(node)
+        case sp.ChoiceNode():
+            return _choice(node)
+        case sp.WaitNode():
+            return _wait(node)
+        case sp.SleepNode():
+            return _sleep(node)
+        case sp.ParallelNode():
+            return _parallel(node)
+        case sp.MapNode():
+            return _map(node)
+        case sp.CallNode():
+            return _call(node)
+        case sp.EndNode():
+            return _end(node)
+        case _:
+            assert_never(node)
 
 
 def join_label(join: sp.Join | None) -> str:

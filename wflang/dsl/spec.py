@@ -450,7 +450,7 @@ class EndNode:
 
 
 Node = TaskNode | ChoiceNode | WaitNode | SleepNode | ParallelNode | MapNode | CallNode | EndNode
-NODE_CLASSES: tuple[type, ...] = (
+NODE_CLASSES = (
     TaskNode, ChoiceNode, WaitNode, SleepNode, ParallelNode, MapNode, CallNode, EndNode,
 )  # fmt: skip
 Item = Declaration | Node
@@ -470,8 +470,8 @@ class WorkflowSpec:
 
     @property
     def nodes(self) -> tuple[Node, ...]:
-        return tuple(i for i in self.items if isinstance(i, NODE_CLASSES))  # type: ignore[misc]
+        return tuple(i for i in self.items if isinstance(i, NODE_CLASSES))
 
     @property
     def declarations(self) -> tuple[Declaration, ...]:
-        return tuple(i for i in self.items if not isinstance(i, NODE_CLASSES))  # type: ignore[misc]
+        return tuple(i for i in self.items if not isinstance(i, NODE_CLASSES))

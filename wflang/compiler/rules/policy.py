@@ -17,7 +17,6 @@ from wflang.dsl import expr as ex
 from wflang.dsl import spec as sp
 from wflang.dsl import types as ty
 from wflang.dsl.diagnostics import Related, Severity
-from wflang.dsl.formatter import format_expr
 from wflang.dsl.span import Span
 from wflang.dsl.walk import TOP
 
@@ -400,6 +399,3 @@ def _flow(
                     where.span,
                     hint=f"write it on every path to '{n}', or give it a default",
                 )
-
-
-_ = format_expr

@@ -5,6 +5,7 @@ from __future__ import annotations
 import typing
 
 from wflang.dsl import expr as ex
+from wflang.dsl import spec as sp
 from wflang.dsl.parser import parse
 from wflang.dsl.walk import (
     TOP,
@@ -51,8 +52,9 @@ def test_nodes_come_with_their_scope_and_owner_in_source_order() -> None:
         ("done", TOP, None),
     ]
     p = spec.nodes[0]
+    assert isinstance(p, sp.ParallelNode)
     assert [scope for scope, _ in sub_flows(p)] == ["p/a", "p/b"]
-    assert scope_name(p, p.branches[1]) == "p/b"  # type: ignore[union-attr]
+    assert scope_name(p, p.branches[1]) == "p/b"
 
 
 def test_expressions_of_every_node_and_inside_every_expression() -> None:

@@ -140,6 +140,13 @@ class _Lowering:
             for k, t in enumerate(getattr(node, "timeouts", ()))
         )
 
+    def raises(self, work: sp.TaskWork) -> tuple[str, ...] | None:
+        """A service's declared errors (the checker made sure it is declared)."""
+        if not isinstance(work, sp.ServiceWork):
+            return None
+        service = self.model.services[work.service.text]
+        return tuple(e.text for e in service.raises)
+
     def retry(self, r: sp.Retry | None) -> tb.Retry | None:
         if r is None:
             return None
@@ -184,6 +191,7 @@ class _Lowering:
                     form=tuple(f.name.text for f in node.form or ()),
                     retry=self.retry(node.retry),
                     timers=self.timers(node),
+                    raises=self.raises(work),
                 )
             case sp.ChoiceNode():
                 return tb.ChoiceEntry()

@@ -33,6 +33,7 @@ from wflang.runtime.instance import NO_TOKEN, Status
 from wflang.runtime.ir import ExpressionError, Value, compile_ir, root_field
 from wflang.runtime.limits import DEFAULT as DEFAULT_LIMITS
 from wflang.runtime.limits import Limits, check_context, grows
+from wflang.runtime.validate import undeclared_error
 
 FINISHED = frozenset(s for s in Status if s.finished)
 _ID = operator.attrgetter("id")
@@ -1482,6 +1483,10 @@ def _on_task_failed(run: _Run, e: rt.TaskFailed) -> None:
     if token is None:
         run.decide(f"ignored a stale failure of {e.key}")
         return
+    problem = undeclared_error(run.c.table, token.state, e.error)
+    if problem is not None:  # a broken contract: the routes see an invalid result
+        run.decide(f"{run.name(token.state)}: {problem}")
+        e = rt.TaskFailed(e.key, "InvalidResult", False, problem)
     run.fail(token, e.error, e.transient, e.message)
 
 

@@ -66,6 +66,10 @@ class TaskEntry:
     form: tuple[str, ...] = ()  # the form's field names, for human tasks
     retry: Retry | None = None
     timers: tuple[Timer, ...] = ()
+    #: A service task: the errors its service declares (``raises``), the only ones its
+    #: handler may fail it with by name (``validate.undeclared_error``). None: a human or
+    #: script task, or a table compiled before services' errors were a contract.
+    raises: tuple[str, ...] | None = None
 
 
 @frozen

@@ -70,6 +70,32 @@ def validate_result(table: Table, state: str, output: Mapping[str, Value]) -> li
     return []
 
 
+#: The errors the runtime itself fails a service call with, whatever its service declares.
+RUNTIME_ERRORS = frozenset({"NoHandler", "InvalidResult", "Interrupted", "WorkerError"})
+
+
+def undeclared_error(table: Table, state: int, error: str) -> str | None:
+    """Why a service task's failure named ``error`` is an invalid result, or None.
+
+    A service that declares its errors (``raises``) is a contract: a workflow routes
+    a declared error its services cannot raise nowhere (``wf check`` says so), so its
+    handler failing the task with one is a bug in the handler, seen by the routes as
+    ``InvalidResult``. Names the workflow does not declare (a crashing handler's
+    exception class) cannot be routed by name and are left as they are."""
+    entry = table.states[state].entry
+    raises: tuple[str, ...] | None = getattr(entry, "raises", None)
+    if raises is None or error in raises or error in RUNTIME_ERRORS:
+        return None
+    if error not in table.errors:
+        return None
+    service = getattr(entry, "service", None)
+    declared = ", ".join(raises) or "nothing"
+    return (
+        f"the handler of {service} failed with {error}, which {service} does not raise"
+        f" (it raises {declared})"
+    )
+
+
 def _sized(value: object, where: str) -> list[str]:
     """A problem when the value is larger than ``MAX_VALUE_BYTES`` as JSON."""
     try:

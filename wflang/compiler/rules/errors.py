@@ -2,8 +2,10 @@
 
 An error a branch (or a map item) raises and does not handle itself reaches the
 parallel (or map) under its own name. What a node can raise, by name: a service
-task the errors its service declares (``raises``) and those the runtime gives any
-call (``RUNTIME_ERRORS``), a call what the called
+task the errors its service declares (``raises``: a contract the runtime holds the
+handler to, ``validate.undeclared_error``) and those the runtime gives any call
+(``RUNTIME_ERRORS``: no handler, a result that does not fit, an at-most-once call
+whose worker stopped), a call what the called
 workflow can fail with, a ``failed`` end its ``error``, a parallel or map what its
 body can raise; each less what the node's own ``on`` handlers catch.
 """
@@ -17,13 +19,10 @@ from wflang.compiler.registry import Finding, Pass, rule
 from wflang.dsl import spec as sp
 from wflang.dsl.diagnostics import Severity
 from wflang.dsl.walk import child_nodes
+from wflang.runtime.validate import RUNTIME_ERRORS
 
 #: The errors a container raises itself when a branch or an item fails, whatever the cause.
 CONTAINER_ERRORS = frozenset({"BranchFailed", "MapFailed"})
-#: The errors the runtime fails any service call with, whatever its service declares:
-#: no handler, a result that does not fit, an at-most-once call whose worker stopped
-#: (docs/runtime.md tells users to route them with ``on``).
-RUNTIME_ERRORS = frozenset({"NoHandler", "InvalidResult", "Interrupted"})
 
 
 class _Unknown(Exception):
@@ -76,9 +75,11 @@ def _raised_by(m: Model, node: sp.Node, calling: frozenset[str]) -> set[str]:
 def unraisable_error(m: Model) -> Iterator[Finding]:
     """An error a branch or a map item raises and does not handle reaches the
     parallel or map under its own name; a route for an error that no branch or
-    item can raise is never taken. (``on any``, ``BranchFailed`` and ``MapFailed``
+    item can raise is never taken. A service raises only what it declares: a
+    handler that fails with another declared error fails its task with
+    ``InvalidResult`` instead. (``on any``, ``BranchFailed`` and ``MapFailed``
     take any failure; any service call can also fail with the runtime's
-    ``NoHandler``, ``InvalidResult`` and ``Interrupted``.)
+    ``NoHandler``, ``InvalidResult``, ``Interrupted`` and ``WorkerError``.)
 
     Bad:
 

@@ -77,16 +77,29 @@ def derivations(node: sp.Node) -> Iterator[tuple[str, frozenset[str]]]:
     """Each context field a node writes, with the context fields its new value is
     computed from: those its ``output`` expression reads and, when that reads the
     ``result``, those the node passed in ``args`` (a page token given to the
-    service that returns the next one). A parallel or map writes what its body does."""
+    service that returns the next one); none for a field written its own value.
+    A parallel or map writes what its body does."""
     if isinstance(node, sp.EndNode):
         return  # an end's output is the workflow's
     passed = frozenset(
         f for entry in getattr(node, "args", ()) for f, _ in reads(entry.value, "context")
     )
     for entry in getattr(node, "output", ()):
-        sources = frozenset(f for f, _ in reads(entry.value, "context"))
-        if any(True for _ in reads(entry.value, "result")):
+        value = entry.value
+        if _member_of(value, "context") == entry.name.text:
+            yield entry.name.text, frozenset()  # ``x: context.x`` changes nothing
+            continue
+        sources = frozenset(f for f, _ in reads(value, "context"))
+        if any(True for _ in reads(value, "result")):
             sources |= passed
         yield entry.name.text, sources
     for n in child_nodes(node):
         yield from derivations(n)
+
+
+def _member_of(e: ex.Expr, root: str) -> str | None:
+    """The field when the expression is ``root.field`` itself, else None."""
+    target = getattr(e, "target", None)
+    if isinstance(e, ex.Member) and isinstance(target, ex.Ref) and target.name == root:
+        return e.name
+    return None

@@ -100,12 +100,10 @@ def unbounded_loop(m: Model) -> Iterator[Finding]:
 
 
 def _progresses(m: Model, cycle: set[str]) -> bool:
-    """Whether a cycle's exit test reads a context field that the cycle computes from
-    what the cycle itself wrote: a counter, a page token, a cursor. A status polled
-    from a service (computed from nothing the loop wrote) makes no progress."""
-    derived = [d for n in cycle for d in derivations(m.nodes[n].node)]
-    written = {name for name, _ in derived}
-    advanced = {name for name, sources in derived if sources & written}
+    """Whether a cycle's exit test reads a context field that changes from turn to turn
+    because of the cycle itself (``_advanced``): a counter, a page token, a cursor, or
+    what a service computes from one. A status polled from a service (computed from
+    nothing the loop advances, even when passed on to the next call) makes no progress."""
     tested = {
         name
         for n in cycle
@@ -115,4 +113,23 @@ def _progresses(m: Model, cycle: set[str]) -> bool:
         if arm.guard is not None
         for name, _ in reads(arm.guard, "context")
     }
-    return bool(tested & advanced)
+    return bool(tested & _advanced([d for n in cycle for d in derivations(m.nodes[n].node)]))
+
+
+def _advanced(derived: list[tuple[str, frozenset[str]]]) -> set[str]:
+    """The fields whose value a turn computes from their value on the turn before
+    (through one write or a chain of them: ``page: context.page + 1``, a token passed
+    to the service that returns the next), and the fields computed from those.
+    Written alone is not enough: a status written from a poll, or a field written a
+    value that does not change, is the same whatever the turn."""
+    flow: nx.DiGraph = nx.DiGraph()  # type: ignore[type-arg]
+    for name, sources in derived:
+        flow.add_node(name)
+        flow.add_edges_from((source, name) for source in sources)
+    seeds = {
+        f
+        for part in nx.strongly_connected_components(flow)
+        for f in part
+        if len(part) > 1 or flow.has_edge(f, f)
+    }
+    return seeds | {f for s in seeds for f in nx.descendants(flow, s)}

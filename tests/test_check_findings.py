@@ -3,6 +3,8 @@ fixture tests (codes and lines only) do not pin down."""
 
 from __future__ import annotations
 
+import pytest
+
 from wflang.compiler.check import check
 from wflang.compiler.config import Config
 from wflang.compiler.registry import Preset
@@ -118,9 +120,59 @@ end done: completed
             12,
             "this arm is never taken: 'when input.c == Color.red' already matches every value it does",
         ),
+        (
+            13,
+            "'else' is never taken: 'when input.n < 10' and 'when input.n >= 10'"
+            " take every value of input.n",
+        ),
     ]
     assert [r.span.line for r in found[0].related] == [6]
     assert [r.span.line for r in found[1].related] == [8, 9]
+    assert [r.span.line for r in found[3].related] == [8, 9]
+
+
+@pytest.mark.parametrize(
+    ("arms", "covering"),
+    [
+        (["input.c == Color.red", "input.c != Color.red"], [6, 7]),
+        (
+            [
+                "input.c == Color.red",
+                "input.n > 3",
+                "input.c == Color.green or input.c == Color.blue",
+            ],
+            [6, 8],
+        ),
+        (["input.flag", "not input.flag"], [6, 7]),
+        (["input.flag == true", "input.flag == false"], [6, 7]),
+        (["input.amount < 10", "input.amount >= 10"], [6, 7]),
+        (["input.amount < 10", "input.amount > 10"], None),  # 10 is left for else
+        (["input.opt == Color.red", "input.opt != Color.red"], [6, 7]),  # null != red
+        (["input.opt == Color.red", "input.opt == Color.green or input.opt == Color.blue"], None),
+        (["input.flag", "input.n > 3"], None),
+    ],
+)
+def test_an_else_after_arms_that_take_every_value_names_them(
+    arms: list[str], covering: list[int] | None
+) -> None:
+    whens = "\n".join(f"    when {g} -> done" for g in arms)
+    source = f"""workflow w version 1
+enum Color {{ red, green, blue }}
+input {{ amount: decimal, n: int, c: Color, flag: bool, opt: Color? }}
+start a
+choice a {{
+{whens}
+    else -> done
+}}
+end done: completed
+"""
+    found = [d for d in diagnostics(source, "WF210") if d.message.startswith("'else'")]
+    if covering is None:
+        assert found == []
+        return
+    (finding,) = found
+    assert finding.span.line == 6 + len(arms)
+    assert [r.span.line for r in finding.related] == covering
 
 
 def test_a_node_with_only_error_and_timeout_routes_has_no_successor() -> None:

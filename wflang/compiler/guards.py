@@ -319,3 +319,28 @@ def uncovered_cases(env: TypeEnv, node: sp.ChoiceNode) -> list[tuple[str, str | 
         if not missing or len(left) < len(missing):
             missing = left  # the enum the guards come closest to covering
     return missing
+
+
+def covering_arms(node: sp.ChoiceNode, inf: Inference) -> tuple[str, tuple[sp.ChoiceArm, ...]]:
+    """A subject and the arms before the choice's catch-all that test it when between
+    them they take every value it can have (``x < 10`` and ``x >= 10``; every member of
+    an enum; ``true`` and ``false``): nothing is left for the catch-all. ``("", ())``
+    when no subject is covered so."""
+    taken: dict[tuple[str, bool, Members], tuple[Values, tuple[sp.ChoiceArm, ...]]] = {}
+    for arm in node.arms:
+        if arm.guard is None or isinstance(arm.guard, ex.BoolLit):
+            break  # the catch-all (or 'when false', which takes nothing)
+        mine = values(arm.guard, inf)
+        if mine is None or mine.empty():
+            continue
+        key = (mine.subject, mine.numbers is None, mine.universe)
+        before = taken.get(key)
+        arms: tuple[sp.ChoiceArm, ...]
+        if before is None:
+            so_far, arms = mine, (arm,)
+        else:
+            so_far, arms = before[0].combine("or", mine), (*before[1], arm)
+        taken[key] = (so_far, arms)
+        if so_far.negated().empty():
+            return mine.subject, arms
+    return "", ()

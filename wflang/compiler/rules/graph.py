@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 import networkx as nx
 
-from wflang.compiler.guards import shadowed_arms
+from wflang.compiler.guards import covering_arms, shadowed_arms
 from wflang.compiler.inference import type_env
 from wflang.compiler.model import ABORTED, Model, outgoing
 from wflang.compiler.registry import Finding, Pass, Preset, rule
@@ -467,7 +467,9 @@ def shadowed_branch(m: Model) -> Iterator[Finding]:
     second ``else``, a guard repeated, or ``when false`` is never taken; nor is an
     arm whose values the arms before it already take, on an ``int`` or
     ``decimal`` compared with constants, an enum or a boolean
-    (``x >= 100`` before ``x >= 1000``).
+    (``x >= 100`` before ``x >= 1000``), nor an ``else`` after arms that between
+    them take every value of one subject (``x < 10`` and ``x >= 10``, every
+    member of an enum, ``x`` and ``not x``).
 
     Bad:
 
@@ -485,6 +487,7 @@ def shadowed_branch(m: Model) -> Iterator[Finding]:
         if not isinstance(node, sp.ChoiceNode):
             continue
         shadowed = {id(s.arm): s.by for s in shadowed_arms(node, inf)}
+        subject, covering = covering_arms(node, inf)
         catch_all: sp.ChoiceArm | None = None
         guards: dict[str, sp.ChoiceArm] = {}
         for arm in node.arms:
@@ -497,6 +500,8 @@ def shadowed_branch(m: Model) -> Iterator[Finding]:
                 continue
             if arm.guard is None or (isinstance(arm.guard, ex.BoolLit) and arm.guard.value):
                 catch_all = arm
+                if covering:
+                    yield _covered(arm, subject, covering)
                 continue
             if isinstance(arm.guard, ex.BoolLit):
                 yield Finding("'when false' is never taken", arm.span)
@@ -511,6 +516,21 @@ def shadowed_branch(m: Model) -> Iterator[Finding]:
             elif id(arm) in shadowed:
                 yield _shadowed(arm.guard, shadowed[id(arm)])
             guards.setdefault(text, arm)
+
+
+def _covered(arm: sp.ChoiceArm, subject: str, by: tuple[sp.ChoiceArm, ...]) -> Finding:
+    from wflang.dsl.formatter import format_expr
+
+    shown = [f"'when {format_expr(a.guard)}'" for a in by if a.guard is not None]
+    if len(shown) > 4:
+        shown = [*shown[:3], f"{len(shown) - 3} more"]
+    listed = ", ".join(shown[:-1]) + f" and {shown[-1]}"
+    what = "'else'" if arm.guard is None else "'when true'"
+    return Finding(
+        f"{what} is never taken: {listed} take every value of {subject}",
+        arm.span,
+        related=tuple(Related(a.span, f"takes some values of {subject}") for a in by),
+    )
 
 
 def _shadowed(guard: Expr, by: tuple[sp.ChoiceArm, ...]) -> Finding:

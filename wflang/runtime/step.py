@@ -1143,10 +1143,16 @@ def _submit_call(run: _Run, token: _Token, entry: tb.CallEntry) -> _Token:
     return token
 
 
+#: The outcomes whose end, declaring no error, gives the instance its own name as the
+#: error. A compensated end is no failure: its saga ran, and its error is the one it
+#: declares or none (docs/language.md, end).
+_UNNAMED = frozenset({"failed", "cancelled"})
+
+
 def _enter_end(run: _Run, token: _Token, entry: tb.EndEntry) -> None:
     output = run.states[token.state].args(run.env(token)) if entry.output.entries else {}
     error = entry.error
-    if error is None and entry.outcome != "completed" and token.parent == NO_TOKEN:
+    if error is None and entry.outcome in _UNNAMED and token.parent == NO_TOKEN:
         error = run.name(token.state)  # an instance's error names the end it stopped at
     run.scope_end(token, entry.outcome, output, error)
 

@@ -118,7 +118,7 @@ CASES: list[tuple[str, str, tuple[Edit, ...], list[str]]] = [
         "payment_retry.wf",
         (
             ("workflow payment_retry version 2", "workflow payment_retry version 3"),
-            ("    last_error: string?,", "    last_error: list[string]?,"),
+            ("last_error: string? }", "last_error: list[string]? }"),
             ('last_error: "card declined"', 'last_error: ["card declined"]'),
             ('reason: coalesce(context.last_error, "charge failed")', 'reason: "charge failed"'),
         ),

@@ -328,7 +328,7 @@ def test_payment_paid_at_once() -> None:
     iid = env.start("payment_retry", PAYMENT)
     finished(
         env, iid, "paid", "completed", {"payment_id": "p-1", "charge_id": "ch-1", "rounds": 0},
-        charge_id="ch-1", rounds=0, ticket_id=None,
+        charge_id="ch-1", rounds=0,
     )  # fmt: skip
     assert calls(env, "payments.charge")[0]["key"] == "p-1/0"
     assert calls(env, "ledger.post") == [
@@ -374,7 +374,7 @@ def test_payment_paid_after_the_customer_updates_the_card() -> None:
     env.advance(minutes=1)
     finished(
         env, iid, "paid", "completed", {"payment_id": "p-1", "charge_id": "ch-2", "rounds": 1},
-        rounds=1, last_error="card declined", new_method_id="pm-9",
+        rounds=1, last_error="card declined",
     )  # fmt: skip
     assert [c["key"] for c in calls(env, "payments.charge")] == ["p-1/0", "p-1/1"]
 
@@ -429,7 +429,7 @@ def test_payment_unprocessable(
         else:
             env.signal(iid, "card_updated", {"method_id": "pm-new", "updated_by": "ada"})
     env.advance(seconds=5)  # the dead-letter call's own retry
-    finished(env, iid, "unprocessable", "failed", rounds=rounds, ticket_id="t-1")
+    finished(env, iid, "unprocessable", "failed", rounds=rounds)
     assert env.instance(iid).error == "PaymentUnprocessable"
     assert calls(env, "ops.dead_letter")[-1] == {
         "payment_id": "p-1",
@@ -609,7 +609,8 @@ def test_onboarding_onboarded() -> None:
     )
     sign_paperwork(env, iid)
     decisions = finished(
-        env, iid, "onboarded", "completed", {"account_id": "a-1", "kyc_manual": False},
+        env, iid, "onboarded", "completed",
+        {"account_id": "a-1", "kyc_manual": False, "welcome_message_id": "m-1"},
         account_id="a-1", kyc_passed=True, paperwork_signed=True, welcome_message_id="m-1",
     )  # fmt: skip
     assert decisions.count("enter provisioned") == 3
@@ -632,7 +633,8 @@ def test_onboarding_onboarded_after_a_manual_kyc_and_one_tolerated_provisioning_
     sign_paperwork(env, iid)
     env.advance(seconds=5 + 10 + 20)  # provision: four attempts, backoff 5s, 10s, 20s
     decisions = finished(
-        env, iid, "onboarded", "completed", {"account_id": "a-1", "kyc_manual": True},
+        env, iid, "onboarded", "completed",
+        {"account_id": "a-1", "kyc_manual": True, "welcome_message_id": "m-1"},
         kyc_manual=True,
     )  # fmt: skip
     assert decisions.count("enter provisioned") == 2
@@ -762,7 +764,13 @@ def test_review_document_reviewed(reminded: bool) -> None:
         verdict="request_changes", comments="  fix p.3 ", reviewer="grace",
     )  # fmt: skip
     assert calls(env, "reviews.record") == [
-        {"batch_id": "b-1", "document_id": "d-1", "verdict": "request_changes", "note": "fix p.3"}
+        {
+            "batch_id": "b-1",
+            "document_id": "d-1",
+            "verdict": "request_changes",
+            "note": "fix p.3",
+            "reviewer": "grace",
+        }
     ]
     assert ("enter reminded" in decisions) is reminded
     assert ("side path ended" in decisions) is reminded
@@ -817,7 +825,8 @@ def review_all(env: WorkflowEnv, iid: str, verdict: str = "approve") -> list[str
 def sign_off(env: WorkflowEnv, iid: str, publish: bool) -> None:
     key = task_key(env, iid, "sign_off")
     (task,) = [t for t in env.engine.human_tasks() if t.key == key]
-    assert task.assignee == "editor-in-chief"
+    assert task.assignee == "editors"
+    assert task.args["editor"] == "editor-in-chief"  # the input's default
     env.complete(key, {"publish": publish, "note": "ok"})
 
 
@@ -1137,7 +1146,7 @@ def test_loan_approved_automatically_pays_out_on_the_funds_date() -> None:
         env, iid, "approved", "completed", APPROVED,
         kyc_passed=True, score=750, band="low", decision="approve",
         approved_amount=Decimal("10000"), rate=Decimal("4.9"), accepted=True,
-        offer_id="of-1", offer_expires_at=T0 + 7 * DAY, funds_available_at=FUNDS_AT,
+        offer_id="of-1", funds_available_at=FUNDS_AT,
     )  # fmt: skip
     assert calls(env, "loans.offer") == [
         {"application_id": "app-1", "amount": Decimal("10000"), "rate": Decimal("4.9"),
@@ -1161,13 +1170,16 @@ def test_loan_approved_by_an_underwriter_after_a_reminder_and_a_referral() -> No
     iid = env.start("loan_approval", {**LOAN, "amount": Decimal("40000")})
     (task,) = env.engine.human_tasks()
     assert (task.node, task.assignee, task.args) == (
-        "underwrite", "underwriters", {"application_id": "app-1", "score": 650, "amount": Decimal("40000")},
+        "underwrite", "underwriters",
+        {"application_id": "app-1", "score": 650, "amount": Decimal("40000"), "notes": None},
     )  # fmt: skip
     env.advance(hours=24)  # non-interrupting: a reminder, the task stays with the underwriters
     assert [c["template"] for c in calls(env, "notify.send")] == ["loan-waiting"]
     decide(env, iid, "underwrite", "refer")
     assert [c["template"] for c in calls(env, "notify.send")] == ["loan-waiting", "loan-documents"]
     env.signal(iid, "documents_uploaded", {"count": 3})
+    (again,) = env.engine.human_tasks()
+    assert again.args["notes"] == "checked payslips"  # the first look's notes
     decide(env, iid, "underwrite", "approve", "35000")
     answer_offer(env, iid, accepted=True)
     env.advance(days=2)
@@ -1346,7 +1358,15 @@ def test_shipment_delivered_after_an_exception_was_investigated() -> None:
     env.message(iid, "delivery_exception", {"shipment_id": "sh-1", "reason": "address unknown"})
     key = task_key(env, iid, "investigate")
     (task,) = [t for t in env.engine.human_tasks() if t.key == key]
-    assert task.args == {"shipment_id": "sh-1", "reason": "address unknown"}
+    assert task.args == {
+        "shipment_id": "sh-1",
+        "reason": "address unknown",
+        "carrier": "ups",
+        "price": Decimal("42.00"),
+        "pickup_ref": "pu-1",
+        "customs_ref": "cu-1",
+        "labels_by_hand": 0,
+    }
     env.complete(key, {"found": True, "delivered_at": DELIVERED_AT})
     decisions = delivered(env, iid)
     assert "enter exception_seen" in decisions
@@ -1421,7 +1441,7 @@ def test_subscription_term_complete() -> None:
         renewals=2, renews_at=FIRST_RENEWAL + 60 * DAY, cancel_reason=None, settled=False,
     )  # fmt: skip
     assert [c["key"] for c in calls(env, "payments.charge")] == ["sub-1/1", "sub-1/2"]
-    assert [c["template"] for c in calls(env, "notify.send")] == ["renewal-receipt"] * 2
+    assert [c["template"] for c in calls(env, "notify.send")] == ["renewal-receipt/pro"] * 2
     assert decisions.count("enter due") == 3 and "enter cancel_noted" not in decisions
 
 

@@ -7,6 +7,7 @@ from functools import partial
 
 from wflang.compiler.model import Model, outgoing
 from wflang.compiler.registry import Finding, Pass, rule
+from wflang.compiler.suggest import NearNames
 from wflang.compiler.symbols import (
     all_fields,
     declared_names,
@@ -159,20 +160,20 @@ def unknown_target(m: Model) -> Iterator[Finding]:
         task charge: service pay.charge { next ship }
         end ship: completed
     """
+    near: dict[str, NearNames] = {}  # per scope, indexed at its first unknown target
     for scope, _, target in _flow_targets(m):
         if target.text not in m.nodes:
-            same_scope = [n for n in m.nodes if m.nodes[n].scope == scope]
+            if scope not in near:
+                near[scope] = NearNames(m.scopes.get(scope, []))
             yield Finding(
-                f"unknown node '{target.text}'",
-                target.span,
-                hint=did_you_mean(target.text, same_scope),
+                f"unknown node '{target.text}'", target.span, hint=near[scope].hint(target.text)
             )
+    every: NearNames | None = None
     for node in m.all_nodes():
         c = getattr(node, "compensate", None)
         if c is not None and c.text not in m.nodes:
-            yield Finding(
-                f"unknown compensation node '{c.text}'", c.span, hint=did_you_mean(c.text, m.nodes)
-            )
+            every = every or NearNames(m.nodes)
+            yield Finding(f"unknown compensation node '{c.text}'", c.span, hint=every.hint(c.text))
 
 
 @name_rule(

@@ -220,3 +220,30 @@ def test_comment_placements(written: str, formatted: str) -> None:
 
     assert _fmt(wrap(written)) == wrap(formatted)
     check_comments_kept(wrap(written))
+
+
+#: Empty clauses the spec keeps no trace of (``args``, ``output``) or keeps empty (``form``).
+EMPTY_CLAUSES = [
+    'task t: user "x" {\n    form {}\n    next e\n}\n',
+    'task t: user "x" {\n    args {}\n    next e\n}\n',
+    "task t: script {\n    output {}\n    next e\n}\n",
+    "call t: workflow w {\n    args {}\n    next e\n}\n",
+    "end t: completed {\n    output {}\n}\n",
+]
+
+
+@pytest.mark.parametrize("clause", EMPTY_CLAUSES)
+@pytest.mark.parametrize("piece", [p for p in INSERTS if "c@" in p])
+def test_a_comment_in_an_empty_clause_stays_in_it(clause: str, piece: str) -> None:
+    """Found in review (issue 12): a comment in an empty ``form {}`` moved after it, and
+    an empty ``args {}`` holding one was dropped with the comment left outside."""
+    text = HEADER + clause + "end e: completed\n"
+    inside = text.index("{}") + 1
+    # An empty args or output without a comment in it is left out: its tokens go.
+    anywhere = "form" in clause
+    for offset in (inside, *(p for p in _places(text) if p != inside and anywhere)):
+        check_comments_kept(_insert(text, [(offset, piece)]))
+    assert _fmt(_insert(text, [(inside, " /* c@ */ ")])).count("/* c") == 1
+    kept = _fmt(_insert(text, [(inside, "\n// kept\n")]))
+    keyword = clause.split("\n")[1].split(maxsplit=1)[0]
+    assert f"    {keyword} {{\n        // kept\n    }}\n" in kept, kept

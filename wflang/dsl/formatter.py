@@ -355,10 +355,31 @@ def _line_part(span: Span, text: str) -> _Part:
     return (span, lambda w: w.line(text, span))
 
 
-def _items_part(w: Writer, keyword: str, items: list[tuple[str, Span]]) -> _Part:
-    """A braced clause (``args {…}``, ``form {…}``) located by its items in the source."""
-    span = w.enclosing(keyword, items[0][1], items[-1][1]) if items else _NONE
+def _items_part(w: Writer, keyword: str, items: list[tuple[str, Span]], node: object) -> _Part:
+    """A braced clause (``args {…}``, ``form {…}``) located by its items in the source,
+    or, empty, by its keyword and braces (so that comments inside stay there)."""
+    if items:
+        span = w.enclosing(keyword, items[0][1], items[-1][1])
+    else:
+        span = _empty_clause(w, keyword, node) or _NONE
     return (span, lambda w: _braced(w, keyword, items, span))
+
+
+def _empty_clause(w: Writer, keyword: str, node: object) -> Span | None:
+    """Where an empty clause of a node is written; None in a node holding other nodes,
+    whose clauses could be found in them."""
+    if isinstance(node, sp.ParallelNode | sp.MapNode):
+        return None
+    return w.empty_clause(keyword, getattr(node, "span", _NONE))
+
+
+def _commented_empty(w: Writer, keyword: str, node: object) -> _Part | None:
+    """An empty ``args {}`` or ``output {}`` holding comments: printed to keep them
+    (without comments, the clause says nothing and is left out)."""
+    span = _empty_clause(w, keyword, node)
+    if span is None or not w.has_comment_inside(span):
+        return None
+    return (span, lambda w: _braced(w, keyword, [], span))
 
 
 #: A retry setting's keyword; group 1 is its name.
@@ -387,13 +408,17 @@ def _clause_parts(w: Writer, node: object) -> list[_Part]:
     parts: list[_Part] = []
     args: tuple[sp.Entry, ...] = getattr(node, "args", ())
     if args:
-        parts.append(_items_part(w, "args", [(_entry(e), e.span) for e in args]))
+        parts.append(_items_part(w, "args", [(_entry(e), e.span) for e in args], node))
+    elif hasattr(node, "args") and (empty := _commented_empty(w, "args", node)):
+        parts.append(empty)
     form: tuple[sp.Field, ...] | None = getattr(node, "form", None)
     if form is not None:
-        parts.append(_items_part(w, "form", [(_field(f), f.span) for f in form]))
+        parts.append(_items_part(w, "form", [(_field(f), f.span) for f in form], node))
     output: tuple[sp.Entry, ...] = getattr(node, "output", ())
     if output:
-        parts.append(_items_part(w, "output", [(_entry(e), e.span) for e in output]))
+        parts.append(_items_part(w, "output", [(_entry(e), e.span) for e in output], node))
+    elif hasattr(node, "output") and (empty := _commented_empty(w, "output", node)):
+        parts.append(empty)
     retry: sp.Retry | None = getattr(node, "retry", None)
     if retry is not None:
         where = w.keywords(_SETTING, retry.span, ())

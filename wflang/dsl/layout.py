@@ -237,6 +237,19 @@ class Writer:
             return first.to(last)
         return self.span(first.file, kw, close + 1)
 
+    def empty_clause(self, keyword: str, span: Span) -> Span | None:
+        """The span of ``keyword {}`` written with nothing but comments inside, within
+        ``span`` (a node without nested nodes), or None.
+
+        The spec keeps no clause without items (an empty ``args`` is no ``args``);
+        its braces are found in the source so that the comments stay inside them.
+        """
+        start, end = self.start(span), self.end(span)
+        if start < 0:
+            return None
+        found = re.compile(rf"\b{keyword}\s*\{{\s*\}}").search(self.masked, start, end)
+        return None if found is None else self.span(span.file, found.start(), found.end())
+
     def keywords(self, pattern: str, span: Span, skip: Sequence[Span]) -> dict[str, Span]:
         """Where the parts matching ``pattern`` (a regex whose group 1 names the part)
         are written within ``span``, outside the spans in ``skip``; each part ends

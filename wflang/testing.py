@@ -25,18 +25,11 @@ from attrs import frozen
 from wflang.compiler.compile import compile_workflow
 from wflang.dsl.parser import parse_file
 from wflang.runtime import instance as rt
-from wflang.runtime.engine import (
-    Engine,
-    Handler,
-    HistoryEntry,
-    TaskCall,
-    TaskError,
-    _invoke,
-    pending,
-)
+from wflang.runtime.engine import Engine, HistoryEntry
 from wflang.runtime.ir import Value
 from wflang.runtime.limits import DEFAULT as DEFAULT_LIMITS
 from wflang.runtime.limits import Limits
+from wflang.runtime.outcome import Handler, TaskCall, TaskError, invoke, pending
 from wflang.runtime.replay import Replayed, replay
 from wflang.runtime.table import Table
 from wflang.runtime.validate import validate_signal
@@ -115,7 +108,7 @@ class WorkflowEnv:
 
             def recorded(task: TaskCall, **args: Value) -> Any:
                 self.calls.append((service, args, task))  # a function is recorded too
-                return _invoke(fn, args, task)
+                return invoke(fn, args, task)
 
             return recorded
         outcomes = [script] if isinstance(script, Outcome) else list(script)

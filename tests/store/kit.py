@@ -91,11 +91,11 @@ class Recorder:
         self.handlers = {name: self._wrap(name, fn) for name, fn in handlers.items()}
 
     def _wrap(self, service: str, fn: Handler) -> Handler:
-        from wflang.runtime.engine import TaskCall, _invoke
+        from wflang.runtime.outcome import TaskCall, invoke
 
         def recorded(task: TaskCall, **args: Value) -> Any:
             self.calls.append((service, dict(args), task.attempt, task.idempotency_key))
-            return _invoke(fn, args, task)
+            return invoke(fn, args, task)
 
         return recorded
 

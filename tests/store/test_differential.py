@@ -8,6 +8,9 @@ The workflows are those of tests/test_step_properties.py (every kind of node, re
 timeouts, error routes, parallels) with values of every type flowing through a service's
 arguments, its result and the context; each handler call's outcome is drawn per node and
 attempt (a result, a transient failure, a declared error), so both sides see the same.
+These workflows emit service calls, timers and the end; the other kinds of command (human
+tasks, child workflows and their cancellation, compensations) are compared the same way
+in ``test_command_kinds.py``, which fails until every kind is emitted.
 """
 
 from __future__ import annotations
@@ -26,9 +29,9 @@ from wflang.compiler.compile import compile_workflow
 from wflang.dsl.parser import parse
 from wflang.runtime import codec
 from wflang.runtime.engine import Engine, TaskCall, TaskError
+from wflang.runtime.ids import instance_seed
 from wflang.runtime.ir import Value
 from wflang.store import Store, open_store
-from wflang.store.sql import _seed
 
 from ..literals import same
 from ..test_step_properties import HEADER, LENIENT, workflows
@@ -149,7 +152,7 @@ def test_engine_and_store_give_identical_histories(
     assert compiled.table is not None, [d.message for d in compiled.check.diagnostics]
     table, iid, clock = compiled.table, f"{name}-1", VirtualClock()
     mine, theirs = Handler(script, iid), Handler(script, iid)
-    engine = Engine([table], {"s.work": mine}, now=clock.ms, seed=_seed(iid))
+    engine = Engine([table], {"s.work": mine}, now=clock.ms, seed=instance_seed(iid))
     with fresh_store(url, tmp_path, name, clock) as store:
         durable = Durable(store, clock, {"s.work": theirs}, table)
         engine.start(name, {}, instance_id=iid)

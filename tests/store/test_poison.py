@@ -22,7 +22,8 @@ from wflang.runtime import instance as rt
 from wflang.runtime import step as st
 from wflang.runtime.engine import TaskCall
 from wflang.runtime.table import Table
-from wflang.store import Store, sql
+from wflang.store import Store
+from wflang.store.effects import StoreEffects
 from wflang.store.records import Advanced
 
 from .kit import VirtualClock, compile_text, seq_problems
@@ -220,15 +221,15 @@ def test_any_failure_while_storing_an_instance_is_contained(store: Store) -> Non
 def refused_row(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """The database refuses a row that scheduling ``db-bad``'s call writes (a NOT NULL
     violation): on PostgreSQL this aborts the transaction, not only the statement."""
-    real = sql.APPLY[rt.ScheduleTask]
+    real = StoreEffects.schedule_task
 
-    def schedule(a: Any, w: Any, inst: rt.Instance, c: rt.ScheduleTask) -> None:
-        if w.id == "db-bad":
-            a.tx.execute("INSERT INTO wf_timer (instance_id, timer_id, due_at) VALUES (?, ?, ?)",
-                         (w.id, "t", None))  # fmt: skip
-        real(a, w, inst, c)
+    def schedule(self: StoreEffects, c: rt.ScheduleTask) -> None:
+        if self.instance_id == "db-bad":
+            self.tx.execute("INSERT INTO wf_timer (instance_id, timer_id, due_at) "
+                            "VALUES (?, ?, ?)", (self.instance_id, "t", None))  # fmt: skip
+        real(self, c)
 
-    monkeypatch.setitem(sql.APPLY, rt.ScheduleTask, schedule)
+    monkeypatch.setattr(StoreEffects, "schedule_task", schedule)
     yield
 
 

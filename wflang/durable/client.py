@@ -43,6 +43,7 @@ from wflang.store.records import (
 )
 from wflang.store.retention import ENDED, Purged
 from wflang.store.sql import Store
+from wflang.store.status import FINISHED, TaskKind, TaskStatus
 
 log = logging.getLogger("wflang.client")
 
@@ -177,7 +178,7 @@ class Client:
 
     def _running(self, instance_id: str, action: str) -> tuple[InstanceInfo, Table]:
         info = self.store.instance(instance_id)
-        if info.status in {s.value for s in rt.Status if s.finished}:
+        if info.status in FINISHED:
             raise IllegalAction(
                 f"instance '{instance_id}' is {info.status}: it cannot {action} any more"
             )
@@ -243,18 +244,20 @@ class Client:
     # -- human tasks ---------------------------------------------------------------
 
     def open_tasks(self, instance_id: str | None = None) -> list[TaskInfo]:
-        return self.store.tasks(kind="human", status="open", instance_id=instance_id)
+        return self.store.tasks(
+            kind=TaskKind.HUMAN, status=TaskStatus.OPEN, instance_id=instance_id
+        )
 
     def complete_task(
         self, key: str, output: Mapping[str, Value], *, reason: str | None = None
     ) -> TaskInfo:
         task = self.store.task(key)
-        if task.kind != "human":
+        if task.kind != TaskKind.HUMAN:
             raise IllegalAction(
                 f"task '{key}' is a service call; only human tasks are completed by hand "
                 f"(an operator can use `wf ops force-complete {task.instance_id} {task.node}`)"
             )
-        if task.status != "open":
+        if task.status != TaskStatus.OPEN:
             raise IllegalAction(f"task '{key}' is {task.status}, not open")
         info = self.store.instance(task.instance_id)
         table = self.store.table_for(info.table_hash)
@@ -320,7 +323,7 @@ class Client:
         self._state(table, step)
         inst = info.instance
         dead = info.status == rt.Status.DEAD_LETTERED.value
-        if not dead and info.status in _FINISHED:
+        if not dead and info.status in FINISHED:
             raise IllegalAction(f"instance '{instance_id}' is {info.status}")
         waiting = (
             []
@@ -504,9 +507,6 @@ class Client:
         return codec.history_document(
             table, info.table_hash, info.instance, [r.entry for r in rows], extra
         )
-
-
-_FINISHED = frozenset(s.value for s in rt.Status if s.finished)
 
 
 def _compensations_at(info: InstanceInfo, table: Table) -> list[str]:

@@ -32,9 +32,9 @@ from attrs import define, field
 
 from wflang import faults
 from wflang.runtime import instance as rt
-from wflang.runtime.engine import Handler, TaskCall, TaskError, _invoke
 from wflang.runtime.limits import DEFAULT as DEFAULT_LIMITS
 from wflang.runtime.limits import Limits
+from wflang.runtime.outcome import Handler, TaskCall, call_handler, pending, returned
 from wflang.store.records import Advanced, ClaimedTask, TaskResult
 from wflang.store.sql import Store
 
@@ -97,28 +97,16 @@ def new_worker_id() -> str:
 
 
 def run_handler(fn: Handler, task: ClaimedTask) -> TaskResult:
-    """Call a handler for a claimed task; its outcome as an event to commit."""
+    """Call a handler for a claimed task; its outcome (``wflang.runtime.outcome``) as
+    a result to commit. The store checks it against the declared result when it
+    commits it (it has the instance's table)."""
     call = TaskCall(task.instance_id, task.node, task.attempt, task.key)
-    event: rt.TaskCompleted | rt.TaskFailed
     faults.hit("handler.before", task.service)
-    try:
-        result: object = _invoke(fn, task.args, call)
-    except TaskError as err:
-        event = rt.TaskFailed(task.key, err.error, err.transient, err.message)
-    except Exception as err:  # a crashing handler fails its attempt, transiently
-        event = rt.TaskFailed(task.key, type(err).__name__, True, str(err))
-    else:
-        if result is None or isinstance(result, Mapping):
-            event = rt.TaskCompleted(task.key, dict(result or {}))
-        else:  # a bug in the handler: fail the attempt, never the worker
-            event = rt.TaskFailed(
-                task.key,
-                "InvalidResult",
-                False,
-                f"the handler of {task.service} returned {type(result).__name__}, not an object",
-            )
+    outcome = call_handler(fn, task.args, call, task.service)
+    if outcome is None:  # pending() is the test kit's: here it is no object
+        outcome = returned(task.key, task.service, pending())
     faults.hit("handler.after", task.service)
-    return TaskResult(task.key, task.epoch, event, task.instance_id)
+    return TaskResult(task.key, task.epoch, outcome, task.instance_id)
 
 
 class Worker:

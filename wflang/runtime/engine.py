@@ -9,51 +9,44 @@ on the same step function; this engine is the reference and the test kit's base.
 
 from __future__ import annotations
 
-import asyncio
-import functools
-import inspect
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from attrs import define, field, frozen
 
 from wflang.runtime import instance as rt
 from wflang.runtime import step as st
+from wflang.runtime.commands import PARENT_CANCEL, ChildOutcome, interpret
 from wflang.runtime.correlation import awaited_messages, correlation_text
-from wflang.runtime.ids import child_id, delivery_key
-from wflang.runtime.instance import Status
+from wflang.runtime.ids import delivery_key
 from wflang.runtime.ir import Value
 from wflang.runtime.limits import DEFAULT as DEFAULT_LIMITS
 from wflang.runtime.limits import Limits
+from wflang.runtime.outcome import (
+    Handler,
+    Result,
+    TaskCall,
+    TaskError,
+    call_handler,
+    checked,
+    no_handler,
+    pending,
+)
 from wflang.runtime.table import Table
-from wflang.runtime.validate import check_handler_result, exact, validate_signal
+from wflang.runtime.validate import exact, validate_signal
 
-Result = Mapping[str, Value] | None
-Handler = Callable[..., Result | Awaitable[Result]]
-
-
-class TaskError(Exception):
-    """Raised by a handler to fail its task with a named (declared) error.
-
-    ``transient`` errors are retried by the step's retry policy; permanent ones
-    are not.
-    """
-
-    def __init__(self, error: str, message: str = "", *, transient: bool = False) -> None:
-        super().__init__(message or error)
-        self.error, self.message, self.transient = error, message, transient
-
-
-@frozen(slots=False)  # built for every call: a dict-based frozen class builds faster
-class TaskCall:
-    """What a handler receives besides its arguments."""
-
-    instance: str
-    node: str
-    attempt: int
-    idempotency_key: str
-
+__all__ = [
+    "Engine",
+    "Handler",
+    "HistoryEntry",
+    "Result",
+    "TaskCall",
+    "TaskError",
+    "at_most_once_services",
+    "handler",
+    "pending",
+    "registered_handlers",
+]
 
 _REGISTRY: dict[str, Handler] = {}
 _AT_MOST_ONCE: set[str] = set()
@@ -191,6 +184,7 @@ class Engine:
         input: dict[str, Value],
         instance_id: str | None,
         parent: tuple[str, str] | None,
+        seed: int | None = None,
     ) -> str:
         """Create an instance and apply its first commands; the caller runs the queue.
 
@@ -202,7 +196,9 @@ class Engine:
             instance_id = f"{table.workflow}-{self._ids}"
         if instance_id in self.records:
             raise ValueError(f"instance '{instance_id}' already exists")
-        result = st.start(table, instance_id, input, self.now, self.seed + self._ids, self.limits)
+        if seed is None:  # a top-level instance: the engine's seed (a child's is its id's)
+            seed = self.seed + self._ids
+        result = st.start(table, instance_id, input, self.now, seed, self.limits)
         record = Record(table, result.instance, parent=parent)
         self.records[instance_id] = record
         record.history.append(
@@ -386,67 +382,21 @@ class Engine:
     # -- commands ---------------------------------------------------------------------
 
     def _apply(self, record: Record, commands: tuple[rt.Command, ...]) -> None:
-        iid = record.instance.id
-        for c in commands:
-            if isinstance(c, rt.ScheduleTask):
-                record.tasks[c.key] = c
-                self._call(record, c)
-            elif isinstance(c, rt.CreateHumanTask):
-                record.tasks[c.key] = c
-            elif isinstance(c, rt.CancelTask):
-                record.tasks.pop(c.key, None)
-            elif isinstance(c, rt.StartTimer):
-                self.timers[c.id] = (c.due, iid)
-            elif isinstance(c, rt.CancelTimer):
-                self.timers.pop(c.id, None)
-            elif isinstance(c, rt.StartChild):
-                child = self._start(
-                    self.table(c.workflow, c.version),
-                    dict(c.input),
-                    child_id(iid, c.key),
-                    parent=(iid, c.key),
-                )
-                record.children[c.key] = child
-            elif isinstance(c, rt.CancelChild):
-                child_iid = record.children.pop(c.key, None)
-                if child_iid is not None:
-                    self.queue.append((child_iid, rt.CancelRequested(True, "parent cancelled it")))
-            elif isinstance(c, rt.Finish):
-                record.tasks.clear()
-                # A dead letter is no outcome (ops may retry it): the parent waits on.
-                if record.parent is not None and c.status is not Status.DEAD_LETTERED:
-                    parent_id, call_key = record.parent
-                    if c.status is Status.COMPLETED:
-                        event: rt.Event = rt.ChildCompleted(call_key, dict(c.output or {}))
-                    else:
-                        event = rt.ChildFailed(call_key, c.error or c.status.value)
-                    self.queue.append((parent_id, event))
+        parent_key = None if record.parent is None else record.parent[1]
+        interpret(_Effects(self, record), record.instance.id, parent_key, commands)
 
     def _call(self, record: Record, task: rt.ScheduleTask) -> None:
         fn = self.handlers.get(task.service)
         iid = record.instance.id
         if fn is None:
-            event: rt.Event = rt.TaskFailed(
-                task.key,
-                "NoHandler",
-                False,
-                f"no handler for service '{task.service}'",
-            )
-            self.queue.append((iid, event))
+            self.queue.append((iid, no_handler(task)))
             return
         call = TaskCall(iid, task.node, task.attempt, task.key)
-        try:
-            result = _invoke(fn, task.args, call)
-        except TaskError as err:
-            event = rt.TaskFailed(task.key, err.error, err.transient, err.message)
-        except Exception as err:  # a handler that crashes fails its attempt, transiently
-            event = rt.TaskFailed(task.key, type(err).__name__, True, str(err))
-        else:
-            if result is _PENDING:
-                return  # the test kit delivers it later
-            event = _checked(record.table, task, result)
+        outcome = call_handler(fn, task.args, call, task.service)
+        if outcome is None:
+            return  # pending: the test kit delivers it later
         record.tasks.pop(task.key, None)
-        self.queue.append((iid, event))
+        self.queue.append((iid, checked(record.table, task.node, outcome)))
 
     # -- reading -----------------------------------------------------------------------
 
@@ -458,6 +408,50 @@ class Engine:
 
     def history(self, instance_id: str) -> list[HistoryEntry]:
         return list(self.records[instance_id].history)
+
+
+class _Effects:
+    """The engine's ``commands.Effects`` for one instance: it keeps the tasks, timers
+    and children in memory and queues the events they cause."""
+
+    def __init__(self, engine: Engine, record: Record) -> None:
+        self.engine, self.record = engine, record
+
+    def schedule_task(self, task: rt.ScheduleTask) -> None:
+        self.record.tasks[task.key] = task
+        self.engine._call(self.record, task)
+
+    def open_human_task(self, task: rt.CreateHumanTask) -> None:
+        self.record.tasks[task.key] = task
+
+    def cancel_task(self, key: str) -> None:
+        self.record.tasks.pop(key, None)
+
+    def start_timer(self, timer_id: str, due: int) -> None:
+        self.engine.timers[timer_id] = (due, self.record.instance.id)
+
+    def cancel_timer(self, timer_id: str) -> None:
+        self.engine.timers.pop(timer_id, None)
+
+    def start_child(self, instance_id: str, seed: int, call: rt.StartChild) -> None:
+        engine, parent = self.engine, self.record.instance.id
+        table = engine.table(call.workflow, call.version)
+        engine._start(table, dict(call.input), instance_id, (parent, call.key), seed)
+        self.record.children[call.key] = instance_id
+
+    def cancel_child(self, call_key: str, instance_ids: Sequence[str]) -> None:
+        if self.record.children.pop(call_key, None) is None:
+            return
+        child = next((i for i in instance_ids if i in self.engine.records), None)
+        if child is not None:
+            self.engine.queue.append((child, PARENT_CANCEL))
+
+    def finish(self, end: rt.Finish) -> None:
+        self.record.tasks.clear()
+
+    def tell_parent(self, event: ChildOutcome) -> None:
+        assert self.record.parent is not None
+        self.engine.queue.append((self.record.parent[0], event))
 
 
 def _check_publishable(tables: Iterable[Table], message: str, payload: Mapping[str, Value]) -> None:
@@ -479,50 +473,3 @@ def _outside(data: Mapping[str, Value], what: str) -> dict[str, Value]:
         raise ValueError(f"{what} is not a JSON value: " + "; ".join(problems))
     assert isinstance(value, dict)
     return value
-
-
-def _checked(table: Table, task: rt.ScheduleTask, result: object) -> rt.Event:
-    """A handler's answer as an event: a result that is not an object or does not fit the
-    service's declared result fails the attempt for good (a bug in the handler), so a
-    wrong value never reaches the context."""
-    if result is not None and not isinstance(result, Mapping):
-        problem = f"the handler of {task.service} returned {type(result).__name__}, not an object"
-        return rt.TaskFailed(task.key, "InvalidResult", False, problem)
-    output, problems = check_handler_result(table, task.node, result or {})
-    if problems:
-        return rt.TaskFailed(task.key, "InvalidResult", False, "; ".join(problems))
-    return rt.TaskCompleted(task.key, output)
-
-
-class _Pending:
-    """A handler result that means 'the answer comes later' (the test kit's ``delay``)."""
-
-
-_PENDING: Any = _Pending()
-
-
-def pending() -> Any:
-    return _PENDING
-
-
-def _invoke(fn: Handler, args: Mapping[str, Value], call: TaskCall) -> Result:
-    """Call a handler with the task's arguments as keywords (and ``task=`` if it asks)."""
-    kwargs: dict[str, Any] = dict(args)
-    if _wants_task(fn):
-        kwargs["task"] = call
-    result = fn(**kwargs)
-    if result is not None and type(result) is not dict and inspect.isawaitable(result):
-        result = asyncio.run(_await(result))
-    return result
-
-
-@functools.lru_cache(maxsize=1024)
-def _wants_task(fn: Handler) -> bool:
-    """Whether a handler takes ``task`` (by name or through ``**kwargs``): asked once."""
-    params = inspect.signature(fn).parameters
-    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-    return "task" in params or takes_any
-
-
-async def _await(aw: Awaitable[Result]) -> Result:
-    return await aw

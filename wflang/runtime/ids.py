@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import zlib
 
 #: The last segment of a child's id (see ``child_id``).
 _CHILD_SEGMENT = re.compile(r"/[0-9a-f]{16}\Z")
@@ -30,3 +31,9 @@ def delivery_key(kind: str, name: str, key: str) -> str:
     the keys of a signal and of a message (or of two signals) never collide; the step,
     the stores' inboxes and the engine all use this one form."""
     return f"{kind}:{name}:{key}"
+
+
+def instance_seed(instance_id: str) -> int:
+    """The seed of an instance's randomness (a backoff's jitter) in a store, and of a
+    child instance everywhere: stable per id, the same on every worker and replay."""
+    return zlib.crc32(instance_id.encode("utf-8", "surrogatepass"))

@@ -1,6 +1,6 @@
 """What differs between SQLite and PostgreSQL, and nothing else.
 
-The store's logic (``wflang.store.sql``) is written once, with ``?``
+The store's logic (``wflang.store``) is written once, with ``?``
 placeholders and a handful of dialect words; a backend supplies connections,
 write transactions and those words. SQLite: one connection per thread, WAL,
 ``synchronous=FULL``, ``BEGIN IMMEDIATE`` for every write transaction (a

@@ -22,12 +22,15 @@ from collections.abc import Sequence
 
 from attrs import frozen
 
+from wflang.runtime.instance import Status
+from wflang.store import status
 from wflang.store.backend import Dialect, Tx, placeholders
+from wflang.store.rows import scalar
 
 #: Statuses purged unless the caller names others: the instance has nothing left to do.
-ENDED = ("completed", "failed", "cancelled", "compensated")
+ENDED = status.ENDED
 #: Statuses that can be purged at all (running and pending instances never).
-PURGEABLE = (*ENDED, "dead_lettered")
+PURGEABLE = (*ENDED, Status.DEAD_LETTERED.value)
 
 #: The tables with an ``instance_id`` column, deleted before the instance row.
 _OWNED = ("wf_history", "wf_task", "wf_inbox", "wf_timer", "wf_subscription", "wf_outbox")
@@ -65,7 +68,7 @@ def purge_batch(
         f"LIMIT ?{'' if dry_run else dialect.skip_locked}",
         (*params, limit),
     )
-    ids = tuple(str(r[0]) for r in rows)
+    ids = tuple(str(iid) for (iid,) in rows)
     if dry_run:
         chosen = f"SELECT i.id FROM wf_instance i WHERE {where}"
         counts = {
@@ -120,4 +123,4 @@ def _candidates(
 
 
 def _scalar(tx: Tx, sql: str, params: Sequence[str | int]) -> int:
-    return int(str(tx.query(sql, params)[0][0]))
+    return scalar(tx.query(sql, params))

@@ -1,0 +1,529 @@
+"""The body of one ``advance`` transaction (see ``wflang.store.sql``).
+
+In one transaction: commit handler results (each fenced by the lease epoch it
+ran with), lock the instances they and anything due (inbox rows, timers) wake,
+step each through its events in time order with the pure step function, write
+what the steps did (the instance, its history, consumed inbox rows, fired
+timers, and the rows of its commands: ``wflang.store.effects``), and lease due
+calls to the worker (``wflang.store.claims``).
+
+A step that cannot be stepped or stored (a poisonous instance) never stops the
+others: the transaction is run again carefully, each instance a transition at
+a time in a savepoint, and the one that fails is dead-lettered with the reason.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Callable, Iterator, Mapping, Sequence
+
+from attrs import define, evolve, field
+
+from wflang import faults
+from wflang.runtime import codec
+from wflang.runtime import instance as rt
+from wflang.runtime import step as st
+from wflang.runtime.commands import interpret
+from wflang.runtime.correlation import awaited_messages
+from wflang.runtime.ir import Value
+from wflang.runtime.limits import Limits
+from wflang.runtime.outcome import bounded, checked
+from wflang.runtime.table import Table
+from wflang.store import inbox, messages, rows
+from wflang.store.backend import Dialect, Param, Tx, chunks, placeholders
+from wflang.store.catalog import Catalog
+from wflang.store.claims import Claims
+from wflang.store.effects import StoreEffects, outbox_end, stop_work
+from wflang.store.records import Advanced, TaskResult
+from wflang.store.status import TaskStatus, ended
+
+log = logging.getLogger("wflang.store")
+
+#: An event to step an instance with: (event, idempotency key, actor, reason, inbox row id).
+Event = tuple[rt.Event, str, str | None, str | None, int | None]
+#: A transition taken: (event or None for the start, idempotency key, actor, reason,
+#: inbox row id, start input, the step).
+Done = tuple[
+    rt.Event | None, str, str | None, str | None, int | None, dict[str, Value] | None, st.Step
+]
+
+
+#: Closes calls whose results hold their lease (``_fence``): the head of the statement.
+_FENCE = (
+    f"UPDATE wf_task SET status = '{TaskStatus.DONE}', lease_owner = NULL, "
+    "lease_expires_at = NULL, updated_at = ? WHERE (key, lease_epoch, instance_id) IN "
+)
+_FENCE_TAIL = (
+    f" AND status = '{TaskStatus.RUNNING}' AND lease_expires_at >= ? "
+    "RETURNING key, lease_epoch, node"
+)
+
+
+class Poisoned(Exception):
+    """Stepping or storing some instance of a batch failed: run it again, carefully."""
+
+
+class InstanceCache:
+    """Instances as this process last committed them, by id: decoding the stored
+    document again is the costliest part of locking an instance."""
+
+    def __init__(self, size: int = 10_000) -> None:
+        self.size = size
+        self._decoded: dict[str, rt.Instance] = {}
+
+    def get(self, instance_id: str, seq: int) -> rt.Instance | None:
+        """The instance, if nobody stepped it since this process did."""
+        hit = self._decoded.get(instance_id)
+        return hit if hit is not None and hit.seq == seq else None
+
+    def remember(self, decoded: Mapping[str, rt.Instance]) -> None:
+        """Keep what a committed transaction stepped (not what has finished)."""
+        cache = self._decoded
+        for iid, inst in decoded.items():
+            cache.pop(iid, None)
+            if not inst.status.finished:
+                cache[iid] = inst
+        while len(cache) > self.size:
+            del cache[next(iter(cache))]  # the least recently stepped
+
+    def forget(self, ids: Sequence[str]) -> None:
+        for iid in ids:
+            self._decoded.pop(iid, None)
+
+
+@define
+class Work:
+    """One locked instance and the events to step it with, in order."""
+
+    id: str
+    row: rows.Locked
+    table: Table
+    instance: rt.Instance | None
+    events: list[Event] = field(factory=list)
+
+
+class Advance:
+    """One ``advance`` transaction of a worker."""
+
+    def __init__(
+        self,
+        tx: Tx,
+        dialect: Dialect,
+        *,
+        now: int,
+        worker: str,
+        catalog: Catalog,
+        cache: InstanceCache,
+        unavailable: Callable[[BaseException], bool],
+        claims: Claims,
+        limits: Limits,
+        careful: bool = False,
+    ) -> None:
+        self.tx, self.d, self.now, self.worker = tx, dialect, now, worker
+        self.catalog, self.cache, self.unavailable = catalog, cache, unavailable
+        self.claims = claims
+        self.limits = limits
+        self.careful = careful  # step each instance on its own (see _step_all)
+        self.transitions = 0
+        self.scheduled = 0  # tasks and inbox rows this transaction made for others
+        self.decoded: dict[str, rt.Instance] = {}  # for the store's cache, once committed
+        self.updates: list[tuple[Param, ...]] = []
+        self.history: list[tuple[Param, ...]] = []
+        self.consumed: list[tuple[Param, ...]] = []
+        self.fired: list[tuple[Param, ...]] = []
+        self.finished: list[str] = []
+
+    def run(self, results: Sequence[TaskResult], limit: int) -> Advanced:
+        work: dict[str, Work] = {}
+        # 1. Lock the instances the results belong to (waiting: their steps are short).
+        keyed = self._result_instances(results)
+        self._lock(sorted(set(keyed.values())), work)
+        # 2. Fence each result: it commits only under the epoch it ran with, unexpired.
+        fenced = self._fence([(r, keyed.get(r.key)) for r in results], work)
+        accepted: list[tuple[str, TaskResult]] = []
+        for r in results:
+            iid = keyed.get(r.key)
+            node = fenced.get((r.key, r.epoch))
+            if iid is not None and node is not None:
+                event = checked(work[iid].table, node, r.event)
+                accepted.append((iid, TaskResult(r.key, r.epoch, event, r.instance_id)))
+            else:
+                log.warning("stale result refused", extra={"task": r.key, "epoch": r.epoch})
+        committed, stale = len(accepted), len(results) - len(accepted)
+        # 3. Lock other ready instances, skipping those another worker holds.
+        if limit > 0:
+            self._lock_ready(limit, work)
+        # 4. Gather each instance's events in time order, step it, write what it did.
+        self._gather(work, accepted)
+        self._step_all(sorted(work.values(), key=lambda w: w.id))
+        # 5. Claim due tasks for the worker's free slots left.
+        claimed = tuple(self.claims.eager)
+        if self.claims.left > 0:
+            claimed = tuple(sorted(claimed + self.claims.due(), key=lambda t: t.key))
+        if claimed:
+            faults.hit("claim.before-commit")
+        if self.transitions:
+            faults.hit("transition.before-commit")
+        if self.scheduled:
+            inbox.hint(self.tx, self.d)
+        return Advanced(
+            transitions=self.transitions,
+            instances=len(work),
+            results=committed,
+            stale=stale,
+            claimed=claimed,
+            finished=tuple(self.finished),
+            at=self.now,
+        )
+
+    # -- locking and gathering ----------------------------------------------------
+
+    def _fence(
+        self, results: Sequence[tuple[TaskResult, str | None]], work: Mapping[str, Work]
+    ) -> dict[tuple[str, int], str]:
+        """Close the calls whose results still hold their lease, in one statement per
+        chunk; the (key, epoch) pairs that did, with their node. Any other is stale."""
+        pending = [(r.key, r.epoch, iid) for r, iid in results if iid is not None and iid in work]
+        done: dict[tuple[str, int], str] = {}
+        for i in range(0, len(pending), 300):
+            part = pending[i : i + 300]
+            values = ", ".join("(?, ?, ?)" for _ in part)
+            for key, epoch, node in self.tx.query(
+                f"{_FENCE}(VALUES {values}){_FENCE_TAIL}",
+                (self.now, *(x for row in part for x in row), self.now),
+            ):
+                done[rows.text(key), rows.integer(epoch)] = rows.text(node)
+        return done
+
+    def _result_instances(self, results: Sequence[TaskResult]) -> dict[str, str]:
+        keyed = {r.key: r.instance_id for r in results if r.instance_id is not None}
+        keys = [r.key for r in results if r.instance_id is None]
+        for part in chunks(keys):
+            for key, iid in self.tx.query(
+                f"SELECT key, instance_id FROM wf_task WHERE key IN ({placeholders(len(part))})",
+                tuple(part),
+            ):
+                keyed[rows.text(key)] = rows.text(iid)
+        return keyed
+
+    def _lock_ready(self, limit: int, work: dict[str, Work]) -> None:
+        """Lock up to ``limit`` more instances with something due, skipping locked ones.
+
+        Each query locks as it selects (``SKIP LOCKED``), so workers running it at
+        the same time share the queue out instead of all picking its head and then
+        skipping it. Rows this transaction already holds come back too: they are
+        asked for on top of the limit and left out.
+        """
+        held = len(work)
+        due_inbox = (
+            "id IN (SELECT instance_id FROM wf_inbox WHERE consumed_seq IS NULL "
+            "AND available_at <= ?)"
+        )
+        queries: list[tuple[str, tuple[int, ...]]]
+        if self.d.single_writer:  # nothing to skip: one statement finds both kinds
+            queries = [(f"WHERE wake_at <= ? OR {due_inbox} LIMIT ?", (self.now, self.now))]
+        else:
+            queries = [
+                ("WHERE wake_at <= ? ORDER BY wake_at LIMIT ?", (self.now,)),
+                (f"WHERE {due_inbox} LIMIT ?", (self.now,)),
+            ]
+        for where, params in queries:
+            room = limit - (len(work) - held)
+            if room <= 0:
+                return
+            found = self.tx.query(
+                f"SELECT {rows.LOCKED_COLUMNS} FROM wf_instance {where}{self.d.skip_locked}",
+                (*params, room + held),
+            )
+            fresh = [r for r in map(rows.locked, found) if r.id not in work]
+            self._add(fresh[:room], work)
+
+    def _lock(self, ids: list[str], work: dict[str, Work]) -> None:
+        """Lock these instances, waiting for them, in id order (no deadlocks)."""
+        for part in chunks(ids):
+            found = self.tx.query(
+                f"SELECT {rows.LOCKED_COLUMNS} FROM wf_instance "
+                f"WHERE id IN ({placeholders(len(part))}) ORDER BY id{self.d.lock}",
+                tuple(part),
+            )
+            self._add([rows.locked(r) for r in found], work)
+
+    def _add(self, locked: Sequence[rows.Locked], work: dict[str, Work]) -> None:
+        for row in locked:
+            instance = None
+            table = self.catalog.table_for(self.tx, row.hash)
+            if row.state is not None:
+                # The instance this process committed last, if nobody stepped it since:
+                # decoding the stored document again is the costliest part of a lock.
+                try:
+                    instance = self.cache.get(row.id, row.seq) or codec.load_instance(row.state)
+                except Exception as err:  # never stepped: set aside, and the others go on
+                    self._unreadable(row, table, err)
+                    continue
+            work[row.id] = Work(row.id, row, table, instance)
+
+    def _unreadable(self, row: rows.Locked, table: Table, err: Exception) -> None:
+        """Dead-letter an instance whose stored state cannot be decoded (a corrupt or
+        foreign document): its row says so, its calls and timers stop, an outbox event
+        tells; the state is kept as it is, for a person to repair (or purge)."""
+        reason = f"{rows.UNREADABLE}: {bounded(err)}"
+        dead = rt.Status.DEAD_LETTERED.value
+        if not self.tx.execute(
+            "UPDATE wf_instance SET status = ?, wake_at = NULL, updated_at = ? "
+            "WHERE id = ? AND status <> ?",
+            (dead, self.now, row.id, dead),
+        ):
+            return  # set aside already (its inbox rows wait for the repair)
+        log.error("instance dead-lettered: " + reason, extra={"instance": row.id}, exc_info=err)
+        stop_work(self.tx, self.claims, row.id, self.now)
+        end = rt.Finish(rt.Status.DEAD_LETTERED, None, reason)
+        outbox_end(self.tx, row.id, row.seq, table, end, self.now)
+
+    def _gather(self, work: dict[str, Work], accepted: list[tuple[str, TaskResult]]) -> None:
+        """Inbox rows and due timers by time, then the results committed here."""
+        timed: dict[str, list[tuple[int, int, rt.Event, str | None, str | None]]] = {
+            iid: [] for iid in work
+        }
+        for part in chunks(sorted(work)):
+            for found in self.tx.query(
+                f"SELECT {rows.INBOX_COLUMNS} FROM wf_inbox "
+                f"WHERE instance_id IN ({placeholders(len(part))}) AND consumed_seq IS NULL "
+                "AND available_at <= ? ORDER BY id",
+                (*part, self.now),
+            ):
+                row = rows.inbox_row(found)
+                timed[row.instance_id].append(
+                    (row.available_at, row.id, row.event, row.actor, row.reason)
+                )
+        for iid, w in work.items():
+            if w.instance is not None:
+                for t in w.instance.timers:
+                    if t.due <= self.now:
+                        timed[iid].append((t.due, -1, rt.TimerFired(t.id), None, None))
+            for _at, row_id, event, actor, reason in sorted(timed[iid], key=lambda x: (x[0], x[1])):
+                if isinstance(event, rt.TimerFired) and row_id < 0:
+                    w.events.append((event, f"timer:{event.timer}", None, None, None))
+                else:
+                    w.events.append((event, f"inbox:{row_id}", actor, reason, row_id))
+        for iid, r in accepted:
+            work[iid].events.append((r.event, f"task:{r.key}", None, None, None))
+
+    # -- stepping and writing -------------------------------------------------------
+
+    def _step_all(self, ordered: Sequence[Work]) -> None:
+        """Step the instances and write what they did, all together. If anything goes
+        wrong but the database itself, the transaction is run again, carefully: each
+        instance a transition at a time (``_step_alone``), so that one that cannot be
+        stepped or stored is dead-lettered with the reason and every other one moves."""
+        if self.careful:
+            for w in ordered:
+                self._step_alone(w)
+            return
+        try:
+            for w in ordered:
+                self._step(w)
+            self._flush()
+        except Exception as err:
+            if self.unavailable(err):
+                raise
+            raise Poisoned from err
+
+    def _step_alone(self, w: Work) -> None:
+        """Step one instance a transition at a time, each written at once in a savepoint
+        of its own; the first that fails dead-letters the instance instead (its event
+        taken, as any event is). The events after it stay in the inbox: the
+        dead-lettered instance takes them next time as it takes any event (ignored,
+        unless an operator's)."""
+        steps: list[Event | None] = [None] if w.instance is None else []  # None: the start
+        inst = w.instance
+        for item in [*steps, *w.events]:
+            one = evolve(w, instance=inst, events=[] if item is None else [item])
+            try:
+                with self._isolated():
+                    self._step(one)
+                    self._flush()
+            except Exception as err:
+                if self.unavailable(err):
+                    raise
+                self._dead_letter(one, item, err)
+                return
+            inst = self.decoded[w.id]
+
+    def _dead_letter(self, w: Work, item: Event | None, err: Exception) -> None:
+        """Write ``item`` (None: the start) as the transition that dead-letters ``w``."""
+        reason = bounded(err)
+        log.error(
+            "instance dead-lettered: stepping it failed",
+            extra={"instance": w.id, "reason": reason},
+            exc_info=err,
+        )
+        inst = w.instance
+        input: dict[str, Value] | None = None
+        if inst is None:  # the start failed: an instance with its input (if readable)
+            try:
+                input = dict(codec.loads(w.row.input_text))
+            except Exception:
+                input = {}
+            inst = rt.Instance(
+                w.id, w.table.workflow, w.table.version, rt.Status.RUNNING, input, {},
+                seed=w.row.seed,
+            )  # fmt: skip
+        result = st.dead_letter(w.table, inst, self.now, reason)
+        start: Event | tuple[None, str, str | None, str | None, None] = (
+            None, "start", w.row.created_by, w.row.created_reason, None
+        )  # fmt: skip
+        event, key, actor, why, row_id = item or start
+        try:
+            with self._isolated():
+                self._write(w, [(event, key, actor, why, row_id, input, result)])
+                self._flush()
+        except Exception as again:
+            if self.unavailable(again):
+                raise
+            # Nothing of it could be written: it stays as it was, and the others go on.
+            log.error(
+                "instance could not be dead-lettered",
+                extra={"instance": w.id, "reason": bounded(again)},
+                exc_info=again,
+            )
+
+    @contextlib.contextmanager
+    def _isolated(self) -> Iterator[None]:
+        """A savepoint: if the block raises, what it wrote is undone, and so is what it
+        added to this transaction's pending rows and counts."""
+        lengths = (len(self.updates), len(self.history), len(self.consumed), len(self.fired),
+                   len(self.finished))  # fmt: skip
+        mark = (self.claims.mark(), dict(self.decoded), self.scheduled, self.transitions)
+        self.tx.execute("SAVEPOINT wf_step")
+        try:
+            yield
+        except BaseException:
+            self.tx.execute("ROLLBACK TO SAVEPOINT wf_step")
+            self.tx.execute("RELEASE SAVEPOINT wf_step")
+            n_up, n_hist, n_cons, n_fired, n_fin = lengths
+            del self.updates[n_up:], self.history[n_hist:], self.consumed[n_cons:]
+            del self.fired[n_fired:], self.finished[n_fin:]
+            claims, self.decoded, self.scheduled, self.transitions = mark
+            self.claims.restore(claims)
+            raise
+        self.tx.execute("RELEASE SAVEPOINT wf_step")
+
+    def _step(self, w: Work) -> None:
+        """Step an instance through its events and write what it did (its own rows at
+        ``_flush``, for all instances together)."""
+        done: list[Done] = []
+        inst = w.instance
+        if inst is None:
+            input = codec.loads(w.row.input_text)
+            result = st.start(w.table, w.id, input, self.now, w.row.seed, self.limits)
+            inst = result.instance
+            by, why = w.row.created_by, w.row.created_reason
+            done.append((None, "start", by, why, None, input, result))
+        for event, key, actor, reason, row_id in w.events:
+            result = st.step(w.table, inst, event, self.now, self.limits)
+            inst = result.instance
+            done.append((event, key, actor, reason, row_id, None, result))
+        self._write(w, done)
+
+    def _write(self, w: Work, done: Sequence[Done]) -> None:
+        history: list[tuple[Param, ...]] = []
+        consumed: list[tuple[Param, ...]] = []
+        commands: list[rt.Command] = []
+        inst = w.instance
+        for event, key, actor, reason, row_id, input, result in done:
+            inst = result.instance
+            history.append(
+                self._history_row(w.id, inst.seq, event, input, result, key, actor, reason)
+            )
+            commands.extend(result.commands)
+            if row_id is not None:
+                consumed.append((inst.seq, row_id))
+        assert inst is not None, "an instance is written after its start"
+        self.decoded[w.id] = inst
+        if self.catalog.waits_for_messages(w.row.hash, w.table):
+            self._resubscribe(w, inst)
+        wake = min((t.due for t in inst.timers), default=None)
+        # The instance's own rows are written for all instances together (_flush).
+        self.updates.append(
+            (codec.dump_instance(inst), inst.status.value, inst.seq, wake, self.now, w.id)
+        )
+        self.history.extend(history)
+        self.consumed.extend(consumed)
+        self.fired.extend((w.id, e.timer) for e, *_ in done if isinstance(e, rt.TimerFired))
+        effects = StoreEffects(
+            self.tx, self.claims, now=self.now, instance_id=w.id, table=w.table, seq=inst.seq,
+            parent_id=w.row.parent_id,
+        )  # fmt: skip
+        interpret(effects, w.id, w.row.parent_key, commands)
+        self.scheduled += effects.scheduled
+        self.transitions += len(history)
+        if ended(inst.status) and (w.instance is None or not ended(w.instance.status)):
+            self.finished.append(w.id)
+
+    def _resubscribe(self, w: Work, inst: rt.Instance) -> None:
+        """Keep the instance's message subscriptions in line with its tokens."""
+        before = awaited_messages(w.instance)
+        after = awaited_messages(inst)
+        if before != after:
+            tx, now = self.tx, self.now
+            self.scheduled += messages.resubscribe(
+                tx,
+                self.d,
+                lambda t, iid, event, dedupe: inbox.put(t, iid, event, dedupe, at=now),
+                lambda digest, name, data: self.catalog.message_fits(tx, digest, name, data),
+                now=now,
+                instance_id=w.id,
+                table_hash=w.row.hash,
+                before=before,
+                after=after,
+            )
+
+    def _history_row(
+        self,
+        iid: str,
+        seq: int,
+        event: rt.Event | None,
+        input: dict[str, Value] | None,
+        result: st.Step,
+        key: str,
+        actor: str | None = None,
+        reason: str | None = None,
+    ) -> tuple[Param, ...]:
+        return (
+            iid,
+            seq,
+            self.now,
+            None if event is None else codec.dump_event(event),
+            None if input is None else codec.dumps(input),
+            codec.dumps(result.decisions),  # a tuple of strings: a JSON array
+            codec.dumps(codec.unstructure_commands(result.commands)),
+            key,
+            actor,
+            reason,
+            self.worker,
+        )
+
+    def _flush(self) -> None:
+        """Write what the steps produced for their own instances, a statement per table,
+        and forget it (written)."""
+        if self.updates:
+            self.tx.executemany(
+                "UPDATE wf_instance SET state = ?, status = ?, seq = ?, wake_at = ?, "
+                "updated_at = ? WHERE id = ?",
+                self.updates,
+            )
+        self.tx.executemany(
+            "INSERT INTO wf_history (instance_id, seq, at, event, input, decisions, commands, "
+            "idempotency_key, actor, reason, worker) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            self.history,
+        )
+        self.tx.executemany(
+            "UPDATE wf_inbox SET consumed_seq = ? WHERE id = ? AND consumed_seq IS NULL",
+            self.consumed,
+        )
+        self.tx.executemany(
+            "DELETE FROM wf_timer WHERE instance_id = ? AND timer_id = ?", self.fired
+        )
+        self.claims.flush()
+        self.updates, self.history, self.consumed, self.fired = [], [], [], []

@@ -1,0 +1,174 @@
+"""Leasing service calls to a worker, inside an ``advance`` transaction.
+
+A worker claims due calls for its free slots: a claim raises the task's
+``lease_epoch`` (which fences its result) and sets the lease's expiry; an
+expired lease is claimed again by the same query. A call that a step of this
+very transaction schedules goes to the worker at once if it has a free slot
+(``claim_new``): its row is inserted already leased, with no claim round trip.
+An at-most-once call claimed a second time was started and its worker vanished:
+it is never run again (``interrupt``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from wflang.runtime import codec
+from wflang.runtime import instance as rt
+from wflang.runtime.outcome import interrupted
+from wflang.store import inbox, rows
+from wflang.store.backend import Dialect, Param, Tx, placeholders
+from wflang.store.records import ClaimedTask
+from wflang.store.status import TaskKind, TaskStatus
+
+_READY = f"kind = '{TaskKind.SERVICE}' AND status = '{TaskStatus.READY}'"
+#: A call leased at once (``claim_new``): its row's values.
+_LEASED_ROW = (
+    f"(?, ?, ?, '{TaskKind.SERVICE}', ?, ?, ?, '{TaskStatus.RUNNING}', ?, ?, 1, ?, 1, ?, ?, ?)"
+)
+_DUE_ONE_WRITER = (
+    f"SELECT key FROM wf_task WHERE kind = '{TaskKind.SERVICE}' AND "
+    f"((status = '{TaskStatus.READY}' AND run_at <= ?) OR "
+    f"(status = '{TaskStatus.RUNNING}' AND lease_expires_at < ?))"
+)
+_LEASE = (
+    f"UPDATE wf_task SET status = '{TaskStatus.RUNNING}', lease_owner = ?, "
+    "lease_epoch = lease_epoch + 1, lease_expires_at = ?, claims = claims + 1, updated_at = ? "
+)
+_INTERRUPT = (
+    f"UPDATE wf_task SET status = '{TaskStatus.INTERRUPTED}', lease_owner = NULL, "
+    "lease_expires_at = NULL WHERE key = ?"
+)
+_EXPIRED = f"kind = '{TaskKind.SERVICE}' AND status = '{TaskStatus.RUNNING}'"
+
+
+class Claims:
+    """The calls one ``advance`` leases to its worker, and the slots it has left."""
+
+    def __init__(
+        self,
+        tx: Tx,
+        dialect: Dialect,
+        *,
+        worker: str,
+        now: int,
+        lease_ms: int,
+        slots: int,
+        services: Sequence[str] | None,
+        once: frozenset[str],
+    ) -> None:
+        self.tx, self.d, self.worker, self.now = tx, dialect, worker, now
+        self.until = now + lease_ms
+        self.left = slots  # slots the worker has free for calls
+        self.services = None if services is None else sorted(set(services))
+        self.wanted = None if services is None else frozenset(services)
+        self.once = once
+        self.eager: list[ClaimedTask] = []  # calls scheduled here and claimed at once
+        self.eager_rows: dict[str, tuple[Param, ...]] = {}  # their rows, inserted at flush
+
+    def takes(self, service: str) -> bool:
+        """Whether a call scheduled now goes to this worker at once."""
+        return self.left > 0 and (self.wanted is None or service in self.wanted)
+
+    def claim_new(self, instance_id: str, c: rt.ScheduleTask) -> None:
+        """A call already leased to this worker (epoch 1), inserted at ``flush``."""
+        once = 1 if c.service in self.once else 0
+        self.eager_rows[c.key] = (
+            c.key, instance_id, c.node, c.service, codec.dumps(c.args), c.attempt, self.now,
+            once, self.worker, self.until, self.now, self.now,
+        )  # fmt: skip
+        self.left -= 1
+        self.eager.append(
+            ClaimedTask(c.key, instance_id, c.node, c.service, dict(c.args), c.attempt, 1,
+                        self.until)
+        )  # fmt: skip
+
+    def unclaim(self, which: Callable[[ClaimedTask], bool]) -> None:
+        """Forget calls claimed in this transaction that a later step cancelled."""
+        kept = [t for t in self.eager if not which(t)]
+        self.left += len(self.eager) - len(kept)
+        self.eager = kept
+
+    def flush(self) -> None:
+        """Insert the calls claimed at once, a statement per 200."""
+        rows_ = [self.eager_rows[t.key] for t in self.eager if t.key in self.eager_rows]
+        inserted: set[str] = set()
+        for i in range(0, len(rows_), 200):
+            part = rows_[i : i + 200]
+            values = ", ".join([_LEASED_ROW] * len(part))
+            inserted.update(
+                rows.text(k)
+                for (k,) in self.tx.query(
+                    "INSERT INTO wf_task (key, instance_id, node, kind, service, args, attempt, "
+                    "status, run_at, at_most_once, claims, lease_owner, lease_epoch, "
+                    f"lease_expires_at, created_at, updated_at) VALUES {values} "
+                    "ON CONFLICT (key) DO NOTHING RETURNING key",
+                    tuple(x for row in part for x in row),
+                )
+            )
+        # A key already there (never, as keys are unique per visit) is not ours to run.
+        self.eager = [t for t in self.eager if t.key in inserted or t.key not in self.eager_rows]
+        self.eager_rows = {}
+
+    def mark(self) -> tuple[list[ClaimedTask], dict[str, tuple[Param, ...]], int]:
+        """What to go back to if a savepoint is rolled back (``restore``)."""
+        return list(self.eager), dict(self.eager_rows), self.left
+
+    def restore(self, mark: tuple[list[ClaimedTask], dict[str, tuple[Param, ...]], int]) -> None:
+        self.eager, self.eager_rows, self.left = mark
+
+    def due(self) -> tuple[ClaimedTask, ...]:
+        """Lease up to ``left`` due calls (ready, or whose lease expired), by key."""
+        n, services = self.left, self.services
+        if n <= 0 or services == []:
+            return ()
+        only = "" if services is None else f" AND service IN ({placeholders(len(services))})"
+        params: tuple[Param, ...] = tuple(services or ())
+        if self.d.single_writer:  # due and expired calls in one statement
+            candidates = self.tx.query(
+                f"{_DUE_ONE_WRITER}{only} LIMIT ?",
+                (self.now, self.now, *params, n),
+            )
+        else:
+            candidates = self.tx.query(
+                f"SELECT key FROM wf_task WHERE {_READY} AND run_at <= ?{only} "
+                f"ORDER BY run_at, key LIMIT ?{self.d.skip_locked}",
+                (self.now, *params, n),
+            )
+        if len(candidates) < n and not self.d.single_writer:
+            candidates += self.tx.query(
+                f"SELECT key FROM wf_task WHERE {_EXPIRED} AND lease_expires_at < ?{only} "
+                f"ORDER BY lease_expires_at, key LIMIT ?{self.d.skip_locked}",
+                (self.now, *params, n - len(candidates)),
+            )
+        keys = [rows.text(k) for (k,) in candidates]
+        if not keys:
+            return ()
+        leased = self.tx.query(
+            f"{_LEASE}WHERE key IN ({placeholders(len(keys))}) "
+            "RETURNING key, instance_id, node, service, args, attempt, lease_epoch, claims, "
+            "at_most_once",
+            (self.worker, self.until, self.now, *keys),
+        )
+        claimed: list[ClaimedTask] = []
+        for row in leased:
+            key, iid, node, service = str(row[0]), str(row[1]), str(row[2]), str(row[3])
+            args, attempt, epoch, claims, was_once = row[4:]
+            # A call that was started as at-most-once is never started again, whatever
+            # this worker was told: the flag recorded on the task decides.
+            if rows.integer(was_once) and rows.integer(claims) > 1:
+                self.interrupt(key, iid, node)
+                continue
+            if service in self.once and not rows.integer(was_once):
+                self.tx.execute("UPDATE wf_task SET at_most_once = 1 WHERE key = ?", (key,))
+            claimed.append(
+                ClaimedTask(key, iid, node, service, codec.loads(rows.text(args)),
+                            rows.integer(attempt), rows.integer(epoch), self.until)
+            )  # fmt: skip
+        claimed.sort(key=lambda c: c.key)
+        return tuple(claimed)
+
+    def interrupt(self, key: str, instance_id: str, node: str) -> None:
+        """An at-most-once call whose worker vanished after starting it: never run again."""
+        self.tx.execute(_INTERRUPT, (key,))
+        inbox.put(self.tx, instance_id, interrupted(key, node), f"task:{key}", at=self.now)

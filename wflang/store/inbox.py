@@ -1,0 +1,44 @@
+"""An instance's inbox: the events a worker steps it with next.
+
+Everything that reaches an instance from outside its own step (a signal, a
+message, a human task's result, an operator's action, a child's outcome, a
+parent's cancel, an interrupted call) is a row here, written in the
+transaction of whatever caused it. A dedupe key makes a delivery happen once:
+a second row with the same key for the same instance is not written.
+"""
+
+from __future__ import annotations
+
+from wflang.runtime import codec
+from wflang.runtime import instance as rt
+from wflang.store.backend import Dialect, Tx
+
+
+def put(
+    tx: Tx,
+    instance_id: str,
+    event: rt.Event,
+    dedupe_key: str | None,
+    *,
+    at: int,
+    actor: str | None = None,
+    reason: str | None = None,
+) -> bool:
+    """Put an event in an instance's inbox, due at ``at``; False if its dedupe key was
+    already there (nothing is written)."""
+    return (
+        tx.execute(
+            "INSERT INTO wf_inbox (instance_id, event, dedupe_key, actor, reason, "
+            "available_at) VALUES (?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (instance_id, dedupe_key) DO NOTHING",
+            (instance_id, codec.dump_event(event), dedupe_key, actor, reason, at),
+        )
+        > 0
+    )
+
+
+def hint(tx: Tx, dialect: Dialect) -> None:
+    """Wake idle workers when this transaction commits (PostgreSQL NOTIFY; a hint
+    only: workers poll anyway)."""
+    if dialect.notify:
+        tx.execute(dialect.notify)

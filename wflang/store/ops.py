@@ -1,0 +1,156 @@
+"""The store's writes outside ``advance``: creating instances, delivering events,
+closing human tasks, renewing leases, acknowledging the outbox, migrating.
+
+Each is a function of a transaction (and the dialect where it differs) that the
+store runs in one write transaction; none steps an instance: what they deliver
+goes through the instance's inbox, and a worker steps it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+from wflang.runtime import codec
+from wflang.runtime import instance as rt
+from wflang.runtime.ids import instance_seed
+from wflang.runtime.ir import Value
+from wflang.store import inbox, rows
+from wflang.store.backend import Dialect, Tx, placeholders
+from wflang.store.records import IllegalAction, UnknownInstance, UnknownTask
+from wflang.store.schema import Migration
+from wflang.store.status import PENDING, TaskKind, TaskStatus
+
+INT64_MAX = 2**63 - 1
+
+
+def migrate(tx: Tx, dialect: Dialect, m: Migration, now: int) -> bool:
+    """Apply one migration unless it was; whether it was applied now."""
+    tx.execute(
+        "CREATE TABLE IF NOT EXISTS wf_schema (version integer PRIMARY KEY, "
+        "name text NOT NULL, applied_at bigint NOT NULL)"
+    )
+    if tx.query("SELECT 1 FROM wf_schema WHERE version = ?", (m.version,)):
+        return False
+    for statement in m.statements:
+        tx.execute(
+            statement.format(
+                json=dialect.json, autoid=dialect.autoid, without_rowid=dialect.without_rowid
+            )
+        )
+    tx.execute(
+        "INSERT INTO wf_schema (version, name, applied_at) VALUES (?, ?, ?)",
+        (m.version, m.name, now),
+    )
+    return True
+
+
+def create(
+    tx: Tx,
+    *,
+    workflow: str,
+    version: int,
+    table_hash: str,
+    input: Mapping[str, Value],
+    instance_id: str,
+    now: int,
+    actor: str | None,
+    reason: str | None,
+) -> bool:
+    """Create an instance for a worker to start; False if the id exists with this input
+    (a retried start is the same instance, whichever version it was pinned to)."""
+    found = tx.query("SELECT workflow, input FROM wf_instance WHERE id = ?", (instance_id,))
+    if found:
+        same_input = codec.loads(rows.text(found[0][1])) == dict(input)
+        if rows.text(found[0][0]) == workflow and same_input:
+            return False
+        raise IllegalAction(
+            f"instance '{instance_id}' already exists with another workflow or input"
+        )
+    tx.execute(
+        "INSERT INTO wf_instance (id, workflow, version, table_hash, status, input, "
+        "seed, wake_at, created_at, updated_at, created_by, created_reason) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (instance_id, workflow, version, table_hash, PENDING, codec.dumps(dict(input)),
+         instance_seed(instance_id), now, now, now, actor, reason),
+    )  # fmt: skip
+    return True
+
+
+def deliver(
+    tx: Tx,
+    dialect: Dialect,
+    instance_id: str,
+    event: rt.Event,
+    *,
+    dedupe_key: str | None,
+    now: int,
+    actor: str | None,
+    reason: str | None,
+    unless_pending: Callable[[rt.Event, str | None], None] | None,
+) -> bool:
+    """Put an event in an instance's inbox, the instance row locked; False if its dedupe
+    key was already there. ``unless_pending`` sees each event still waiting in the
+    inbox and raises to refuse the delivery."""
+    if not tx.query(f"SELECT 1 FROM wf_instance WHERE id = ?{dialect.lock}", (instance_id,)):
+        raise UnknownInstance(instance_id)
+    if unless_pending is not None:
+        for text, by in tx.query(
+            "SELECT event, actor FROM wf_inbox WHERE instance_id = ? "
+            "AND consumed_seq IS NULL ORDER BY id",
+            (instance_id,),
+        ):
+            unless_pending(codec.load_event(rows.text(text)), rows.maybe_text(by))
+    return inbox.put(tx, instance_id, event, dedupe_key, at=now, actor=actor, reason=reason)
+
+
+def close_human_task(
+    tx: Tx,
+    key: str,
+    event: rt.TaskCompleted | rt.TaskFailed,
+    *,
+    now: int,
+    actor: str | None,
+    reason: str | None,
+) -> None:
+    """Finish an open human task: the task closes and its event is delivered, together."""
+    found = tx.query("SELECT instance_id, status, kind FROM wf_task WHERE key = ?", (key,))
+    if not found:
+        raise UnknownTask(f"no task '{key}'")
+    iid, status, kind = (rows.text(x) for x in found[0])
+    if kind != TaskKind.HUMAN or status != TaskStatus.OPEN:
+        raise IllegalAction(f"task '{key}' is a {kind} task that is {status}, not open")
+    tx.execute(
+        f"UPDATE wf_task SET status = '{TaskStatus.DONE}', updated_at = ? WHERE key = ?",
+        (now, key),
+    )
+    inbox.put(tx, iid, event, f"task:{key}", at=now, actor=actor, reason=reason)
+
+
+def heartbeat(tx: Tx, leases: Sequence[tuple[str, int]], lease_ms: int, now: int) -> list[str]:
+    """Extend the leases still held; the keys of those that were lost."""
+    lost = []
+    for key, epoch in leases:
+        # An expired lease is lost even if nobody took the call over yet: it cannot
+        # be revived, so a worker that was paused past it never commits.
+        n = tx.execute(
+            "UPDATE wf_task SET lease_expires_at = ? WHERE key = ? AND lease_epoch = ? "
+            f"AND status = '{TaskStatus.RUNNING}' AND lease_expires_at >= ?",
+            (now + lease_ms, key, epoch, now),
+        )
+        if n == 0:
+            lost.append(key)
+    return lost
+
+
+def mark_published(tx: Tx, ids: Sequence[int], now: int) -> int:
+    """Acknowledge outbox events; how many were still unpublished."""
+    done = 0
+    for i in range(0, len(ids), 500):
+        part = [int(x) for x in ids[i : i + 500] if 0 < int(x) <= INT64_MAX]
+        if part:
+            done += tx.execute(
+                f"UPDATE wf_outbox SET published_at = ? WHERE id IN "
+                f"({placeholders(len(part))}) AND published_at IS NULL",
+                (now, *part),
+            )
+    return done

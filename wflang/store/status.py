@@ -1,0 +1,61 @@
+"""The states the store's rows are in, named once.
+
+An instance's status is the runtime's (``wflang.runtime.instance.Status``),
+or ``PENDING`` until a worker runs its start transition. A task row is a
+service call or a human task (``TaskKind``) in one of the ``TaskStatus`` states.
+The values are written into SQL as literals (``f"status = '{TaskStatus.READY}'"``):
+the partial indexes of the schema name them, and only a literal lets the
+database use them.
+"""
+
+from __future__ import annotations
+
+import enum
+
+from wflang.runtime.instance import Status
+
+#: An instance whose start transition has not run yet.
+PENDING = "pending"
+
+#: Every status an instance row can have.
+INSTANCE_STATUSES = (PENDING, *(s.value for s in Status))
+
+#: Statuses of an instance that has finished (a dead-lettered one included).
+FINISHED = tuple(s.value for s in Status if s.finished)
+
+#: Statuses of an instance that has ended for good: nothing left to do.
+ENDED = tuple(s.value for s in Status if s.finished and s is not Status.DEAD_LETTERED)
+
+
+def ended(status: Status) -> bool:
+    """Whether an instance has ended: finished, and not dead-lettered (ops may retry it)."""
+    return status.finished and status is not Status.DEAD_LETTERED
+
+
+class TaskKind(enum.StrEnum):
+    SERVICE = "service"  # a call a worker claims and runs
+    HUMAN = "human"  # a person's (user or manual) task
+
+
+class TaskStatus(enum.StrEnum):
+    READY = "ready"  # a call due at ``run_at``, for any worker to claim
+    RUNNING = "running"  # a call leased to a worker
+    OPEN = "open"  # a human task waiting for its person
+    DONE = "done"
+    CANCELLED = "cancelled"
+    INTERRUPTED = "interrupted"  # an at-most-once call whose worker vanished
+
+    @property
+    def live(self) -> bool:
+        return self in LIVE
+
+
+#: A task still wanted: a step cancelling it, or the instance ending, closes it.
+LIVE = (TaskStatus.READY, TaskStatus.RUNNING, TaskStatus.OPEN)
+#: ``status IN (...)`` of the live tasks, as SQL.
+LIVE_SQL = ", ".join(f"'{s}'" for s in LIVE)
+
+
+class OutboxKind(enum.StrEnum):
+    FINISHED = "instance.finished"  # once, when the instance ends
+    DEAD_LETTERED = "instance.dead_lettered"  # each time it is dead-lettered

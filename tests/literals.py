@@ -37,7 +37,8 @@ def _int(n: int) -> Literal:
 
 def _decimal(whole: int, frac: str, negative: bool) -> Literal:
     text = f"{'-' if negative else ''}{whole}.{frac}"
-    return Literal("decimal", text, Decimal(text))
+    value = Decimal(text)
+    return Literal("decimal", text, value.copy_abs() if value.is_zero() else value)  # never -0
 
 
 def _timestamp(moment: datetime, offset_minutes: int, millis: int) -> Literal:

@@ -237,10 +237,24 @@ end done: completed { output { product: context.product, rounded: context.rounde
 @pytest.mark.parametrize(
     ("input", "message"),
     [
-        ({"a": Decimal("1E+6000"), "b": Decimal("1E+6000")}, "'*': decimal overflow"),
-        ({"a": Decimal("1.1"), "b": Decimal("1." + "1" * 33)}, "'*': the exact result needs"),
-        ({"amount": Decimal("1" * 33 + ".5")}, "'round': the result needs more than 34 digits"),
-        ({"n": 2**62}, "int overflow: the result does not fit 64 bits"),
+        (
+            {"a": Decimal("1E+6000"), "b": Decimal("1E+6000")},
+            "decimal overflow: 1E+6000 * 1E+6000 is outside the decimal range"
+            " (the exponent would exceed 6144)",
+        ),
+        (
+            {"a": Decimal("1.1"), "b": Decimal("1." + "1" * 33)},
+            "decimal: the exact result of 1.1 * 1.111",
+        ),
+        (
+            {"amount": Decimal("1" * 33 + ".5")},
+            f"decimal: the result of round({'1' * 33}.5, 2) needs more than 34 digits",
+        ),
+        (
+            {"n": 2**62},
+            "int overflow: 4611686018427387904 * 4 is outside the 64-bit range"
+            " (-9223372036854775808 to 9223372036854775807)",
+        ),
     ],
 )
 def test_arithmetic_failures_are_workflow_errors(input: dict[str, Value], message: str) -> None:
@@ -259,7 +273,8 @@ def test_exact_arithmetic_within_the_limits() -> None:
     assert same(
         env.instance(iid).output,
         {
-            "product": Decimal("3.5E+30"),
+            # 1E+30 is taken as its 31 digits: a whole decimal is written out
+            "product": Decimal("3500000000000000000000000000000.0"),
             "rounded": Decimal("1234567890123456789012345678.12"),  # half to even
             "big": 4,
         },
@@ -274,7 +289,7 @@ def test_wf_run_turns_arithmetic_failures_into_workflow_errors(
     assert main(["run", str(path), "--input", '{"a": 1e6000, "b": 1e6000}']) == 1
     out = capsys.readouterr().out
     assert "status: dead_lettered" in out
-    assert "error: workflow error: '*': decimal overflow" in out
+    assert "error: workflow error: decimal overflow: 1E+6000 * 1E+6000" in out
     # out of the decimal range from the start: refused before anything runs
     assert main(["run", str(path), "--input", '{"a": 1e999999}']) == 1
     err = capsys.readouterr().err

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from wflang.runtime import codec
 from wflang.runtime import instance as rt
 from wflang.runtime.engine import TaskCall
 from wflang.runtime.ir import Value
@@ -98,3 +99,38 @@ def test_arithmetic_failures_and_limits_are_workflow_errors_on_a_store(
         assert durable.status(iid) == "dead_lettered", iid
         error = durable.instance(iid).error or ""
         assert error.startswith("workflow error: ") and message in error, (iid, error)
+
+
+def test_a_whole_decimal_computes_as_a_decimal_on_a_store(
+    store: Store, clock: VirtualClock
+) -> None:
+    """A JSON ``10000000000`` for a decimal input is cubed as a decimal, as
+    ``10000000000.0`` is (was: "int overflow"); ``-2^63 / -1`` is stored and read back as
+    the whole decimal ``9223372036854775808``; an int overflow says what overflowed."""
+    from ..test_typed_arithmetic import CUBE, CUBED, WHOLE
+
+    durable = Durable(store, clock, {}, compile_text(CUBE), compile_text(WHOLE))
+    for iid, text in [("c-int", "10000000000"), ("c-dec", "10000000000.0")]:
+        durable.start("cube", codec.loads('{"a": ' + text + "}"), iid)
+        assert durable.status(iid) == "completed", durable.instance(iid).error
+        output = durable.instance(iid).output
+        assert output is not None and {k: output[k] for k in CUBED} == CUBED
+        replays_exactly(store, iid)
+    durable.start("whole", {"n": -(2**63), "d": 1234}, "w-1")
+    output = durable.instance("w-1").output
+    assert output is not None
+    assert same(output["q"], Decimal(2**63)) and output["text"] == "9223372036854775808"
+    assert same(output["hundreds"], 1200) and same(output["half"], 200)
+    replays_exactly(store, "w-1")
+    assert codec.dumps(output["q"]) == "9223372036854775808"  # digits, read back as a decimal
+
+
+def test_an_int_overflow_says_what_overflowed_on_a_store(store: Store, clock: VirtualClock) -> None:
+    from ..test_values import CALC
+
+    durable = Durable(store, clock, {}, compile_text(CALC))
+    durable.start("calc", {"n": 2**62}, "c-big")
+    assert durable.instance("c-big").error == (
+        "workflow error: int overflow: 4611686018427387904 * 4 is outside the 64-bit range"
+        " (-9223372036854775808 to 9223372036854775807)"
+    )

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from attrs import frozen
+from attrs import field, frozen
 
 from wflang.compiler.dataflow import must_analysis
 from wflang.compiler.map_items import element, item_outputs
@@ -37,6 +37,7 @@ from wflang.compiler.types import (
     null_checked_paths,
     strip,
 )
+from wflang.dsl import expr as ex
 from wflang.dsl import spec as sp
 from wflang.dsl.span import Span
 from wflang.dsl.walk import sub_flows
@@ -58,6 +59,9 @@ class Missing:
 class Typing:
     problems: tuple[TypeProblem, ...]
     missing: tuple[Missing, ...]
+    #: The type of every expression of the workflow (and of its parts): the lowering
+    #: chooses int or decimal arithmetic by it.
+    types: Mapping[ex.Expr, Type] = field(eq=False)
 
 
 def type_env(m: Model) -> TypeEnv:
@@ -82,19 +86,20 @@ def _type_workflow(m: Model) -> Typing:
     env = type_env(m)
     problems: list[TypeProblem] = []
     missing: list[Missing] = []
+    types: dict[ex.Expr, Type] = {}
 
     # Field defaults are constants: no roots.
     for f in all_fields(m):
         if f.default is not None:
-            Inference(env, {}, problems).expect(
+            Inference(env, {}, problems, seen=types).expect(
                 f.default, env.resolve(f.type), f"the default of '{f.name.text}'"
             )
     # Types do not depend on null checks: a first walk finds what each node writes
     # that cannot be null, which with the guards of choices says what is checked where.
     written: dict[str, set[str]] = {}
-    _walk(m, env, {}, [], [], written)
-    _walk(m, env, _null_checked(m, written), problems, missing, {})
-    return Typing(tuple(problems), tuple(missing))
+    _walk(m, env, {}, [], [], written, {})
+    _walk(m, env, _null_checked(m, written), problems, missing, {}, types)
+    return Typing(tuple(problems), tuple(missing), types)
 
 
 def _walk(
@@ -104,15 +109,17 @@ def _walk(
     problems: list[TypeProblem],
     missing: list[Missing],
     written: dict[str, set[str]],
+    types: dict[ex.Expr, Type],
 ) -> None:
-    """Type every node; ``written`` gets the context fields each sets to a non-null value."""
+    """Type every node; ``written`` gets the context fields each sets to a non-null value,
+    ``types`` the type of every expression."""
 
     def walk(nodes: tuple[sp.Node, ...], roots: dict[str, Type]) -> None:
         for node in nodes:
             known = checked.get(node.name.text, frozenset())
 
             def inference(roots: Mapping[str, Type], known: frozenset[str] = known) -> Inference:
-                return Inference(env, roots, problems, known)
+                return Inference(env, roots, problems, known, types)
 
             written[node.name.text] = _type_node(m, env, node, roots, inference, missing)
             inner = roots

@@ -4,19 +4,23 @@ States are numbered in source order (nested nodes right after the node that
 holds them), events in order of first use, expressions in order of first use:
 the same source always lowers to the same table. Expressions are lowered to the
 runtime IR with the types the checker inferred where an operator depends on
-them (a duration divided by an int stays a duration).
+them: a duration divided by an int stays a duration, and arithmetic whose type is
+``decimal`` is decimal arithmetic (``add_decimal`` …) however its operands happen to
+be held at run time (a whole decimal is held as an int, and must not compute as one).
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import assert_never
 
 from attrs import define, field
 
+from wflang.compiler.inference import typing_of
 from wflang.compiler.model import Model
-from wflang.compiler.types import DURATION, Inference, Record, TypeEnv, Unknown
+from wflang.compiler.types import DECIMAL, DURATION, UNKNOWN, Type, strip
 from wflang.dsl import expr as ex
 from wflang.dsl import spec as sp
 from wflang.dsl.walk import walk_nodes
@@ -29,6 +33,8 @@ _BINARY = {
     "in": "in", "not in": "not_in", "and": "and", "or": "or",
 }  # fmt: skip
 _UNARY = {"not": "not", "-": "neg", "+": "pos"}
+#: Operators and builtins whose meaning depends on whether their type is int or decimal.
+_BY_TYPE = frozenset({"add", "sub", "mul", "mod", "neg", "abs", "sum"})
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -51,6 +57,7 @@ class _Lowering:
     expression_ids: dict[ir.IR, int] = field(factory=dict)
     rows: list[tb.Row] = field(factory=list)
     aliases: set[str] = field(factory=set)
+    types: Mapping[ex.Expr, Type] = field(factory=dict)  # what the checker inferred
 
     # -- numbering -------------------------------------------------------------
 
@@ -102,26 +109,28 @@ class _Lowering:
             case ex.Index():
                 return ir.At(self.lower_expr(e.target), self.lower_expr(e.index))
             case ex.Call():
-                return ir.Apply(e.function, tuple(self.lower_expr(a) for a in e.args))
+                args = tuple(self.lower_expr(a) for a in e.args)
+                return ir.Apply(self.typed_op(e.function, e), args)
             case ex.Unary():
-                return ir.Apply(_UNARY[e.op], (self.lower_expr(e.operand),))
+                return ir.Apply(self.typed_op(_UNARY[e.op], e), (self.lower_expr(e.operand),))
             case ex.Binary():
                 op = _BINARY[e.op]
-                if op == "div" and self._is_duration(e.left):
+                if op == "div" and self.type_of(e.left) == DURATION:
                     op = "div_int"
+                op = self.typed_op(op, e)
                 return ir.Apply(op, (self.lower_expr(e.left), self.lower_expr(e.right)))
             case ex.ListLit():
                 return ir.MakeList(tuple(self.lower_expr(i) for i in e.items))
             case _:
                 assert_never(e)
 
-    def _is_duration(self, e: ex.Expr) -> bool:
-        roots = {"input": Record("input"), "context": Record("context")}
-        env = TypeEnv(self.model.types)
-        env.record("input", self.model.input)
-        env.record("context", self.model.context)
-        inferred = Inference(env, {**roots, **{a: Unknown() for a in self.aliases}}).infer(e)
-        return inferred == DURATION
+    def type_of(self, e: ex.Expr) -> Type:
+        return strip(self.types.get(e, UNKNOWN))
+
+    def typed_op(self, op: str, e: ex.Expr) -> str:
+        """``op``, or its decimal form where the expression's type is ``decimal``: the
+        generic operators compute two ints as 64-bit ints, which a whole decimal may be."""
+        return f"{op}_decimal" if op in _BY_TYPE and self.type_of(e) == DECIMAL else op
 
     def callee_name(self, node: sp.CallNode) -> str:
         """The called workflow's own name (``kyc.kyc_check`` names ``kyc_check``)."""
@@ -292,7 +301,7 @@ def lower(model: Model) -> tb.Table:
     """The table of a workflow the checker found free of errors."""
     spec = model.spec
     assert spec.header is not None, "only workflows compile"
-    low = _Lowering(model)
+    low = _Lowering(model, types=typing_of(model).types)
     low.number(spec.nodes)
     low.lower_nodes(spec.nodes)
     start = model.start

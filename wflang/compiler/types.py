@@ -239,9 +239,14 @@ class Inference:
     roots: Mapping[str, Type]
     problems: list[TypeProblem] = field(factory=list)
     checked: frozenset[str] = frozenset()  # paths known not to be null here
+    #: When given, every expression inferred and its type (the lowering reads them).
+    seen: dict[ex.Expr, Type] | None = None
 
     def infer(self, e: ex.Expr) -> Type:
-        return _infer(self, e)
+        t = _infer(self, e)
+        if self.seen is not None:
+            self.seen[e] = t
+        return t
 
     def expect(self, e: ex.Expr, want: Type, what: str) -> Type:
         """Infer ``e`` and report when it does not fit ``want``."""
@@ -274,7 +279,7 @@ class Inference:
         self.problems.append(TypeProblem(kind, message, span, hint))
 
     def guarded(self, paths: frozenset[str]) -> Inference:
-        return Inference(self.env, self.roots, self.problems, self.checked | paths)
+        return Inference(self.env, self.roots, self.problems, self.checked | paths, self.seen)
 
 
 def _path(e: ex.Expr) -> str:

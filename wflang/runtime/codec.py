@@ -4,7 +4,8 @@ Durable stores keep an instance as one JSON document after every step and a
 history row per step; ``wf history --json`` prints the same documents that
 ``replay`` and ``wf render --history`` read. Decimals stay exact: they are
 written as JSON numbers (``4.95``, never a float's ``4.9500000001``) and read
-back with ``parse_float=Decimal``; integers stay integers.
+back with ``parse_float=Decimal``; integers stay integers, but a whole number beyond
+64 bits, which no ``int`` can be, reads back as the whole decimal it was written from.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from cattrs.strategies import configure_tagged_union
 from wflang.runtime import instance as rt
 from wflang.runtime.engine import HistoryEntry
 from wflang.runtime.ir import Value
-from wflang.runtime.numbers import canonical, whole
+from wflang.runtime.numbers import INT_MAX, INT_MIN, canonical
 from wflang.runtime.table import Table
 
 HISTORY_FORMAT = "wflang.history/1"
@@ -37,16 +38,15 @@ _MARKED = re.compile('"' + re.escape(json.dumps(_MARK)[1:-1]) + r'(-?[0-9][0-9.E
 
 def _marked(value: object) -> str | int:
     """``default`` of the encoder: only Decimals reach it (values are JSON-like), and
-    are written in the one form of ``wflang.runtime.numbers``, which reading gives back:
-    a whole decimal without fractional digits as an int within 64 bits, else with an
-    exponent (``…E0``) so that it reads back as a ``Decimal``."""
+    are written in the one form of ``wflang.runtime.numbers``, which reading gives back
+    (a whole decimal within 64 bits as an int, one beyond as its digits)."""
     if isinstance(value, Decimal):
         if not value.is_finite():
             return str(value)
         number = canonical(value)
         if type(number) is int:
             return number
-        return _MARK + str(value) + ("E0" if whole(value) else "")
+        return _MARK + str(number)
     raise TypeError(f"{type(value).__name__} is not a JSON value")
 
 
@@ -81,8 +81,25 @@ _COMPACT = _compact_encoder()
 
 
 def loads(text: str | bytes) -> Any:
-    """Parse JSON written by ``dumps``: numbers with a point or exponent become Decimals."""
-    return json.loads(text, parse_float=Decimal)
+    """Parse JSON written by ``dumps``: numbers with a point or exponent become Decimals,
+    and so do whole numbers beyond 64 bits (``9223372036854775808``, as ``dumps`` writes
+    the whole decimal ``-9223372036854775808 / -1``; older documents say ``…E0``)."""
+    long = _LONG.search(text) if isinstance(text, str) else _LONG_BYTES.search(text)
+    if long is None:  # the usual case: no whole number here can be beyond 64 bits
+        return json.loads(text, parse_float=Decimal)
+    return json.loads(text, parse_float=Decimal, parse_int=_whole)
+
+
+#: 19 digits in a row: the shortest whole number beyond 64 bits (in a string too: rare).
+_LONG = re.compile(r"[0-9]{19}")
+_LONG_BYTES = re.compile(rb"[0-9]{19}")
+
+
+def _whole(text: str) -> int | Decimal:
+    """A JSON whole number: an int within 64 bits, else the whole decimal (``int()``
+    refuses more digits than Python converts, as reading did before)."""
+    n = int(text)
+    return n if INT_MIN <= n <= INT_MAX else Decimal(text)
 
 
 def _is_value(t: Any) -> bool:

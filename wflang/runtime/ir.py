@@ -15,29 +15,26 @@ per value); strings and lists an expression builds are bounded by ``Limits``.
 
 from __future__ import annotations
 
-import json
 import operator
-from collections.abc import Callable, Mapping, Sequence
-from decimal import Decimal, DecimalException
+from collections.abc import Callable, Mapping
+from decimal import Decimal
 
 from attrs import field, frozen
 
 from wflang.runtime.limits import DEFAULT as DEFAULT_LIMITS
 from wflang.runtime.limits import Limits
-from wflang.runtime.numbers import EXACT, ROUNDED, canonical, failure, int64
 
 # Defined beside the numbers, whose limits raise it; the runtime imports it from here.
 from wflang.runtime.numbers import ExpressionError as ExpressionError  # noqa: PLC0414
+from wflang.runtime.numbers import canonical, int_overflow
+from wflang.runtime.ops import OPS, show
+from wflang.runtime.values import Value as Value  # noqa: PLC0414  # imported from here
 
-Value = None | bool | int | Decimal | str | list["Value"] | dict[str, "Value"]
 Env = Mapping[str, Value]
 Compiled = Callable[[Env], Value]
 
 #: How deep an IR tree may nest; deeper trees are refused when a table loads.
 MAX_IR_DEPTH = 128
-
-
-_ONE = Decimal(1)
 
 
 def _typed(value: object) -> tuple[type, object]:
@@ -100,243 +97,6 @@ class MakeList:
 IR = Const | Dec | Load | Get | At | Apply | MakeList
 
 
-def _num(x: Value, op: str) -> int | Decimal:
-    if isinstance(x, bool) or not isinstance(x, int | Decimal):
-        raise ExpressionError(f"'{op}' needs a number, got {_show(x)}")
-    return x
-
-
-def _show(x: Value) -> str:
-    """A value in a message, as the language writes it (``true``, not ``True``)."""
-    text = repr(x) if isinstance(x, str) else _json(x)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _exact(op: str, fn: Callable[[int | Decimal, int | Decimal], Decimal],
-           x: int | Decimal, y: int | Decimal) -> int | Decimal:  # fmt: skip
-    """A decimal operation in the language's context, in the one form of its result."""
-    try:
-        return canonical(fn(x, y))
-    except DecimalException as err:
-        raise failure(op, err) from None
-
-
-def _add(a: Value, b: Value) -> Value:
-    if type(a) is str and type(b) is str:
-        return a + b
-    x, y = _num(a, "+"), _num(b, "+")
-    if type(x) is int and type(y) is int:
-        return int64(x + y)
-    return _exact("+", EXACT.add, x, y)
-
-
-def _sub(a: Value, b: Value) -> Value:
-    x, y = _num(a, "-"), _num(b, "-")
-    if type(x) is int and type(y) is int:
-        return int64(x - y)
-    return _exact("-", EXACT.subtract, x, y)
-
-
-def _mul(a: Value, b: Value) -> Value:
-    x, y = _num(a, "*"), _num(b, "*")
-    if type(x) is int and type(y) is int:
-        return int64(x * y)
-    return _exact("*", EXACT.multiply, x, y)
-
-
-def _div(a: Value, b: Value) -> Value:
-    x, y = _num(a, "/"), _num(b, "/")
-    if y == 0:
-        raise ExpressionError("division by zero")
-    return _exact("/", ROUNDED.divide, x, y)
-
-
-def _div_int(a: Value, b: Value) -> Value:
-    x, y = _num(a, "/"), _num(b, "/")
-    if type(x) is not int or type(y) is not int:
-        raise ExpressionError(f"'/' of a duration needs an int, got {_show(b)}")
-    if y == 0:
-        raise ExpressionError("division by zero")
-    return int64(x // y)
-
-
-def _mod(a: Value, b: Value) -> Value:
-    """The remainder with the sign of the divisor (as Python's ints, and decimals alike:
-    a whole decimal may be held as an int, and must give the same answer)."""
-    x, y = _num(a, "%"), _num(b, "%")
-    if y == 0:
-        raise ExpressionError("modulo by zero")
-    if type(x) is int and type(y) is int:
-        return x % y
-    r = _exact("%", EXACT.remainder, x, y)
-    if r != 0 and (r < 0) != (y < 0):
-        r = _exact("%", EXACT.add, r, y)
-    return r
-
-
-def _compare(op: str) -> Callable[[Value, Value], Value]:
-    def compare(a: Value, b: Value) -> Value:
-        if a is None or b is None:
-            raise ExpressionError(f"'{op}' cannot compare null")
-        try:
-            if op == "<":
-                return a < b  # type: ignore[operator]
-            if op == "<=":
-                return a <= b  # type: ignore[operator]
-            if op == ">":
-                return a > b  # type: ignore[operator]
-            return a >= b  # type: ignore[operator]
-        except TypeError as err:
-            raise ExpressionError(f"'{op}' cannot compare {_show(a)} and {_show(b)}") from err
-
-    return compare
-
-
-def _contains(container: Value, item: Value) -> Value:
-    if isinstance(container, str):
-        if not isinstance(item, str):
-            raise ExpressionError("'in' on a string needs a string")
-        return item in container
-    if isinstance(container, list):
-        return any(_equal(item, x) for x in container)
-    if isinstance(container, dict):
-        return item in container
-    raise ExpressionError(f"'in' needs a list, a map or a string, got {_show(container)}")
-
-
-def _len(x: Value) -> Value:
-    if isinstance(x, str | list | dict):
-        return len(x)
-    raise ExpressionError(f"len() needs a string, a list or a map, got {_show(x)}")
-
-
-def _text(name: str, fn: Callable[[str], str]) -> Callable[[Value], Value]:
-    def apply(x: Value) -> Value:
-        if not isinstance(x, str):
-            raise ExpressionError(f"{name}() needs a string, got {_show(x)}")
-        return fn(x)
-
-    return apply
-
-
-def _coalesce(*xs: Value) -> Value:
-    for x in xs:
-        if x is not None:
-            return x
-    return None
-
-
-def _numbers(name: str, xs: Sequence[Value]) -> list[int | Decimal]:
-    flat = xs[0] if len(xs) == 1 and isinstance(xs[0], list) else list(xs)
-    if not flat and name in ("min", "max"):
-        raise ExpressionError(f"{name}() of an empty list")
-    return [_num(x, name) for x in flat]
-
-
-def _neg(x: int | Decimal) -> int | Decimal:
-    """``-x``, exactly (a decimal's ``-`` would round it to the context's precision)."""
-    return x.copy_negate() if isinstance(x, Decimal) else int64(-x)
-
-
-def _abs(x: int | Decimal) -> int | Decimal:
-    return x.copy_abs() if isinstance(x, Decimal) else int64(abs(x))
-
-
-def _sum(*xs: Value) -> Value:
-    total: Value = 0
-    for x in _numbers("sum", xs):
-        total = _add(total, x)
-    return total
-
-
-def _round(x: Value, places: Value = 0) -> Value:
-    """``x`` to ``places`` decimal places, half to even (``round(2.5)`` is 2)."""
-    value, digits = _num(x, "round"), _num(places, "round")
-    if type(digits) is not int:
-        raise ExpressionError(f"round() needs whole places, got {_show(places)}")
-    try:
-        quantum = _ONE.scaleb(-digits, ROUNDED)
-        return canonical(ROUNDED.quantize(value, quantum))
-    except DecimalException as err:
-        raise failure("round", err) from None
-
-
-def _equal(a: Value, b: Value) -> bool:
-    """``==``: numbers by value (``1 == 1.0``), anything else by type and value, all the
-    way down (``true`` is not ``1``, though Python says ``True == 1``)."""
-    ta, tb = type(a), type(b)
-    if ta is list and tb is list:
-        return len(a) == len(b) and all(map(_equal, a, b))  # type: ignore[arg-type]
-    if ta is dict and tb is dict:
-        return a.keys() == b.keys() and all(_equal(v, b[k]) for k, v in a.items())  # type: ignore[union-attr,index]
-    if ta is bool or tb is bool:
-        return a is b
-    return a == b
-
-
-def _string(x: Value) -> Value:
-    """``string(x)``: a string as it is, anything else as JSON (``true``, ``null``,
-    ``[1,"a"]``), never as Python writes it (``True``, ``['a']``)."""
-    if isinstance(x, str):
-        return x
-    return _json(x)
-
-
-def _json(x: Value) -> str:
-    if x is None:
-        return "null"
-    if isinstance(x, bool):
-        return "true" if x else "false"
-    if isinstance(x, int | Decimal):
-        return str(x)
-    if isinstance(x, str):
-        return json.dumps(x, ensure_ascii=False)
-    if isinstance(x, list):
-        return "[" + ",".join(map(_json, x)) + "]"
-    return "{" + ",".join(f"{_json(k)}:{_json(v)}" for k, v in x.items()) + "}"
-
-
-#: Every operator and builtin the IR can apply: (name -> function on values).
-OPS: dict[str, Callable[..., Value]] = {
-    "add": _add,
-    "sub": _sub,
-    "mul": _mul,
-    "div": _div,
-    "div_int": _div_int,
-    "mod": _mod,
-    "neg": lambda a: _neg(_num(a, "-")),
-    "pos": lambda a: _num(a, "+"),  # exact: Python's unary plus rounds a decimal
-    "eq": _equal,
-    "ne": lambda a, b: not _equal(a, b),
-    "lt": _compare("<"),
-    "le": _compare("<="),
-    "gt": _compare(">"),
-    "ge": _compare(">="),
-    "in": lambda a, b: _contains(b, a),
-    "not_in": lambda a, b: not _contains(b, a),
-    "not": lambda a: not a,
-    "len": _len,
-    "lower": _text("lower", str.lower),
-    "upper": _text("upper", str.upper),
-    "trim": _text("trim", str.strip),
-    "starts_with": lambda a, b: _text("starts_with", lambda s: s)(a).startswith(b),  # type: ignore[union-attr]
-    "ends_with": lambda a, b: _text("ends_with", lambda s: s)(a).endswith(b),  # type: ignore[union-attr]
-    "contains": _contains,
-    "coalesce": _coalesce,
-    "min": lambda *xs: min(_numbers("min", xs)),
-    "max": lambda *xs: max(_numbers("max", xs)),
-    "sum": _sum,
-    "abs": lambda a: _abs(_num(a, "abs")),
-    "round": _round,
-    "keys": lambda m: sorted(m) if isinstance(m, dict) else _fail("keys() needs a map"),
-    "string": _string,
-}
-
-
-def _fail(message: str) -> Value:
-    raise ExpressionError(message)
-
-
 def compile_ir(node: IR, limits: Limits = DEFAULT_LIMITS, depth: int = 0) -> Compiled:
     """Turn an IR tree into a closure over an environment of roots; the strings and
     lists it builds are bounded by ``limits``."""
@@ -368,7 +128,7 @@ def compile_ir(node: IR, limits: Limits = DEFAULT_LIMITS, depth: int = 0) -> Com
             if record is None:
                 raise ExpressionError(f"cannot read '.{field}' of null")
             if not isinstance(record, dict):
-                raise ExpressionError(f"cannot read '.{field}' of {_show(record)}")
+                raise ExpressionError(f"cannot read '.{field}' of {show(record)}")
             return record.get(field)
 
         return get
@@ -382,13 +142,13 @@ def compile_ir(node: IR, limits: Limits = DEFAULT_LIMITS, depth: int = 0) -> Com
             container, key = obj(env), index(env)
             if isinstance(container, list | str):
                 if isinstance(key, bool) or not isinstance(key, int):
-                    raise ExpressionError(f"an index must be an integer, got {_show(key)}")
+                    raise ExpressionError(f"an index must be an integer, got {show(key)}")
                 if not -len(container) <= key < len(container):
                     raise ExpressionError(f"index {key} is out of range (length {len(container)})")
                 return container[key]
             if isinstance(container, dict):
                 return container.get(str(key))
-            raise ExpressionError(f"cannot index {_show(container)}")
+            raise ExpressionError(f"cannot index {show(container)}")
 
         return at
     if isinstance(node, MakeList):
@@ -413,7 +173,7 @@ def _compile_root_field(root: str, field: str) -> Compiled:
         if record is None:
             raise ExpressionError(f"cannot read '.{field}' of null")
         if not isinstance(record, dict):
-            raise ExpressionError(f"cannot read '.{field}' of {_show(record)}")
+            raise ExpressionError(f"cannot read '.{field}' of {show(record)}")
         return record.get(field)
 
     return get_root_field
@@ -423,21 +183,21 @@ def _add64(a: int, b: int) -> Value:
     r = a + b
     if -9_223_372_036_854_775_808 <= r <= 9_223_372_036_854_775_807:  # int64(), inline
         return r
-    return int64(r)
+    raise int_overflow("+", a, b)
 
 
 def _sub64(a: int, b: int) -> Value:
     r = a - b
     if -9_223_372_036_854_775_808 <= r <= 9_223_372_036_854_775_807:
         return r
-    return int64(r)
+    raise int_overflow("-", a, b)
 
 
 def _mul64(a: int, b: int) -> Value:
     r = a * b
     if -9_223_372_036_854_775_808 <= r <= 9_223_372_036_854_775_807:
         return r
-    return int64(r)
+    raise int_overflow("*", a, b)
 
 
 #: Operators with a fast path for two ints (not bools): the same result as ``OPS``.

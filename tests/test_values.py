@@ -8,6 +8,7 @@ from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
 
+import attrs
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -21,6 +22,7 @@ from wflang.runtime import table as tb
 from wflang.runtime.engine import TaskCall
 from wflang.runtime.ir import Value
 from wflang.runtime.limits import Limits
+from wflang.runtime.replay import replay
 from wflang.runtime.table import Table
 from wflang.testing import WorkflowEnv, succeed
 
@@ -385,3 +387,30 @@ def test_remainder_of_decimals_checks_and_has_the_divisors_sign() -> None:
     env = WorkflowEnv([compiled(REMAINDER)])
     iid = env.start("remainder", {"a": Decimal("7.5"), "b": -2, "n": -7, "k": 3})
     assert same(env.instance(iid).output, {"r": Decimal("-0.5"), "mixed": Decimal("1.5"), "i": 2})
+
+
+# -- replay compares values type-strictly (issue 12) --------------------------------------
+
+
+def test_a_replay_tells_false_from_zero() -> None:
+    """A replay's check that it reproduced an instance compares types as well as values
+    (was: ``==``, for which ``{"flag": 0}`` is ``{"flag": False}`` and 1 is 1.0)."""
+    env = WorkflowEnv([compiled(FLAGS)], {"feature.set": succeed()})
+    iid = env.start("flags", {})
+    inst = env.instance(iid)
+    replayed = env.replay(iid)
+    assert replayed.reproduces(inst)
+    assert inst.output is not None
+    for changed in ({"flag": 0}, {"yes": 1}, {"n": Decimal("0.0")}, {"one": True}):
+        other = attrs.evolve(inst, output={**inst.output, **changed})
+        assert other == inst  # to Python they are the same
+        assert not replayed.reproduces(other), changed
+    # a recorded command whose argument was ``0`` where the step gives ``false`` diverges
+    history = env.history(iid)
+    first = history[0]
+    (call,) = [c for c in first.commands if isinstance(c, rt.ScheduleTask)]
+    forged = attrs.evolve(call, args={**call.args, "enabled": 0})
+    commands = tuple(forged if c is call else c for c in first.commands)
+    assert commands == first.commands
+    diverged = replay(env.engine.records[iid].table, iid, [attrs.evolve(first, commands=commands)])
+    assert not diverged.ok and diverged.divergence is not None

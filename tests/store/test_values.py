@@ -18,6 +18,7 @@ from wflang.runtime.engine import TaskCall
 from wflang.runtime.ir import Value
 from wflang.runtime.limits import Limits
 from wflang.store import Store
+from wflang.store.records import IllegalAction
 
 from ..literals import Literal, expected, literals, same, workflow
 from .kit import Durable, VirtualClock, compile_text, ok, replays_exactly
@@ -134,3 +135,20 @@ def test_an_int_overflow_says_what_overflowed_on_a_store(store: Store, clock: Vi
         "workflow error: int overflow: 4611686018427387904 * 4 is outside the 64-bit range"
         " (-9223372036854775808 to 9223372036854775807)"
     )
+
+
+def test_a_repeated_start_is_the_same_only_with_the_same_values(
+    store: Store, clock: VirtualClock
+) -> None:
+    """Starting is idempotent by id, for the same input: ``1.0`` is not ``1`` (was: ``==``
+    took ``{"a": 1}`` for the ``{"a": 1.0}`` the instance was started with)."""
+    from ..test_typed_arithmetic import NEGATE
+
+    durable = Durable(store, clock, {}, compile_text(NEGATE))
+    durable.client.start("negate", {"a": Decimal("1.0")}, instance_id="n-1")
+    durable.client.start("negate", {"a": Decimal("1.0")}, instance_id="n-1")  # a retry
+    for other in (1, Decimal("1.00")):
+        with pytest.raises(IllegalAction, match="already exists with another workflow or input"):
+            durable.client.start("negate", {"a": other}, instance_id="n-1")
+    durable.run()
+    assert same(durable.instance("n-1").output, {"neg": Decimal("-1.0"), "size": Decimal("1.0")})

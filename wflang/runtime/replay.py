@@ -6,6 +6,10 @@ compares what it decides with what was recorded; with the table the history was
 made on, it reproduces the instance exactly. With a changed table it reports the
 first step whose decisions or commands differ: the check to run a new version
 against recorded production histories before deploying it.
+
+Everything is compared type-strictly (``values.identical``): to Python ``True == 1``
+and ``Decimal("1.0") == 1``, but a step that gives ``1`` where ``true`` was recorded
+decides differently.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from wflang.runtime.engine import HistoryEntry
 from wflang.runtime.limits import DEFAULT as DEFAULT_LIMITS
 from wflang.runtime.limits import Limits
 from wflang.runtime.table import Table
+from wflang.runtime.values import identical
 
 
 @frozen
@@ -48,6 +53,11 @@ class Replayed:
     def ok(self) -> bool:
         return self.divergence is None
 
+    def reproduces(self, instance: rt.Instance) -> bool:
+        """Whether the replay went through and gave exactly ``instance`` (a stored one):
+        the same values of the same types, not just ``==``."""
+        return self.ok and identical(self.instance, instance)
+
 
 def replay(
     table: Table,
@@ -67,9 +77,12 @@ def replay(
             assert instance is not None, "a history starts with its start"
             result = st.step(table, instance, entry.event, entry.at, limits)
             label = type(entry.event).__name__
-        got = _shape(result.decisions, result.commands)
-        want = _shape(entry.decisions, entry.commands)
-        if got != want:
+        same = tuple(result.decisions) == tuple(entry.decisions) and identical(
+            tuple(result.commands), tuple(entry.commands)
+        )
+        if not same:
+            got = _shape(result.decisions, result.commands)
+            want = _shape(entry.decisions, entry.commands)
             return Replayed(instance, Divergence(entry.seq, label, want, got))
         instance = result.instance
     return Replayed(instance, None)

@@ -14,6 +14,7 @@ from wflang.runtime import codec
 from wflang.runtime import instance as rt
 from wflang.runtime.ids import instance_seed
 from wflang.runtime.ir import Value
+from wflang.runtime.values import identical
 from wflang.store import inbox, rows
 from wflang.store.backend import Dialect, Tx, placeholders
 from wflang.store.records import IllegalAction, UnknownInstance, UnknownTask
@@ -60,7 +61,8 @@ def create(
     (a retried start is the same instance, whichever version it was pinned to)."""
     found = tx.query("SELECT workflow, input FROM wf_instance WHERE id = ?", (instance_id,))
     if found:
-        same_input = codec.loads(rows.text(found[0][1])) == dict(input)
+        given = codec.loads(codec.dumps(dict(input)))  # as stored: 1 is not 1.0
+        same_input = identical(codec.loads(rows.text(found[0][1])), given)
         if rows.text(found[0][0]) == workflow and same_input:
             return False
         raise IllegalAction(

@@ -26,13 +26,20 @@ EXAMPLES = Path(__file__).parent.parent / "examples"
 
 ORDER = {
     "order_id": "o-1",
-    "customer": {"id": "c-1", "name": "Ada", "email": "ada@example.com"},
+    "customer": {"id": "c-1", "name": "Ada", "email": "ada@example.com", "tier": "standard"},
     "items": [{"sku": "A", "qty": 1, "unit_price": Decimal("10.00")}],
     "subtotal": 10,
     "shipping_fee": 2,
     "currency": "EUR",
     "express": False,
-    "ship_to": {"street": "1 Main St", "city": "Oslo", "postcode": "0150", "country": "NO"},
+    # as declared (the engine checks a start input now)
+    "ship_to": {
+        "name": "Ada",
+        "line1": "1 Main St",
+        "city": "Oslo",
+        "postcode": "0150",
+        "country": "NO",
+    },
 }
 OK = {
     "inventory.reserve": succeed({"reservation_id": "r-1"}),

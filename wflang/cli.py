@@ -46,7 +46,7 @@ from wflang.dsl.spec import WorkflowSpec
 from wflang.durable import cli as durable_cli
 from wflang.runtime.describe import describe
 from wflang.runtime.table import Table, dumps, table_hash
-from wflang.runtime.validate import validate_input
+from wflang.runtime.validate import InvalidValue
 from wflang.store.records import StoreError
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
@@ -294,12 +294,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         return EXIT_FINDINGS
     tables.append(main_table)
     engine = Engine(tables, registered_handlers())
-    problems = validate_input(main_table, input_data)
-    if problems:  # a refused value, as for `wf start` (bad JSON is a usage error: 2)
-        print("wf: error: input does not fit the workflow: " + "; ".join(problems),
-              file=sys.stderr)  # fmt: skip
+    try:
+        iid = engine.start(main_table.workflow, input_data, version=main_table.version)
+    except InvalidValue as err:  # refused as `wf start` refuses it (bad JSON is a usage error)
+        print(f"wf: error: {err}", file=sys.stderr)
         return EXIT_FINDINGS
-    iid = engine.start(main_table.workflow, input_data, version=main_table.version)
     while not engine.instance(iid).status.finished and engine.timers:
         next_due = min(due for due, _ in engine.timers.values())
         engine.advance(max(0, next_due - engine.now))

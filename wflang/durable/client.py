@@ -20,7 +20,7 @@ from typing import Any
 
 from attrs import frozen
 
-from wflang.runtime import codec
+from wflang.runtime import codec, validate
 from wflang.runtime import instance as rt
 from wflang.runtime.correlation import correlation_text
 from wflang.runtime.ids import delivery_key
@@ -48,12 +48,9 @@ from wflang.store.status import FINISHED, TaskKind, TaskStatus
 log = logging.getLogger("wflang.client")
 
 
-class InvalidValue(StoreError):
-    """A value from outside does not fit the declared type; ``problems`` lists why."""
-
-    def __init__(self, what: str, problems: Sequence[str]) -> None:
-        super().__init__(f"{what} does not fit: " + "; ".join(problems))
-        self.problems = tuple(problems)
+class InvalidValue(StoreError, validate.InvalidValue):
+    """A value from outside does not fit the declared type; ``problems`` lists why (a
+    refusal of the store's, and the runtime's ``InvalidValue`` the engine raises)."""
 
 
 @frozen

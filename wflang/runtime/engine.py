@@ -16,7 +16,7 @@ from attrs import define, field, frozen
 
 from wflang.runtime import instance as rt
 from wflang.runtime import step as st
-from wflang.runtime.commands import PARENT_CANCEL, ChildOutcome, interpret
+from wflang.runtime.commands import PARENT_CANCEL, ChildOutcome, interpret, not_deployed
 from wflang.runtime.correlation import awaited_messages, correlation_text
 from wflang.runtime.ids import delivery_key
 from wflang.runtime.ir import Value
@@ -33,7 +33,7 @@ from wflang.runtime.outcome import (
     pending,
 )
 from wflang.runtime.table import Table
-from wflang.runtime.validate import exact, validate_signal
+from wflang.runtime.validate import InvalidValue, exact, validate_input, validate_signal
 
 __all__ = [
     "Engine",
@@ -171,8 +171,13 @@ class Engine:
         version: int | None = None,
         instance_id: str | None = None,
     ) -> str:
-        """Start an instance (the input in the runtime's form: ``_outside``)."""
+        """Start an instance (the input in the runtime's form: ``_outside``); an input
+        that does not fit the workflow's declared input is refused (``InvalidValue``, as
+        the durable client refuses it) and nothing is started."""
         table = self.table(workflow, version)
+        problems = validate_input(table, input)
+        if problems:
+            raise InvalidValue(f"the input of {workflow} v{table.version}", problems)
         data = _outside(input, "the input")
         instance_id = self._start(table, data, instance_id, parent=None)
         self.run()
@@ -435,7 +440,11 @@ class _Effects:
 
     def start_child(self, instance_id: str, seed: int, call: rt.StartChild) -> None:
         engine, parent = self.engine, self.record.instance.id
-        table = engine.table(call.workflow, call.version)
+        try:
+            table = engine.table(call.workflow, call.version)
+        except KeyError:  # not registered: the call fails, as on a store
+            engine.queue.append((parent, not_deployed(call)))
+            return
         engine._start(table, dict(call.input), instance_id, (parent, call.key), seed)
         self.record.children[call.key] = instance_id
 

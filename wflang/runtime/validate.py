@@ -40,6 +40,15 @@ _INT64 = ("int", "duration", "timestamp")
 MAX_VALUE_BYTES = 256 * 1024
 
 
+class InvalidValue(ValueError):
+    """A value from outside does not fit the declared type; ``problems`` lists why.
+    Nothing was stored. The engine, the test kit and the durable client all say it so."""
+
+    def __init__(self, what: str, problems: Sequence[str]) -> None:
+        super().__init__(f"{what} does not fit: " + "; ".join(problems))
+        self.problems = tuple(problems)
+
+
 def validate_input(table: Table, data: Mapping[str, Value]) -> list[str]:
     """Problems with a start input, in words; empty when it fits."""
     fields = tuple(FieldType(f.name, f.type, f.default is not None) for f in table.input)

@@ -13,6 +13,7 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -47,8 +48,18 @@ class Wf:
         assert code == 0, (argv, self.out, self.err)
         return self.out
 
-    def json(self, *argv: str) -> object:
-        return json.loads(self.ok(*argv, "--json"))
+    # The values inside are whatever the JSON holds (json.loads's Any): the tests say which.
+    def json(self, *argv: str) -> dict[str, Any]:
+        """The --json document of a command that prints one object."""
+        doc = json.loads(self.ok(*argv, "--json"))
+        assert isinstance(doc, dict), doc
+        return doc
+
+    def rows(self, *argv: str) -> list[dict[str, Any]]:
+        """The --json document of a command that prints a list of objects."""
+        doc = json.loads(self.ok(*argv, "--json"))
+        assert isinstance(doc, list) and all(isinstance(row, dict) for row in doc), doc
+        return doc
 
     def work(self) -> str:
         return self.ok("worker", "--once", "--handlers", "wf_cli_handlers", "--log-level", "error")
@@ -79,10 +90,8 @@ def _start(wf: Wf, iid: str, amount: int = 2) -> None:
     assert out.strip() == iid
 
 
-def _history(wf: Wf, iid: str) -> dict[str, object]:
-    doc = wf.json("history", iid)
-    assert isinstance(doc, dict)
-    return doc
+def _history(wf: Wf, iid: str) -> dict[str, Any]:
+    return wf.json("history", iid)
 
 
 def test_happy_path(wf: Wf) -> None:
@@ -101,11 +110,10 @@ def test_happy_path(wf: Wf) -> None:
     out = wf.ok("status", "c-1")
     assert "status:   running" in out and "at:       approve (waiting for human)" in out
     status = wf.json("status", "c-1")
-    assert isinstance(status, dict)
     assert (status["status"], status["current"], status["version"]) == ("running", ["approve"], 1)
 
-    tasks = wf.json("tasks", "list")
-    assert isinstance(tasks, list) and len(tasks) == 1
+    tasks = wf.rows("tasks", "list")
+    assert len(tasks) == 1
     key = tasks[0]["key"]
     assert (tasks[0]["node"], tasks[0]["instance_id"]) == ("approve", "c-1")
     assert key in wf.ok("tasks", "list") and "form: ok" in wf.out
@@ -138,14 +146,13 @@ def test_happy_path(wf: Wf) -> None:
     assert compact.count("\n") == 1 and json.loads(compact)["entries"] == entries
 
     assert "c-1" in wf.ok("list") and "completed" in wf.out
-    listed = wf.json("list", "--status", "completed", "--workflow", "opsflow")
-    assert isinstance(listed, list) and [r["instance"] for r in listed] == ["c-1"]
-    assert wf.json("list", "--status", "running") == []
+    listed = wf.rows("list", "--status", "completed", "--workflow", "opsflow")
+    assert [r["instance"] for r in listed] == ["c-1"]
+    assert wf.rows("list", "--status", "running") == []
     out = wf.ok("versions", "opsflow")
     row = out.splitlines()[1].split()
     assert row[:5] == ["opsflow", "1", "0", "1", "latest"]
-    versions = wf.json("versions")
-    assert isinstance(versions, list)
+    versions = wf.rows("versions")
     assert [(v["name"], v["running"], v["finished"]) for v in versions] == [("opsflow", 0, 1)]
 
 
@@ -154,11 +161,10 @@ def test_an_early_signal_through_the_cli_is_taken_later(ready: Wf) -> None:
     ready.work()
     ready.ok("signal", "e-1", "go", "--payload", '{"by": "early"}')
     ready.work()
-    key = ready.json("tasks", "list", "--instance", "e-1")[0]["key"]  # type: ignore[index]
+    key = ready.rows("tasks", "list", "--instance", "e-1")[0]["key"]
     ready.ok("tasks", "complete", key, "--output", '{"ok": false}')
     ready.work()
     status = ready.json("status", "e-1")
-    assert isinstance(status, dict)
     assert status["status"] == "completed" and status["output"]["by"] == "early"
 
 
@@ -191,12 +197,12 @@ def test_refused_requests_exit_1_and_change_nothing(
 ) -> None:
     _start(ready, "s-1")
     ready.work()
-    before = (_history(ready, "s-1"), ready.json("list"), ready.json("tasks", "list"))
+    before = (_history(ready, "s-1"), ready.rows("list"), ready.rows("tasks", "list"))
     assert ready(*argv) == 1
     assert message in ready.err and ready.err.startswith("wf: error: ")
     assert ready.out == ""
     ready.work()
-    assert (_history(ready, "s-1"), ready.json("list"), ready.json("tasks", "list")) == before
+    assert (_history(ready, "s-1"), ready.rows("list"), ready.rows("tasks", "list")) == before
 
 
 @pytest.mark.parametrize(
@@ -217,7 +223,7 @@ def test_refused_requests_exit_1_and_change_nothing(
 def test_usage_problems_exit_2(ready: Wf, argv: list[str], message: str) -> None:
     assert ready(*argv) == 2
     assert message in ready.err
-    assert ready.json("list") == []
+    assert ready.rows("list") == []
 
 
 def test_an_unmigrated_store_is_refused_with_what_to_run(wf: Wf) -> None:
@@ -240,7 +246,7 @@ def test_a_change_of_comments_alone_redeploys_as_the_same_version(
     commented.write_text("// reviewed: nothing changes\n" + text.replace("\n\n", "\n\n\n", 1))
     out = ready.ok("deploy", str(commented))
     assert out == f"opsflow v1 already deployed (the same table): sha256:{first}"
-    assert [v["hash"][:16] for v in ready.json("versions")] == [first.strip()]
+    assert [v["hash"][:16] for v in ready.rows("versions")] == [first.strip()]
 
 
 def test_deploying_changed_content_under_the_same_version_is_refused(
@@ -253,7 +259,7 @@ def test_deploying_changed_content_under_the_same_version_is_refused(
     assert "opsflow version 1 is already deployed with different content" in ready.err
     # Several files deploy all or none: the good one is not deployed beside the conflict.
     assert ready("deploy", SETTLE, str(changed)) == 1
-    assert [v["name"] for v in ready.json("versions")] == ["opsflow"]
+    assert [v["name"] for v in ready.rows("versions")] == ["opsflow"]
 
 
 def test_deploying_a_version_out_of_range_is_refused_by_the_check(
@@ -263,7 +269,7 @@ def test_deploying_a_version_out_of_range_is_refused_by_the_check(
     huge.write_text(Path(FLOW).read_text().replace("version 1", "version 3000000000"))
     assert ready("deploy", str(huge)) == 1
     assert "version 3000000000 is out of range: a version is 1 to 2147483647" in ready.out
-    assert [v["version"] for v in ready.json("versions")] == [1]
+    assert [v["version"] for v in ready.rows("versions")] == [1]
 
 
 def test_ops_actions(ready: Wf) -> None:
@@ -272,13 +278,10 @@ def test_ops_actions(ready: Wf) -> None:
     ready.work()
     out = ready.ok("ops", "dead-letters")
     assert "f-1" in out and "ZeroAmount" in out and "g-1" not in out
-    dead = ready.json("ops", "dead-letters", "--workflow", "opsflow")
-    assert isinstance(dead, list) and [(d["instance"], d["error"] is not None) for d in dead] == [
-        ("f-1", True)
-    ]
+    dead = ready.rows("ops", "dead-letters", "--workflow", "opsflow")
+    assert [(d["instance"], d["error"] is not None) for d in dead] == [("f-1", True)]
     # Where it is stuck: the step ops retry or force-complete (it was empty).
     status = ready.json("status", "f-1")
-    assert isinstance(status, dict)
     assert (status["status"], status["current"]) == ("dead_lettered", ["b"])
     assert _history(ready, "f-1")["current"] == ["b"]
 
@@ -288,14 +291,13 @@ def test_ops_actions(ready: Wf) -> None:
     assert "already has a retry (or replay) waiting for a worker (asked by alice)" in ready.err
     ready.work()  # svc.b refuses again: dead-lettered again
     assert "by alice: try again" in ready.ok("history", "f-1")
-    assert ready.json("status", "f-1")["status"] == "dead_lettered"  # type: ignore[index]
+    assert ready.json("status", "f-1")["status"] == "dead_lettered"
 
     out = ready.ok("ops", "replay", "f-1", "--from", "a", "--input", '{"amount": 3}',
                    "--reason", "fixed the amount")  # fmt: skip
     assert "f-1: replay from a requested" in out
     ready.work()
     status = ready.json("status", "f-1")
-    assert isinstance(status, dict)
     assert (status["status"], status["current"]) == ("running", ["approve"])
     assert "by cli-tester: fixed the amount" in ready.ok("history", "f-1")
 
@@ -303,7 +305,7 @@ def test_ops_actions(ready: Wf) -> None:
                    "--reason", "approved by phone")  # fmt: skip
     assert "f-1: approve will be completed" in out
     ready.work()
-    assert ready.json("status", "f-1")["current"] == ["wait_go"]  # type: ignore[index]
+    assert ready.json("status", "f-1")["current"] == ["wait_go"]
 
     out = ready.ok("ops", "cancel", "f-1", "--reason", "customer left")
     assert "cancel requested (without compensation)" in out
@@ -311,7 +313,7 @@ def test_ops_actions(ready: Wf) -> None:
     assert "cancel requested (with compensation)" in out
     ready.work()
     for iid, reason in (("f-1", "customer left"), ("g-1", "fraud")):
-        assert ready.json("status", iid)["status"] == "cancelled"  # type: ignore[index]
+        assert ready.json("status", iid)["status"] == "cancelled"
         assert f"CancelRequested  by cli-tester: {reason}" in ready.ok("history", iid)
     assert ready("ops", "cancel", "f-1") == 1
     assert "instance 'f-1' is cancelled: it cannot be cancelled any more" in ready.err
@@ -325,7 +327,7 @@ def test_ops_skip_a_failed_compensation(ready: Wf) -> None:
     out = ready.ok("status", "s-1")
     assert "status:   dead_lettered" in out
     assert "at:       undo_b (compensation: retry, force-complete or skip it)" in out
-    assert ready.json("status", "s-1")["current"] == ["undo_b"]  # type: ignore[index]
+    assert ready.json("status", "s-1")["current"] == ["undo_b"]
     assert "then:     undo_a (the compensations still to run, in this order)" in out
     assert "error:    compensation 'undo_b' failed: Gone the charge is gone" in out
     assert "compensation 'undo_b' failed" in ready.ok("ops", "dead-letters")
@@ -338,8 +340,7 @@ def test_ops_skip_a_failed_compensation(ready: Wf) -> None:
     history = ready.ok("history", "s-1")
     assert "SkipCompensation  by cli-tester: refunded by phone" in history
     assert "compensate with undo_a" in history
-    events = ready.json("outbox")
-    assert isinstance(events, list)
+    events = ready.rows("outbox")
     assert [e["kind"] for e in events if e["instance_id"] == "s-1"] == [
         "instance.dead_lettered",
         "instance.finished",
@@ -390,7 +391,7 @@ def test_every_durable_command_has_help(
 def _finish(wf: Wf, iid: str) -> None:
     _start(wf, iid)
     wf.work()
-    (task,) = [t["key"] for t in wf.json("tasks", "list") if t["instance_id"] == iid]
+    (task,) = [t["key"] for t in wf.rows("tasks", "list") if t["instance_id"] == iid]
     wf.ok("tasks", "complete", task, "--output", '{"ok": true}')
     wf.ok("signal", iid, "go", "--payload", '{"by": "ada"}')
     wf.work()
@@ -404,8 +405,7 @@ def test_outbox_and_purge(ready: Wf) -> None:
     _start(ready, "p-3")  # still running
     ready.work()
 
-    events = ready.json("outbox")
-    assert isinstance(events, list)
+    events = ready.rows("outbox")
     assert [(e["instance_id"], e["kind"]) for e in events] == [
         ("p-1", "instance.finished"),
         ("p-2", "instance.finished"),
@@ -413,7 +413,7 @@ def test_outbox_and_purge(ready: Wf) -> None:
     assert events[0]["payload"]["status"] == "completed"
     out = ready.ok("outbox", "--limit", "1", "--ack")
     assert "p-1" in out and "p-2" not in out and "acknowledged 1 event(s)" in ready.err
-    assert [e["instance_id"] for e in ready.json("outbox")] == ["p-2"]
+    assert [e["instance_id"] for e in ready.rows("outbox")] == ["p-2"]
 
     # Nothing ended more than a day ago (the store runs on the real clock here).
     assert "deleted 0 instance(s)" in ready.ok("ops", "purge", "--older-than", "1d")
@@ -421,14 +421,14 @@ def test_outbox_and_purge(ready: Wf) -> None:
     assert out.startswith("would delete 2 instance(s) that ended more than 0s ago (")
     assert out.rstrip().endswith("; by cli-tester: try")
     assert "history" in out
-    assert len(ready.json("list")) == 3  # the dry run deleted nothing
-    assert ready.json("outbox", "--after", str(10**20)) == []  # past any id: nothing
+    assert len(ready.rows("list")) == 3  # the dry run deleted nothing
+    assert ready.rows("outbox", "--after", str(10**20)) == []  # past any id: nothing
     report = ready.json("ops", "purge", "--older-than", "0s", "--reason", "retention")
-    assert isinstance(report, dict) and sorted(report["instances"]) == ["p-1", "p-2"]
+    assert sorted(report["instances"]) == ["p-1", "p-2"]
     assert report["rows"]["wf_outbox"] == 1  # p-1's, acknowledged; p-2's stays
-    assert [r["instance"] for r in ready.json("list")] == ["p-3"]
+    assert [r["instance"] for r in ready.rows("list")] == ["p-3"]
     assert ready("status", "p-1") == 1 and "no instance 'p-1'" in ready.err
-    assert [e["instance_id"] for e in ready.json("outbox")] == ["p-2"]
+    assert [e["instance_id"] for e in ready.rows("outbox")] == ["p-2"]
     with pytest.raises(SystemExit) as exit_:
         ready("ops", "purge", "--older-than", "0s", "--status", "running")
     assert exit_.value.code == 2
@@ -484,7 +484,7 @@ def test_who_and_why_are_recorded_for_start_signal_and_task(ready: Wf) -> None:
     ready.ok("start", "opsflow", "--input", '{"id": "w-1"}', "--id", "w-1",
              "--actor", "carol", "--reason", "ticket 42")  # fmt: skip
     ready.work()
-    (task,) = [t["key"] for t in ready.json("tasks", "list")]
+    (task,) = [t["key"] for t in ready.rows("tasks", "list")]
     ready.ok("tasks", "complete", task, "--output", '{"ok": true}', "--actor", "bob",
              "--reason", "looks good")  # fmt: skip
     ready.work()
@@ -505,7 +505,7 @@ DURABLE = Path(__file__).parent / "data" / "durable"
 def test_deploying_a_caller_without_its_callee_is_refused(ready: Wf) -> None:
     assert ready("deploy", str(DURABLE / "parent.wf")) == 1
     assert "not deployed: parent v1 calls kid v1" in ready.err
-    assert [v["name"] for v in ready.json("versions")] == ["opsflow"]  # nothing deployed
+    assert [v["name"] for v in ready.rows("versions")] == ["opsflow"]  # nothing deployed
     out = ready.ok("deploy", str(DURABLE / "kid.wf"), str(DURABLE / "parent.wf"))
     assert "kid v1 deployed" in out and "parent v1 deployed" in out
 

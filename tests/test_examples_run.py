@@ -62,8 +62,13 @@ def at(text: str) -> int:
 
 T0 = at("2026-03-02T09:00:00+00:00")  # the virtual clock starts here
 
-CUSTOMER = {"id": "c-1", "name": "Ada Lovelace", "email": "ada@example.com", "tier": "gold"}
-ADDRESS = {
+CUSTOMER: dict[str, Value] = {
+    "id": "c-1",
+    "name": "Ada Lovelace",
+    "email": "ada@example.com",
+    "tier": "gold",
+}
+ADDRESS: dict[str, Value] = {
     "name": "Ada Lovelace",
     "line1": "1 Main St",
     "city": "Oslo",
@@ -78,7 +83,7 @@ def env_of(*files: str, **handlers: Script) -> WorkflowEnv:
     return WorkflowEnv.from_files(*(EXAMPLES / f for f in files), handlers=scripted, now=T0)
 
 
-ROLLED_BACK = {"order_id": "o-1", "status": "rolled_back", "shipment_id": None}
+ROLLED_BACK: dict[str, Value] = {"order_id": "o-1", "status": "rolled_back", "shipment_id": None}
 
 
 def finished(
@@ -144,7 +149,7 @@ def test_every_top_level_end_of_every_example_is_reached() -> None:
 
 # ------------------------------------------------------------------ order_saga
 
-ORDER = {
+ORDER: dict[str, Value] = {
     "order_id": "o-1",
     "customer": CUSTOMER,
     "items": [{"sku": "A", "qty": 2, "unit_price": Decimal("5.00")}],
@@ -295,7 +300,7 @@ def test_order_saga_cancel_with_compensation_cancels_the_shipment_too() -> None:
 
 # --------------------------------------------------------------- payment_retry
 
-PAYMENT = {"payment_id": "p-1", "customer": CUSTOMER, "amount": Decimal("49.00")}
+PAYMENT: dict[str, Value] = {"payment_id": "p-1", "customer": CUSTOMER, "amount": Decimal("49.00")}
 PAY_OK: dict[str, Script] = {
     "payments__charge": succeed({"charge_id": "ch-1", "settled": True}),
     "payments__charge_card": succeed({"charge_id": "ch-backup"}),
@@ -441,7 +446,7 @@ def test_payment_unprocessable(
 
 # ------------------------------------------------------------------- kyc_check
 
-KYC = {
+KYC: dict[str, Value] = {
     "customer_id": "c-1",
     "full_name": "Ada Lovelace",
     "country": "NL",
@@ -469,7 +474,7 @@ def review_by_hand(env: WorkflowEnv, iid: str, passed: bool, reason: str) -> Non
 @pytest.mark.parametrize("documents", [["passport", "bill"], []])
 def test_kyc_passed_automatically(documents: list[str]) -> None:
     env = kyc()
-    iid = env.start("kyc_check", {**KYC, "document_ids": documents})
+    iid = env.start("kyc_check", {**KYC, "document_ids": [*documents]})
     decisions = finished(
         env, iid, "passed", "completed", {"passed": True, "manual_review": False, "reason": None},
         sanctions_hit=False, identity_score=91, manual_review=False,
@@ -559,7 +564,7 @@ def test_kyc_rejected_when_the_manual_review_takes_three_days() -> None:
 
 # --------------------------------------------------------- customer_onboarding
 
-ONBOARDING = {
+ONBOARDING: dict[str, Value] = {
     "customer": CUSTOMER,
     "country": "NL",
     "document_ids": ["passport"],
@@ -723,7 +728,7 @@ def test_onboarding_abandoned(how: str) -> None:
 
 # ------------------------------------------------------------- review_document
 
-REVIEW = {
+REVIEW: dict[str, Value] = {
     "batch_id": "b-1",
     "document_id": "d-1",
     "title": "Q1 report",
@@ -797,7 +802,7 @@ def doc(n: int, confidential: bool = False, tags: tuple[str, ...] = ()) -> dict[
             "tags": list(tags)}  # fmt: skip
 
 
-BATCH = {
+BATCH: dict[str, Value] = {
     "batch_id": "b-1",
     "documents": [doc(1), doc(2, confidential=True), doc(3, tags=("legal",)), doc(4), doc(5)],
 }
@@ -928,7 +933,7 @@ def test_document_review_too_many_failures() -> None:
 
 # --------------------------------------------------------- incident_escalation
 
-INCIDENT = {
+INCIDENT: dict[str, Value] = {
     "incident_id": "inc-7",
     "service_name": "checkout",
     "severity": "sev3",
@@ -1092,7 +1097,7 @@ def test_incident_stale_after_three_days() -> None:
 
 # --------------------------------------------------------------- loan_approval
 
-LOAN = {
+LOAN: dict[str, Value] = {
     "application_id": "app-1",
     "applicant": CUSTOMER,
     "country": "NL",
@@ -1108,8 +1113,8 @@ LOAN_OK: dict[str, Script] = {
     "loans__disburse": succeed({"transfer_id": "tr-1"}),
     "notify__send": succeed({"message_id": "m-1"}),
 }
-APPROVED = {"application_id": "app-1", "decision": "approve", "offer_id": "of-1"}
-DECLINED = {"application_id": "app-1", "decision": "decline", "offer_id": None}
+APPROVED: dict[str, Value] = {"application_id": "app-1", "decision": "approve", "offer_id": "of-1"}
+DECLINED: dict[str, Value] = {"application_id": "app-1", "decision": "decline", "offer_id": None}
 
 
 def loan(**handlers: Script) -> WorkflowEnv:
@@ -1242,7 +1247,7 @@ def test_loan_declined(
 @reaches("loan_approval", "withdrawn")
 @pytest.mark.parametrize("how", ["offer-declined", "no-answer", "no-documents"])
 def test_loan_withdrawn(how: str) -> None:
-    score = (
+    score: dict[str, Value] = (
         {"score": 650, "band": "medium"} if how == "no-documents" else {"score": 750, "band": "low"}
     )
     env = loan(credit__score=succeed(score))
@@ -1262,8 +1267,8 @@ def test_loan_withdrawn(how: str) -> None:
 
 # ------------------------------------------------------------- shipment_fanout
 
-PARCELS = [{"id": f"p-{n}", "weight_kg": Decimal("2.5")} for n in range(10)]
-SHIPMENT = {
+PARCELS: list[Value] = [{"id": f"p-{n}", "weight_kg": Decimal("2.5")} for n in range(10)]
+SHIPMENT: dict[str, Value] = {
     "shipment_id": "sh-1",
     "customer": CUSTOMER,
     "origin": {**ADDRESS, "country": "nl"},
@@ -1404,7 +1409,7 @@ def test_shipment_lost(how: str) -> None:
 # -------------------------------------------------------- subscription_renewal
 
 FIRST_RENEWAL = T0 + DAY
-SUBSCRIPTION = {
+SUBSCRIPTION: dict[str, Value] = {
     "subscription_id": "sub-1",
     "customer": CUSTOMER,
     "plan": "pro",

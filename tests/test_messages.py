@@ -13,6 +13,7 @@ from wflang.compiler.compile import compile_workflow
 from wflang.dsl.parser import parse
 from wflang.runtime import instance as rt
 from wflang.runtime.correlation import awaited_messages, correlation_text
+from wflang.runtime.ir import Value
 from wflang.runtime.replay import replay
 from wflang.runtime.table import Table
 from wflang.testing import WorkflowEnv
@@ -29,7 +30,7 @@ def table() -> Table:
     return compiled.table
 
 
-def paid(order_id: str, amount: str = "9.50") -> dict[str, object]:
+def paid(order_id: str, amount: str = "9.50") -> dict[str, Value]:
     return {"order_id": order_id, "amount": Decimal(amount)}
 
 
@@ -128,7 +129,7 @@ def test_a_correlation_of_another_type_is_a_workflow_error() -> None:
 def test_an_operator_can_complete_a_message_wait(table: Table) -> None:
     env = WorkflowEnv([table])
     iid = env.start("settle", {"order_id": "o-1", "customer_no": 7})
-    env.send(iid, rt.CompleteStep("by_order", paid("o-1", "1.25")))  # type: ignore[arg-type]
+    env.send(iid, rt.CompleteStep("by_order", paid("o-1", "1.25")))
     assert env.instance(iid).context["amount"] == Decimal("1.25")  # read as message.amount
     assert [t.waiting for t in env.instance(iid).tokens] == ["message:refunded:7"]
     assert "by_order completed by an operator" in env.history(iid)[-1].decisions

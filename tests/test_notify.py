@@ -16,6 +16,7 @@ from wflang.compiler.compile import compile_workflow
 from wflang.dsl.parser import parse_file
 from wflang.durable.client import Client
 from wflang.durable.worker import Worker
+from wflang.runtime.ir import Value
 from wflang.store import Store, open_store
 
 DSN = os.environ.get("WFLANG_TEST_PG_DSN")
@@ -46,7 +47,7 @@ def test_an_idle_worker_is_woken_by_new_work(store: Store) -> None:
     client.deploy(table)
     called = threading.Event()
 
-    def call(id: str) -> dict[str, object]:
+    def call(id: str) -> dict[str, Value]:
         called.set()
         return {"done": True}
 

@@ -114,7 +114,7 @@ def check_invariants(inst: rt.Instance, states: int) -> None:
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(workflows(), actions)
 def test_random_events_never_break_an_instance(
-    source: str, script: list[tuple[object, ...]]
+    source: str, script: list[tuple[int | str, ...]]
 ) -> None:
     compiled = compile_workflow(parse(source, "prop.wf"), LENIENT)
     assert compiled.table is not None, [d.message for d in compiled.check.diagnostics]
@@ -126,11 +126,11 @@ def test_random_events_never_break_an_instance(
         kind = action[0]
         keys = env.open_tasks(iid)
         if kind == "complete" and keys:
-            env.complete(keys[int(action[1]) % len(keys)], {"v": action[2]})  # type: ignore[call-overload]
+            env.complete(keys[int(action[1]) % len(keys)], {"v": action[2]})
         elif kind == "fail" and keys:
-            env.fail(keys[int(action[1]) % len(keys)], "Bad", transient=bool(action[2]))  # type: ignore[call-overload]
+            env.fail(keys[int(action[1]) % len(keys)], "Bad", transient=bool(action[2]))
         elif kind == "advance":
-            env.advance(ms=int(action[1]))  # type: ignore[call-overload]
+            env.advance(ms=int(action[1]))
         elif kind == "signal":
             env.signal(iid, "go", {"v": action[1]}, key=str(action[2]))
         elif kind == "cancel":

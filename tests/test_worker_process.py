@@ -22,6 +22,7 @@ from wflang.dsl.parser import parse_file
 from wflang.durable.client import Client
 from wflang.durable.metrics import WorkerCollector
 from wflang.durable.worker import Worker
+from wflang.runtime.ir import Value
 from wflang.store import open_store
 from wflang.store.records import Advanced
 
@@ -115,7 +116,7 @@ def test_a_worker_survives_a_store_outage_and_keeps_its_results(
     store.advance = flaky  # type: ignore[method-assign]
     ran: list[str] = []
 
-    def call(id: str) -> dict[str, object]:
+    def call(id: str) -> dict[str, Value]:
         ran.append(id)
         return {"done": True}
 

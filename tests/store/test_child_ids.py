@@ -155,8 +155,8 @@ def test_cancelling_a_parent_reaches_its_child_by_either_id_form(
     with store.backend.transaction() as tx:
         (key,) = tx.query("SELECT parent_key FROM wf_instance WHERE id = ?", (chain[2],))[0]
         legacy = f"{chain[1]}/{key}"
-        for table in ("wf_history", "wf_inbox"):
-            tx.execute(f"UPDATE {table} SET instance_id = ? WHERE instance_id = ?",
+        for name in ("wf_history", "wf_inbox"):
+            tx.execute(f"UPDATE {name} SET instance_id = ? WHERE instance_id = ?",
                        (legacy, chain[2]))  # fmt: skip
         tx.execute("UPDATE wf_instance SET id = ? WHERE id = ?", (legacy, chain[2]))
     assert child_id(chain[1], str(key)) == chain[2]

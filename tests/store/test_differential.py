@@ -103,7 +103,7 @@ class Handler:
         self.script, self.iid = script, iid
         self.calls: list[tuple[str, int, str, dict[str, Value]]] = []
 
-    def __call__(self, task: TaskCall, **args: Value) -> dict[str, object]:
+    def __call__(self, task: TaskCall, **args: Value) -> dict[str, Value]:
         if task.instance == self.iid:  # a store also moves the earlier examples' instances
             self.calls.append((task.node, task.attempt, task.idempotency_key, dict(args)))
         plan = self.script.get(task.node, [("ok", 1, "1.00", True)])

@@ -98,8 +98,19 @@ def complete(d: Driver, node: str, output: Mapping[str, Value]) -> None:
     d.complete_key(key, output)
 
 
-CUSTOMER = {"id": "c-1", "name": "Ada Lovelace", "email": "ada@example.com", "tier": "gold"}
-ADDRESS = {"name": "Ada", "line1": "1 Main St", "city": "Oslo", "postcode": "0150", "country": "NO"}
+CUSTOMER: dict[str, Value] = {
+    "id": "c-1",
+    "name": "Ada Lovelace",
+    "email": "ada@example.com",
+    "tier": "gold",
+}
+ADDRESS: dict[str, Value] = {
+    "name": "Ada",
+    "line1": "1 Main St",
+    "city": "Oslo",
+    "postcode": "0150",
+    "country": "NO",
+}
 
 
 # ------------------------------------------------------------------- scenarios
@@ -107,7 +118,7 @@ ADDRESS = {"name": "Ada", "line1": "1 Main St", "city": "Oslo", "postcode": "015
 
 def order_saga(d: Driver) -> str:
     """Shipped, after the first charge times out (transient) and its 1 s retry."""
-    order = {
+    order: dict[str, Value] = {
         "order_id": "o-1",
         "customer": CUSTOMER,
         "items": [{"sku": "A", "qty": 2, "unit_price": Decimal("5.00")}],
@@ -168,7 +179,12 @@ KYC_OK = handlers_of(
     identity__verify=ok({"score": 91}),
     identity__check_document=ok({"valid": True}),
 )
-KYC = {"customer_id": "c-1", "full_name": "Ada", "country": "NL", "document_ids": ["passport"]}
+KYC: dict[str, Value] = {
+    "customer_id": "c-1",
+    "full_name": "Ada",
+    "country": "NL",
+    "document_ids": ["passport"],
+}
 
 
 def kyc_check(d: Driver) -> str:
@@ -180,7 +196,7 @@ def kyc_check(d: Driver) -> str:
 
 def customer_onboarding(d: Driver) -> str:
     """A child kyc_check passes; the paperwork is signed by hand; products provisioned."""
-    data = {
+    data: dict[str, Value] = {
         "customer": CUSTOMER,
         "country": "NL",
         "document_ids": ["passport"],
@@ -217,7 +233,7 @@ def review_document(d: Driver) -> str:
 
 def document_review(d: Driver) -> str:
     """Five child reviews, all approved by hand; signed off; published."""
-    docs = [
+    docs: list[Value] = [
         {"id": f"d-{n}", "title": f"Doc {n}", "author": "ada", "confidential": n == 2, "tags": []}
         for n in range(5)
     ]
@@ -242,7 +258,7 @@ BATCH_HANDLERS = {
 
 def incident_escalation(d: Driver) -> str:
     """Sev1: acknowledged and resolved by signals, a postmortem planned, 30 quiet minutes."""
-    data = {
+    data: dict[str, Value] = {
         "incident_id": "inc-7",
         "service_name": "checkout",
         "severity": "sev1",
@@ -272,7 +288,12 @@ INCIDENT_HANDLERS = handlers_of(
 
 def loan_approval(d: Driver) -> str:
     """A child kyc_check, an offer accepted by signal, paid out on the funds date."""
-    data = {"application_id": "app-1", "applicant": CUSTOMER, "country": "NL", "amount": 10000}
+    data: dict[str, Value] = {
+        "application_id": "app-1",
+        "applicant": CUSTOMER,
+        "country": "NL",
+        "amount": 10000,
+    }
     iid = d.start("loan_approval", data, "loan-1")
     d.signal(iid, "offer_response", {"accepted": True, "signed_at": T0})
     d.advance(2 * DAY - MINUTE)
@@ -296,7 +317,7 @@ LOAN_HANDLERS = {
 
 def shipment_fanout(d: Driver) -> str:
     """Quotes, labels for ten parcels, then a delivery message."""
-    data = {
+    data: dict[str, Value] = {
         "shipment_id": "sh-1",
         "customer": CUSTOMER,
         "origin": {**ADDRESS, "country": "nl"},
@@ -307,7 +328,11 @@ def shipment_fanout(d: Driver) -> str:
         "pickup_after": T0 + HOUR,
     }
     iid = d.start("shipment_fanout", data, "sh-1")
-    message = {"shipment_id": "sh-1", "delivered_at": T0 + 3 * DAY, "signed_by": "Ada"}
+    message: dict[str, Value] = {
+        "shipment_id": "sh-1",
+        "delivered_at": T0 + 3 * DAY,
+        "signed_by": "Ada",
+    }
     d.signal(iid, "parcel_delivered", message, kind="message")
     return iid
 
@@ -324,7 +349,7 @@ SHIP_HANDLERS = handlers_of(
 
 def subscription_renewal(d: Driver) -> str:
     """Two renewals a month apart, by timers only: the term completes."""
-    data = {
+    data: dict[str, Value] = {
         "subscription_id": "sub-1",
         "customer": CUSTOMER,
         "plan": "pro",
@@ -342,7 +367,7 @@ SUB_HANDLERS = handlers_of(
     notify__send=ok({"message_id": "m-1"}),
 )
 
-Scenario = Callable[[Any], str]
+Scenario = Callable[[Driver], str]
 SCENARIOS: dict[str, tuple[Scenario, tuple[str, ...], dict[str, Handler], str, str]] = {
     # name: (drive, tables, handlers, end status, end node)
     "order_saga": (order_saga, ("order_saga",), ORDER_HANDLERS, "completed", "shipped"),
@@ -485,7 +510,7 @@ def test_order_saga_on_the_example_handlers_module(store: Store, clock: VirtualC
 def test_a_failing_saga_compensates_durably(store: Store, clock: VirtualClock) -> None:
     """order_saga whose shipment is rejected: refund, then release, in reverse order."""
     handlers = {**ORDER_HANDLERS, "shipping.create": fails("AddressRejected")}
-    d = Durable(store, clock, handlers, example("order_saga"))
+    d = DurableDriver(store, clock, handlers, example("order_saga"))
     iid = order_saga(d)
     assert d.status(iid) == "compensated"
     assert d.instance(iid).output == {

@@ -14,7 +14,7 @@ from wflang.durable.worker import Worker
 from wflang.render.history import parse_history, validate
 from wflang.runtime import codec
 from wflang.runtime import instance as rt
-from wflang.runtime.engine import TaskCall
+from wflang.runtime.engine import Handler, TaskCall
 from wflang.runtime.ir import Value
 from wflang.runtime.replay import replay
 from wflang.store import Store
@@ -104,7 +104,7 @@ def test_two_workers_on_one_store_never_run_a_call_twice(
     ran: Counter[str] = Counter()
     by: dict[str, str] = {}
 
-    def handlers(name: str) -> dict[str, object]:
+    def handlers(name: str) -> dict[str, Handler]:
         def one(id: str, task: TaskCall) -> Mapping[str, Value]:
             ran[task.idempotency_key] += 1
             by[task.idempotency_key] = name
@@ -123,8 +123,8 @@ def test_two_workers_on_one_store_never_run_a_call_twice(
     nested: list[bool] = []
     client = Client(store, actor="t")
     client.deploy(data_table("two_step"))
-    a = Worker(store, handlers("A"), worker_id="A", concurrency=1, batch=1)  # type: ignore[arg-type]
-    b = Worker(other, handlers("B"), worker_id="B", concurrency=1, batch=1)  # type: ignore[arg-type]
+    a = Worker(store, handlers("A"), worker_id="A", concurrency=1, batch=1)
+    b = Worker(other, handlers("B"), worker_id="B", concurrency=1, batch=1)
     ids = [f"x-{n:02d}" for n in range(16)]
     for iid in ids[:8]:
         client.start("two_step", {"id": iid}, instance_id=iid)
@@ -212,7 +212,9 @@ def test_a_result_that_does_not_fit_the_service_fails_the_attempt(
 ) -> None:
     """A handler bug is the handler's failure, not the worker's: the attempt fails for
     good (no retry), nothing wrong reaches the context, the worker goes on."""
-    d = Durable(store, clock, {**OPS_HANDLERS, "svc.a": lambda **_: result}, opsflow())
+    # The result is deliberately not always a Mapping[str, Value]: the worker must check it.
+    handlers: dict[str, Handler] = {**OPS_HANDLERS, "svc.a": lambda **_: result}  # type: ignore[dict-item]
+    d = Durable(store, clock, handlers, opsflow())
     iid = d.start("opsflow", {"id": "x"}, "bad-1")
     if problem is None:
         assert d.status(iid) == "running" and d.instance(iid).context["a"] == 2

@@ -13,6 +13,7 @@ import pytest
 
 from wflang.durable.client import InvalidValue
 from wflang.durable.worker import Worker
+from wflang.runtime.ir import Value
 from wflang.store import Store
 from wflang.store.records import UnknownWorkflow
 
@@ -45,7 +46,7 @@ def kept(store: Store) -> int:
         return int(str(tx.query("SELECT count(*) FROM wf_message")[0][0]))
 
 
-def paid(order_id: str, amount: str = "9.50") -> dict[str, object]:
+def paid(order_id: str, amount: str = "9.50") -> dict[str, Value]:
     return {"order_id": order_id, "amount": Decimal(amount)}
 
 

@@ -200,9 +200,15 @@ def test_cancel_with_compensation_runs_the_saga_in_reverse(
         "shipping.cancel": ok(),
     }  # notify.send has no handler: the order waits at confirm
     d = Durable(store, clock, handlers, example("order_saga"))
-    customer = {"id": "c", "name": "A", "email": "a@x", "tier": "gold"}
-    address = {"name": "A", "line1": "l", "city": "c", "postcode": "p", "country": "NO"}
-    order = {
+    customer: dict[str, Value] = {"id": "c", "name": "A", "email": "a@x", "tier": "gold"}
+    address: dict[str, Value] = {
+        "name": "A",
+        "line1": "l",
+        "city": "c",
+        "postcode": "p",
+        "country": "NO",
+    }
+    order: dict[str, Value] = {
         "order_id": "o-1",
         "customer": customer,
         "items": [],

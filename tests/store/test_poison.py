@@ -20,7 +20,7 @@ from wflang.durable.worker import Worker
 from wflang.runtime import codec
 from wflang.runtime import instance as rt
 from wflang.runtime import step as st
-from wflang.runtime.engine import TaskCall
+from wflang.runtime.engine import Handler, TaskCall
 from wflang.runtime.table import Table
 from wflang.store import Store
 from wflang.store.effects import StoreEffects
@@ -80,7 +80,7 @@ def _two(id: str, v: int, task: TaskCall) -> Mapping[str, Any]:
     return {"v": v + 1}
 
 
-HANDLERS = {"step.one": _one, "step.two": _two}
+HANDLERS: dict[str, Handler] = {"step.one": _one, "step.two": _two}
 
 
 def _start(store: Store, ids: list[str]) -> Client:
@@ -154,7 +154,7 @@ def test_a_poisoned_instance_can_be_cancelled_and_retried(store: Store) -> None:
 
     client.cancel("p-set", compensate=False, reason="poisoned")
     client.retry("p-datetime", reason="handler fixed")
-    fixed = {**HANDLERS, "step.one": lambda id, task: {"v": 1}}
+    fixed: dict[str, Handler] = {**HANDLERS, "step.one": lambda id, task: {"v": 1}}
     Worker(store, fixed).run_until_idle()
     assert store.instance("p-set").status == "cancelled"
     assert store.instance("p-datetime").status == "completed"

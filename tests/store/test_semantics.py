@@ -319,12 +319,12 @@ def _item(x: int) -> None:
         raise TaskError("Rejected", "a negative item (scripted)")
 
 
-FAN_HANDLERS: dict[str, Handler] = {"s.check": _check, "s.item": _item}  # type: ignore[dict-item]
+FAN_HANDLERS: dict[str, Handler] = {"s.check": _check, "s.item": _item}
 
 
 def test_an_error_raised_in_a_branch_or_item_reaches_its_container_by_name(run: Run) -> None:
     run.deploy(FAN_HANDLERS, FANERR)
-    cases = [
+    cases: list[tuple[str, list[Value], str]] = [
         ("Rejected", [1], "rejected"),  # a task's error, unhandled in its branch
         ("end", [1], "rejected"),  # a branch's `end …: failed { error Rejected }`
         ("nested", [1], "rejected"),  # out of a parallel inside the branch, by name too

@@ -82,7 +82,7 @@ def test_arithmetic_failures_and_limits_are_workflow_errors_on_a_store(
 
     durable = Durable(store, clock, {}, compile_text(CALC), compile_text(GROW))
     durable.worker.limits = Limits(string_chars=1_000)
-    cases = {
+    cases: dict[str, tuple[str, dict[str, Value], str | None]] = {
         "c-1": ("calc", {"a": Decimal("1E+6000"), "b": Decimal("1E+6000")}, "decimal overflow"),
         "c-2": ("calc", {"n": 2**62}, "int overflow"),
         "g-1": ("grow", {}, "int overflow"),

@@ -80,7 +80,7 @@ def tokens(text: str) -> list[Token]:
     """The tokens of ``text`` (blanks and comments included), as far as it lexes."""
     found: list[Token] = []
     try:
-        for t in LexerThread.from_text(_lexer(), text).lex(None):  # type: ignore[no-untyped-call]
+        for t in LexerThread.from_text(_lexer(), text).lex(None):  # type: ignore[no-untyped-call]  # Lark's lexer is untyped
             found.append(t)
     except Exception:  # a mutant need not lex: what lexed is enough
         pass

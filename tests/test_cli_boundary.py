@@ -12,6 +12,7 @@ import logging
 import os
 import sys
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -108,7 +109,7 @@ def test_the_worker_api_refuses_the_same_settings(
     store = open_store(f"sqlite:///{tmp_path / 'state.db'}")
     name = next(iter(settings))
     with pytest.raises(ValueError, match=f"{name} must be a whole number from"):
-        Worker(store, {}, **settings)  # type: ignore[arg-type]
+        Worker(store, {}, **settings)  # type: ignore[arg-type]  # the bad input under test
 
 
 def test_a_long_poll_does_not_hold_up_the_heartbeat(tmp_path: Path) -> None:
@@ -125,7 +126,7 @@ def test_a_long_poll_does_not_hold_up_the_heartbeat(tmp_path: Path) -> None:
     renewed = threading.Event()
     heartbeat = store.heartbeat
 
-    def counted(worker: str, leases: list[tuple[str, int]], lease_ms: int) -> list[str]:
+    def counted(worker: str, leases: Sequence[tuple[str, int]], lease_ms: int) -> list[str]:
         lost = heartbeat(worker, leases, lease_ms)
         if leases:
             renewals.append(len(leases))
@@ -133,7 +134,7 @@ def test_a_long_poll_does_not_hold_up_the_heartbeat(tmp_path: Path) -> None:
                 renewed.set()
         return lost
 
-    store.heartbeat = counted  # type: ignore[method-assign,assignment]
+    store.heartbeat = counted  # type: ignore[method-assign]  # a spy on the store's own
     seen: list[bool] = []
 
     def call(id: str) -> dict[str, Value]:
@@ -276,7 +277,7 @@ def test_the_client_refuses_an_instance_id_that_is_not_short_text(
 ) -> None:
     client = Client(open_store(store_url), actor="test")
     with pytest.raises(InvalidValue, match=f"the instance id does not fit: {says}"):
-        client.start("opsflow", {"id": "a"}, instance_id=instance_id)  # type: ignore[arg-type]
+        client.start("opsflow", {"id": "a"}, instance_id=instance_id)  # type: ignore[arg-type]  # the bad input under test
     assert client.store.instances() == []
 
 

@@ -23,10 +23,11 @@ def spec(text: str, name: str = "w.wf") -> WorkflowSpec:
 
 
 def pair(folder: str) -> tuple[WorkflowSpec, WorkflowSpec]:
-    return tuple(  # type: ignore[return-value]
+    old, new = (
         spec((DATA / folder / f"{v}.wf").read_text(encoding="utf-8"), f"{v}.wf")
         for v in ("old", "new")
     )
+    return old, new
 
 
 def stuck(folder: str) -> dict[str, tuple[str, ...]]:

@@ -11,11 +11,11 @@ the way and checked through the instance's decisions. Nothing sleeps.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import pytest
 
@@ -314,16 +314,16 @@ def payment(**handlers: Script) -> WorkflowEnv:
     return env_of("payment_retry.wf", **{**PAY_OK, **handlers})
 
 
-def charges_by_round(*outcomes: Callable[[], Any]) -> Script:
+def charges_by_round(*outcomes: Callable[[], dict[str, Value]]) -> Script:
     """A `payments.charge` handler whose outcome depends on the round (the key's suffix)."""
 
-    def charge(key: str, **_: Value) -> Any:
+    def charge(key: str, **_: Value) -> dict[str, Value]:
         return outcomes[int(key.rsplit("/", 1)[1])]()
 
     return charge
 
 
-def declined() -> Any:
+def declined() -> NoReturn:
     raise TaskError("CardDeclined")
 
 
@@ -626,7 +626,7 @@ def test_onboarding_onboarded() -> None:
 
 
 def test_onboarding_onboarded_after_a_manual_kyc_and_one_tolerated_provisioning_failure() -> None:
-    def provision(product: str, **_: Value) -> Any:
+    def provision(product: str, **_: Value) -> dict[str, Value]:
         if product == "savings":
             raise TaskError("ServiceUnavailable", transient=True)
         return {"product_ref": f"pr-{product}"}
@@ -1045,7 +1045,7 @@ def test_incident_primary_nudged_then_secondary_takes_it() -> None:
 @reaches("incident_escalation", "manager_paged")
 @pytest.mark.parametrize("secondary", ["no-ack", "page-failed"])
 def test_incident_escalated_to_a_manager(secondary: str) -> None:
-    def page(person: str, **_: Value) -> Any:
+    def page(person: str, **_: Value) -> dict[str, Value]:
         if person == "bob" and secondary == "page-failed":
             raise TaskError("ServiceUnavailable", transient=True)
         return {"page_id": f"pg-{person}"}
@@ -1296,7 +1296,7 @@ def shipment(**handlers: Script) -> WorkflowEnv:
 def quotes_from(*answering: str) -> Script:
     """Carriers in `answering` quote at once; the others never answer."""
 
-    def quote(carrier: str, **_: Value) -> Any:
+    def quote(carrier: str, **_: Value) -> Any:  # pending() is an Any sentinel
         return {"quote_id": f"q-{carrier}"} if carrier in answering else pending()
 
     return quote
@@ -1329,7 +1329,7 @@ def test_shipment_delivered() -> None:
 
 
 def test_shipment_delivered_domestic_after_a_quote_timeout_and_labels_by_hand() -> None:
-    def label(parcel_id: str, **_: Value) -> Any:
+    def label(parcel_id: str, **_: Value) -> dict[str, Value]:
         if parcel_id in ("p-3", "p-7"):  # two of ten fail: more than 10%
             raise TaskError("ServiceUnavailable", transient=True)
         return {"label_url": f"https://labels/{parcel_id}"}
@@ -1451,9 +1451,13 @@ def test_subscription_term_complete() -> None:
 
 
 def test_subscription_renews_after_settlement_and_a_provider_outage() -> None:
-    answers = iter([None, None, None, {"charge_id": "ch-2", "settled": False}])
+    answers: Iterator[dict[str, Value] | None] = iter(
+        [None, None, None, {"charge_id": "ch-2", "settled": False}]
+    )
 
-    def charge(**_: Value) -> Any:  # down for three calls, then accepted but not settled
+    def charge(
+        **_: Value,
+    ) -> dict[str, Value]:  # down for three calls, then accepted but not settled
         answer = next(answers)
         if answer is None:
             raise TaskError("ServiceUnavailable", transient=True)

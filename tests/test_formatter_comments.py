@@ -51,7 +51,7 @@ def _lexer() -> Any:
 
 
 def _lex(text: str) -> list[Token]:
-    return list(LexerThread.from_text(_lexer(), text).lex(None))  # type: ignore[no-untyped-call]
+    return list(LexerThread.from_text(_lexer(), text).lex(None))  # type: ignore[no-untyped-call]  # Lark's lexer is untyped
 
 
 @cache

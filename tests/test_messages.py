@@ -113,7 +113,7 @@ def test_history_with_published_messages_replays_exactly(table: Table) -> None:
 @pytest.mark.parametrize("value", [True, Decimal("1.5"), None, ["a"]])
 def test_a_correlation_is_a_string_or_an_int(value: object) -> None:
     with pytest.raises(ValueError, match="a correlation is a string or an integer"):
-        correlation_text(value)  # type: ignore[arg-type]
+        correlation_text(value)  # type: ignore[arg-type]  # the bad input under test
 
 
 def test_a_correlation_of_another_type_is_a_workflow_error() -> None:

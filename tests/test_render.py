@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from wflang.cli import main
-from wflang.compiler.model import build_model
+from wflang.compiler.model import Model, build_model
 from wflang.compiler.program import Module, Program
 from wflang.dsl import spec as sp
 from wflang.dsl.parser import ParseResult, parse_bytes
@@ -217,7 +217,7 @@ def _labels(dot: str) -> str:
     return re.sub(r'tooltip="(?:[^"\\]|\\.)*"', "", dot)
 
 
-def _model_of(spec: sp.WorkflowSpec) -> object:
+def _model_of(spec: sp.WorkflowSpec) -> Model:
     parsed = ParseResult(spec.file, "", spec, ())
     module = Module(spec.file, parsed, ())
     return build_model(module, Program({spec.file: module}, (spec.file,), ()))
@@ -230,7 +230,9 @@ def test_hostile_names_and_labels_are_escaped() -> None:
         "g.wf",
     )
     assert guard.spec is not None
-    arm_guard = guard.spec.nodes[0].arms[0].guard  # type: ignore[union-attr]
+    choice = guard.spec.nodes[0]
+    assert isinstance(choice, sp.ChoiceNode)
+    arm_guard = choice.arms[0].guard
     spec = sp.WorkflowSpec(
         "hostile.wf",
         sp.Header(sp.Ident(HOSTILE), 1),
@@ -243,7 +245,7 @@ def test_hostile_names_and_labels_are_escaped() -> None:
             sp.EndNode(sp.Ident("e"), sp.Outcome.COMPLETED),
         ),
     )
-    d = build(_model_of(spec))  # type: ignore[arg-type]
+    d = build(_model_of(spec))
     dot = _labels(to_dot(d))
     mermaid = to_mermaid(d)
     assert "evil [label" not in dot and '"}; evil' not in mermaid  # no label ends early
@@ -306,13 +308,13 @@ def test_history_marks_only_the_edges_taken(
     from wflang.dsl.parser import parse_file
     from wflang.render.command import diagram
     from wflang.runtime import codec
-    from wflang.runtime.engine import Engine, TaskError
+    from wflang.runtime.engine import Engine, Handler, TaskError
     from wflang.runtime.table import table_hash
 
     def rejected(**_: object) -> None:
         raise TaskError("AddressRejected", "no such street")
 
-    handlers = {
+    handlers: dict[str, Handler] = {
         "inventory.reserve": lambda **_: {"reservation_id": "r-1"},
         "inventory.release": lambda **_: None,
         "payments.charge": lambda **_: {"charge_id": "c-1", "settled": True},
@@ -322,7 +324,7 @@ def test_history_marks_only_the_edges_taken(
     }
     table = compile_workflow(parse_file("examples/order_saga.wf")).table
     assert table is not None
-    engine = Engine([table], handlers)  # type: ignore[arg-type]
+    engine = Engine([table], handlers)
     order = json.loads(Path("examples/order_input.json").read_text())
     iid = engine.start("order_saga", order)
     instance = engine.instance(iid)

@@ -6,7 +6,7 @@ the remaining compensations run in order."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import pytest
@@ -14,15 +14,15 @@ import pytest
 from wflang.compiler.compile import compile_workflow
 from wflang.dsl.parser import parse
 from wflang.runtime import instance as rt
-from wflang.runtime.engine import TaskError
-from wflang.testing import WorkflowEnv, delay, permanent, succeed, transient
+from wflang.runtime.engine import Handler, TaskError
+from wflang.testing import Script, WorkflowEnv, delay, permanent, succeed, transient
 
 SAGA = Path(__file__).parent / "data" / "durable" / "saga_ops.wf"
 UNDO = ["fx.undo_c", "fx.undo_b", "fx.undo_a"]
 
 
-def saga(**overrides: object) -> WorkflowEnv:
-    handlers: dict[str, object] = {
+def saga(**overrides: Script) -> WorkflowEnv:
+    handlers: dict[str, Script] = {
         "fx.a": succeed({"a": "a-1"}),
         "fx.b": succeed({"b": "b-1"}),
         "fx.c": permanent("Rejected"),
@@ -31,20 +31,20 @@ def saga(**overrides: object) -> WorkflowEnv:
         "fx.undo_c": succeed(),
     }
     handlers.update({k.replace("__", "."): v for k, v in overrides.items()})
-    return WorkflowEnv.from_files(SAGA, handlers=handlers)  # type: ignore[arg-type]
+    return WorkflowEnv.from_files(SAGA, handlers=handlers)
 
 
-def inline(source: str, handlers: dict[str, object]) -> WorkflowEnv:
+def inline(source: str, handlers: Mapping[str, Script]) -> WorkflowEnv:
     compiled = compile_workflow(parse(source, "inline.wf"))
     assert compiled.table is not None, compiled.check.diagnostics
-    return WorkflowEnv([compiled.table], handlers)  # type: ignore[arg-type]
+    return WorkflowEnv([compiled.table], handlers)
 
 
 def undone(env: WorkflowEnv) -> list[str]:
     return [s for s in env.services_called() if s.startswith("fx.undo")]
 
 
-def fails_until_fixed() -> tuple[Callable[..., object], Callable[[], None]]:
+def fails_until_fixed() -> tuple[Handler, Callable[[], None]]:
     """A handler of fx.undo_b that fails (Gone, transiently) until ``fix`` is called."""
     state = {"fixed": False}
 

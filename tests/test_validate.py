@@ -60,6 +60,7 @@ def test_a_fitting_input_has_no_problems(table: Table) -> None:
 def test_a_value_the_runtime_cannot_use_is_refused(
     table: Table, field: str, value: object, problem: str
 ) -> None:
+    # Deliberately outside Value (or of the wrong kind): what validate_input is for.
     assert validate_input(table, {**GOOD, field: value}) == [problem]  # type: ignore[dict-item]
 
 
@@ -98,12 +99,12 @@ scalars = st.one_of(
     ),
 )
 def test_the_quick_result_check_agrees_with_the_full_one(
-    state: str, result: dict[str, object]
+    state: str, result: dict[str, Value]
 ) -> None:
     compiled = compile_workflow(parse(RESULTS, "results.wf"))
     assert compiled.table is not None
     table = compiled.table
-    quick = validate_handler_result(table, state, result)  # type: ignore[arg-type]
+    quick = validate_handler_result(table, state, result)
     fields = next(s.fields for s in table.types.results if s.name == state)
     full = validate_fields(table.types, fields, result, f"result of {state}", extra=True)
     assert quick == full

@@ -113,7 +113,7 @@ def test_a_worker_survives_a_store_outage_and_keeps_its_results(
             raise sqlite3.OperationalError("disk I/O error")
         return real(*args, **kwargs)
 
-    store.advance = flaky  # type: ignore[method-assign]
+    store.advance = flaky  # type: ignore[method-assign]  # a store that fails on cue
     ran: list[str] = []
 
     def call(id: str) -> dict[str, Value]:

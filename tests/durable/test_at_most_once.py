@@ -5,11 +5,11 @@ takes its error path, and the vanished worker's late result is refused."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from wflang.durable.worker import Worker
 from wflang.runtime import instance as rt
-from wflang.runtime.engine import TaskCall
+from wflang.runtime.engine import Handler, TaskCall
+from wflang.runtime.ir import Value
 from wflang.store import Store
 from wflang.store.records import ClaimedTask, TaskResult
 
@@ -19,9 +19,9 @@ LEASE_MS = 1_000
 AUDIT = "fx.audit"
 
 
-def _saga_handlers(calls: list[str]) -> dict[str, Callable[..., Any]]:
-    def record(service: str, result: dict[str, Any] | None = None) -> Callable[..., Any]:
-        def fn(task: TaskCall, **args: Any) -> dict[str, Any] | None:
+def _saga_handlers(calls: list[str]) -> dict[str, Handler]:
+    def record(service: str, result: dict[str, Value] | None = None) -> Handler:
+        def fn(task: TaskCall, **args: Value) -> dict[str, Value] | None:
             calls.append(f"{service} {task.idempotency_key}")
             return result
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 import threading
 import uuid
 from collections.abc import Callable
-from typing import Any
 
 import psycopg
 import pytest
 
 from wflang.durable.worker import Worker
 from wflang.store import Store
+from wflang.store.postgres import PostgresBackend
 
 from .helpers import PG_DSN, fixture_table
 
@@ -31,9 +31,10 @@ def test_a_worker_listens_again_after_its_backend_is_terminated(
     store.deploy(fixture_table("two_step"))
     worker = Worker(store, {}, poll_ms=3_600_000, worker_id=f"listen-{uuid.uuid4().hex[:8]}")
     opened = threading.Semaphore(0)
-    real = store.backend.listen  # type: ignore[attr-defined]
+    assert isinstance(store.backend, PostgresBackend)
+    real = store.backend.listen
 
-    def listen(channel: str, name: str) -> Any:
+    def listen(channel: str, name: str) -> psycopg.Connection[tuple[object, ...]]:
         conn = real(channel, name)  # listening once it returns
         opened.release()
         return conn

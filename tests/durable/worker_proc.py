@@ -184,7 +184,7 @@ def poison_states(prefix: str) -> None:
             raise RuntimeError(f"poison: cannot store {inst.id}")
         return real(inst)
 
-    codec.dump_instance = dump  # type: ignore[assignment]
+    codec.dump_instance = dump  # type: ignore[assignment]  # the poison, in this process only
 
 
 WORKLOADS = {

@@ -87,7 +87,8 @@ def test_keys_of_signals_and_messages_do_not_collide_in_a_store(store: Store) ->
     assert published.delivered == ("x",)
     worker.run_until_idle()
     assert store.instance("x").status == "completed"
-    assert store.instance("x").instance.output == {"got": "abce"}  # type: ignore[union-attr]
+    inst = store.instance("x").instance
+    assert inst is not None and inst.output == {"got": "abce"}
     taken = [
         r.entry.event for r in store.history("x") if isinstance(r.entry.event, rt.SignalReceived)
     ]

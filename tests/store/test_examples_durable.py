@@ -20,6 +20,7 @@ from wflang.runtime import codec
 from wflang.runtime import instance as rt
 from wflang.runtime.engine import Handler, TaskCall, TaskError
 from wflang.runtime.ir import Value
+from wflang.runtime.table import Table
 from wflang.store import Store
 from wflang.testing import WorkflowEnv
 
@@ -53,7 +54,7 @@ class Driver(Protocol):
 class InMemory:
     """The same driver interface on the test kit's in-memory engine."""
 
-    def __init__(self, handlers: Mapping[str, Handler], *tables: Any) -> None:
+    def __init__(self, handlers: Mapping[str, Handler], *tables: Table) -> None:
         self.env = WorkflowEnv(tables, dict(handlers), now=T0)
 
     def start(self, workflow: str, input: Mapping[str, Value], iid: str) -> str:

@@ -182,7 +182,8 @@ def test_publications_and_subscriptions_made_at_once_always_meet(
     for iid in ids:
         taken = [r for r in store.history(iid) if "received message paid" in str(r.entry.decisions)]
         assert len(taken) == 1, (iid, [r.entry.decisions for r in store.history(iid)])
-        assert store.instance(iid).instance.context["amount"] == Decimal("9.50")  # type: ignore[union-attr]
+        inst = store.instance(iid).instance
+        assert inst is not None and inst.context["amount"] == Decimal("9.50")
 
 
 OTHER = """\

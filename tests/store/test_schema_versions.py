@@ -234,7 +234,7 @@ def test_start_input_is_validated_and_nothing_is_written(
     client = Client(store, actor="t")
     client.deploy(opsflow(1))
     with pytest.raises(InvalidValue) as err:
-        client.start("opsflow", data, instance_id="bad")  # type: ignore[arg-type]
+        client.start("opsflow", data, instance_id="bad")  # type: ignore[arg-type]  # the bad input under test
     assert problem in err.value.problems
     assert str(err.value).startswith("the input of opsflow v1 does not fit: ")
     assert store.instances() == []

@@ -92,8 +92,8 @@ class Run:
 
     def open_tasks(self, iid: str) -> dict[str, dict[str, Value]]:
         """The open human tasks of an instance: their arguments by key."""
-        if self.engine is not None or self.env is not None:
-            engine = self.engine if self.engine is not None else self.env.engine  # type: ignore[union-attr]
+        engine = self.engine if self.engine is not None or self.env is None else self.env.engine
+        if engine is not None:
             prefix = f"{iid}:"
             return {t.key: t.args for t in engine.human_tasks() if t.key.startswith(prefix)}
         assert self.durable is not None
@@ -411,7 +411,7 @@ def test_a_maps_output_reads_its_items_outputs_in_item_order(run: Run) -> None:
     run.deploy({}, GATHER)
     iid = run.start("gather", {"parcels": ["p1", "lost", "p3", "p4"]}, "gather-1")
     tasks = run.open_tasks(iid)
-    assert sorted(args["parcel"] for args in tasks.values()) == ["p1", "p3", "p4"]  # type: ignore[type-var]
+    assert sorted(str(args["parcel"]) for args in tasks.values()) == ["p1", "p3", "p4"]
     for key, args in sorted(tasks.items(), key=lambda t: str(t[1]["parcel"]), reverse=True):
         run.complete(key, {"url": f"https://labels/{args['parcel']}"})  # the last item first
     inst = run.instance(iid)

@@ -92,7 +92,7 @@ def test_a_bad_signal_is_refused_and_nothing_is_written(
     iid = _at_wait(d)
     before = snapshot(d.store, iid)
     with pytest.raises(InvalidValue) as err:
-        d.client.signal(iid, name, payload, key="k", kind=kind)  # type: ignore[arg-type]
+        d.client.signal(iid, name, payload, key="k", kind=kind)  # type: ignore[arg-type]  # the bad input under test
     assert message in str(err.value)
     d.run()
     assert snapshot(d.store, iid) == before
@@ -160,7 +160,7 @@ def test_a_wrong_output_is_refused(d: Durable, output: dict[str, object], proble
     key = d.task("approve")
     before = snapshot(d.store, "t-1")
     with pytest.raises(InvalidValue) as err:
-        d.client.complete_task(key, output)  # type: ignore[arg-type]
+        d.client.complete_task(key, output)  # type: ignore[arg-type]  # the bad input under test
     assert problem in err.value.problems
     assert str(err.value).startswith(f"the output of task '{key}' does not fit")
     d.run()

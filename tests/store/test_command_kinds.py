@@ -22,7 +22,7 @@ from wflang.compiler.compile import compile_workflow
 from wflang.dsl.parser import parse_file
 from wflang.runtime import codec
 from wflang.runtime import instance as rt
-from wflang.runtime.engine import Engine, TaskCall, TaskError
+from wflang.runtime.engine import Engine, Handler, TaskCall, TaskError
 from wflang.runtime.ids import instance_seed
 from wflang.runtime.ir import Value
 from wflang.runtime.table import Table
@@ -138,7 +138,7 @@ class Both:
         def release(n: int) -> None:
             return None
 
-        handlers = {"s.reserve": reserve, "s.release": release}
+        handlers: dict[str, Handler] = {"s.reserve": reserve, "s.release": release}
         self.store, self.clock = store, clock
         self.engine = Engine(list(tables), handlers, now=clock.ms)
         self.durable = None if store is None else Durable(store, clock, handlers, *tables)

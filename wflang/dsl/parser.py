@@ -24,6 +24,7 @@ from lark.parsers.lalr_analysis import Shift
 from wflang.dsl import diagnostics as diag
 from wflang.dsl import spec as sp
 from wflang.dsl.build import BuildContext, SpecBuilder
+from wflang.dsl.parser_cache import cached_parser
 from wflang.dsl.source import MAX_SOURCE_BYTES, SourceError, read_source
 from wflang.dsl.span import Span
 from wflang.dsl.syntax import Vocabulary, hint_for
@@ -82,15 +83,15 @@ def make_parser(transformer: SpecBuilder | None = None) -> Lark:
     context; without, it is the plain tree-building parser (used as a reference).
     """
     callbacks = {"LINE_COMMENT": _on_comment, "BLOCK_COMMENT": _on_comment} if transformer else {}
-    return Lark(
-        grammar_text(),
-        parser="lalr",
-        lexer="contextual",
-        propagate_positions=True,
-        maybe_placeholders=True,
-        transformer=transformer,
-        lexer_callbacks=callbacks,
-    )
+    options = {
+        "parser": "lalr",
+        "lexer": "contextual",
+        "propagate_positions": True,
+        "maybe_placeholders": True,
+        "transformer": transformer,
+        "lexer_callbacks": callbacks,
+    }
+    return cached_parser(grammar_text(), options)  # built once per grammar, then loaded
 
 
 @cache

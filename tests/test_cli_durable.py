@@ -537,7 +537,7 @@ def test_store_urls_are_shown_without_their_password() -> None:
 
 
 def test_an_ending_that_is_not_a_failure_prints_its_reason_not_an_error() -> None:
-    from wflang.durable.cli import outcome_label
+    from wflang.cli.values import outcome_label
 
     assert [outcome_label(s) for s in ("failed", "dead_lettered")] == ["error", "error"]
     assert [outcome_label(s) for s in ("compensated", "cancelled")] == ["reason", "reason"]

@@ -1,0 +1,109 @@
+"""The ``wf`` command as a package (issue 13): commands are functions of typed
+requests, the parser is built from the requests, and startup imports only what
+the command needs."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import attrs
+import pytest
+
+from wflang.cli import build_parser, files, instances, ops, stores, values
+from wflang.cli import worker as worker_cli
+from wflang.cli.app import COMMANDS
+from wflang.cli.framework import Command, request_of
+from wflang.cli.source import Check, check
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = str(ROOT / "examples" / "order_saga.wf")
+
+
+def test_the_constants_written_for_the_parser_equal_their_sources() -> None:
+    from wflang.compiler.registry import Preset
+    from wflang.compiler.report import FORMATS
+    from wflang.dsl.spec import MAX_VERSION
+    from wflang.durable.worker import SETTINGS
+    from wflang.runtime.instance import Status
+    from wflang.runtime.validate import MAX_VALUE_BYTES
+    from wflang.store import DEFAULT_URL
+    from wflang.store.retention import ENDED, PURGEABLE
+
+    assert tuple(FORMATS) == files.REPORT_FORMATS
+    assert tuple(p.value for p in Preset) == files.PRESETS
+    assert values.MAX_VERSION == MAX_VERSION
+    assert values.MAX_VALUE_BYTES == MAX_VALUE_BYTES
+    assert worker_cli.SETTINGS == SETTINGS
+    assert ("pending", *(s.value for s in Status)) == instances.LIST_STATUSES
+    assert (ops.ENDED, ops.PURGEABLE) == (ENDED, PURGEABLE)
+    assert stores.DEFAULT_URL == DEFAULT_URL
+
+
+@pytest.mark.parametrize(
+    "entry", [c for c in COMMANDS if isinstance(c, Command)], ids=lambda c: " ".join(c.path)
+)
+def test_every_field_of_a_request_is_an_argument(entry: Command) -> None:
+    parser = build_parser()
+    for name in entry.path:  # the command's own parser
+        parser = next(
+            a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction"
+        ).choices[name]  # type: ignore[attr-defined]
+    dests = {a.dest for a in parser._actions} - {"help"}
+    assert dests == {f.name for f in attrs.fields(entry.request)}
+
+
+def test_a_command_is_a_function_of_its_request() -> None:
+    result = check(Check(paths=(EXAMPLE,)))
+    assert result.code == 0
+    assert result.printed == (("out", "All clean: 1 file checked.\n"),)
+    parsed = build_parser().parse_args(["check", EXAMPLE, "--color", "never"])
+    assert request_of(Check, parsed) == Check(paths=(EXAMPLE,), color=False)
+
+
+def test_requests_are_frozen() -> None:
+    for entry in COMMANDS:
+        if isinstance(entry, Command):
+            request = entry.request.__new__(entry.request)
+            with pytest.raises(attrs.exceptions.FrozenInstanceError):
+                request.store = "sqlite:///elsewhere.db"
+
+
+def _modules_after(code: str) -> set[str]:
+    shown = subprocess.run(
+        [sys.executable, "-c", f"{code}\nimport sys\nprint('\\n'.join(sys.modules))"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    )
+    return set(shown.stdout.split())
+
+
+HEAVY = ("networkx", "psycopg", "lark", "cattrs", "graphviz", "prometheus_client")
+
+
+def _heavy(modules: set[str], *prefixes: str) -> set[str]:
+    return {m for m in modules if m.split(".")[0] in HEAVY or m.startswith(prefixes)}
+
+
+def test_building_the_parser_imports_no_stage() -> None:
+    loaded = _modules_after("from wflang.cli import build_parser\nbuild_parser()")
+    stages = ("wflang.dsl", "wflang.compiler", "wflang.runtime", "wflang.store", "wflang.render")
+    assert _heavy(loaded, *stages, "wflang.durable") == set()
+
+
+def test_wf_version_imports_nothing_but_the_package() -> None:
+    loaded = _modules_after(
+        "from wflang.cli import main\ntry:\n    main(['--version'])\nexcept SystemExit:\n    pass"
+    )
+    assert {m for m in loaded if m.startswith("wflang")} == {"wflang", "wflang.cli"}
+    assert "argparse" not in loaded and "attrs" not in loaded
+
+
+def test_wf_check_imports_no_store_runtime_renderer_or_durable_side() -> None:
+    loaded = _modules_after(f"from wflang.cli import main\nmain(['check', {EXAMPLE!r}])")
+    later = ("wflang.store", "wflang.durable", "wflang.render", "wflang.runtime")
+    assert {m for m in loaded if m.startswith(later)} == set()
+    assert {m for m in loaded if m.split(".")[0] in ("psycopg", "graphviz", "cattrs")} == set()

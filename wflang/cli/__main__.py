@@ -1,0 +1,7 @@
+"""``python -m wflang.cli``: the ``wf`` command."""
+
+import sys
+
+from wflang.cli import main
+
+sys.exit(main())

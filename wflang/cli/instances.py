@@ -1,0 +1,382 @@
+"""The commands people use on running instances: ``wf signal``, ``wf publish``,
+``wf tasks``, ``wf status``, ``wf history`` and ``wf list``."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from attrs import field, frozen
+
+from wflang.cli.framework import Command, Group, Out, Result, UsageError, arg
+from wflang.cli.stores import (
+    actor_field,
+    client,
+    json_field,
+    json_text,
+    open_cli_store,
+    reason_field,
+    record,
+    store_field,
+)
+from wflang.cli.values import json_arg, outcome_label, parse_age, positive, when
+
+if TYPE_CHECKING:
+    from wflang.runtime.ir import Value
+    from wflang.store import Store
+    from wflang.store.records import InstanceInfo
+
+#: The statuses ``wf list --status`` takes: ``pending`` and those of
+#: ``runtime.instance.Status`` (a test keeps them equal).
+LIST_STATUSES = ("pending", "running", "compensating", "completed", "failed", "cancelled",
+                 "compensated", "dead_lettered")  # fmt: skip
+
+
+@frozen(kw_only=True)
+class Signal:
+    instance: str = field(metadata=arg(help="the instance id"))
+    name: str = field(metadata=arg(help="the signal's name"))
+    payload: str = field(
+        default="{}", metadata=arg("--payload", help="the payload as JSON, or @file.json")
+    )
+    key: str | None = field(
+        default=None,
+        metadata=arg("--key", help="a deduplication key: a second signal with it is ignored"),
+    )
+    message: bool = field(
+        default=False,
+        metadata=arg("--message", action="store_true", help="send a message instead"),
+    )
+    store: str | None = store_field()
+    reason: str | None = reason_field()
+    actor: str | None = actor_field()
+
+
+def signal(req: Signal) -> Result:
+    durable = client(req.store, req.actor)
+    payload = json_arg(req.payload, "--payload")
+    kind = "message" if req.message else "signal"
+    delivered = durable.signal(
+        req.instance, req.name, payload, key=req.key, kind=kind, reason=req.reason
+    )
+    out = Out()
+    if delivered:
+        out.print(f"{kind} {req.name} sent to {req.instance}")
+    else:
+        out.print(f"{kind} {req.name} with key {req.key!r} was already sent: ignored")
+    return out.done()
+
+
+@frozen(kw_only=True)
+class Publish:
+    message: str = field(metadata=arg(help="the message's name"))
+    correlation: str = field(
+        metadata=arg("--correlation", required=True, help="the correlation value")
+    )
+    int: bool = field(
+        default=False,
+        metadata=arg("--int", action="store_true", help="the correlation is an integer (checked)"),
+    )
+    payload: str = field(
+        default="{}", metadata=arg("--payload", help="the payload as JSON, or @file.json")
+    )
+    key: str | None = field(
+        default=None,
+        metadata=arg("--key", help="a deduplication key: publishing it again is ignored"),
+    )
+    ttl: str | None = field(
+        default=None,
+        metadata=arg("--ttl", metavar="DURATION", help="keep it for later waiters: 10m, 2h, 7d"),
+    )
+    reason: str | None = reason_field()
+    actor: str | None = actor_field()
+    store: str | None = store_field()
+
+
+def publish(req: Publish) -> Result:
+    durable = client(req.store, req.actor)
+    payload = json_arg(req.payload, "--payload")
+    ttl = 0 if req.ttl is None else parse_age(req.ttl, "--ttl")
+    correlation: Value = req.correlation
+    if req.int:
+        if not re.fullmatch(r"[+-]?[0-9]+", req.correlation.strip()):
+            raise UsageError(f"--correlation: '{req.correlation}' is not an integer")
+        correlation = int(req.correlation)
+    done = durable.publish(
+        req.message, correlation, payload, key=req.key, ttl_ms=ttl, reason=req.reason
+    )
+    out = Out()
+    what = f"message {done.message} (correlation {done.correlation!r})"
+    if done.duplicate:
+        out.print(f"{what} with key {req.key!r} was already published: ignored")
+        return out.done()
+    if done.delivered:
+        out.print(f"{what} delivered to {len(done.delivered)} instance(s): "
+                  + ", ".join(done.delivered))  # fmt: skip
+    else:
+        out.print(f"{what}: no instance waits for it now")
+    if done.kept_until is not None:
+        out.print(f"kept for instances that start waiting for it until {when(done.kept_until)}")
+    elif not done.delivered:
+        out.print("not kept (give --ttl to keep it for instances that wait later)")
+    return out.done()
+
+
+@frozen(kw_only=True)
+class TasksList:
+    instance: str | None = field(
+        default=None, metadata=arg("--instance", help="only this instance's")
+    )
+    json: bool = json_field()
+    store: str | None = store_field()
+
+
+def tasks_list(req: TasksList) -> Result:
+    tasks = client(req.store).open_tasks(req.instance)
+    out = Out()
+    if req.json:
+        out.print(json_text([record(t) for t in tasks]))
+        return out.done()
+    if not tasks:
+        out.print("no open human tasks")
+    for t in tasks:
+        who = f" for {t.assignee}" if t.assignee else ""
+        form = f" form: {', '.join(t.form)}" if t.form else ""
+        out.print(f"{t.key}  {t.service or 'user'} task {t.node}{who}{form}")
+    return out.done()
+
+
+@frozen(kw_only=True)
+class TasksComplete:
+    key: str = field(metadata=arg(help="the task key (from 'wf tasks list')"))
+    output: str = field(
+        default="{}", metadata=arg("--output", help="the form's values as JSON, or @file.json")
+    )
+    store: str | None = store_field()
+    reason: str | None = reason_field()
+    actor: str | None = actor_field()
+
+
+def tasks_complete(req: TasksComplete) -> Result:
+    durable = client(req.store, req.actor)
+    output = json_arg(req.output, "--output")
+    task = durable.complete_task(req.key, output, reason=req.reason)
+    out = Out()
+    out.print(f"task {task.key} completed")
+    return out.done()
+
+
+@frozen(kw_only=True)
+class Status:
+    instance: str = field(metadata=arg(help="the instance id"))
+    json: bool = json_field()
+    store: str | None = store_field()
+
+
+def status(req: Status) -> Result:
+    from wflang.runtime import codec
+    from wflang.runtime.instance import Status as RunStatus
+
+    store = open_cli_store(req.store)
+    info = store.instance(req.instance)
+    out = Out()
+    if req.json:
+        out.print(json_text(_status_json(store, info)))
+        return out.done()
+    out.print(f"instance: {info.id}")
+    out.print(f"workflow: {info.workflow} v{info.version} (sha256:{info.table_hash[:12]})")
+    out.print(f"status:   {info.status}")
+    out.print(f"created:  {when(info.created_at)}   updated: {when(info.updated_at)}")
+    inst = info.instance
+    if inst is not None:
+        table = store.table_for(info.table_hash)
+        dead = inst.status is RunStatus.DEAD_LETTERED
+        if not inst.status.finished or dead:
+            for t in inst.tokens:
+                if dead:  # where it stopped; a failed compensation waits for an operator
+                    note = " (compensation: retry, force-complete or skip it)" * t.compensating
+                else:
+                    note = f" (waiting for {t.waiting})" if t.waiting else ""
+                    note += " (compensation)" * t.compensating
+                out.print(f"at:       {table.states[t.state].name}{note}")
+            if any(t.compensating for t in inst.tokens) and inst.compensations:
+                rest = ", ".join(table.states[s].name for s in reversed(inst.compensations))
+                out.print(f"then:     {rest} (the compensations still to run, in this order)")
+        if not inst.status.finished:  # each as `wf ops fire-timers --timer` takes it
+            for timer in sorted(inst.timers, key=lambda t: (t.due, t.id)):
+                out.print(f"timer:    {timer.purpose} at {when(timer.due)} (id {timer.id})")
+        if inst.output is not None:
+            out.print("output:   " + codec.dumps(inst.output))
+        if inst.error:
+            out.print(f"{outcome_label(inst.status.value) + ':':10}{inst.error}")
+        out.print(f"steps:    {inst.seq}")
+    if info.unreadable:
+        out.print(f"error:    {info.unreadable}")
+    for task in store.tasks(instance_id=info.id, status="open"):
+        out.print(f"open task: {task.key} ({task.node})")
+    return out.done()
+
+
+def _status_json(store: Store, info: InstanceInfo) -> dict[str, Any]:
+    from wflang.runtime import codec
+
+    inst = info.instance
+    table = store.table_for(info.table_hash)
+    return {
+        "instance": info.id,
+        "workflow": info.workflow,
+        "version": info.version,
+        "table_hash": info.table_hash,
+        "status": info.status,
+        "created_at": info.created_at,
+        "updated_at": info.updated_at,
+        "current": [] if inst is None else codec.current_nodes(table, inst),
+        "output": None if inst is None else inst.output,
+        "error": info.unreadable if inst is None else inst.error,
+        "steps": 0 if inst is None else inst.seq,
+    }
+
+
+@frozen(kw_only=True)
+class History:
+    instance: str = field(metadata=arg(help="the instance id"))
+    json: bool = json_field("print the wflang.history/1 document")
+    compact: bool = field(
+        default=False,
+        metadata=arg("--compact", action="store_true", help="the JSON document on one line"),
+    )
+    store: str | None = store_field()
+
+
+def history(req: History) -> Result:
+    from wflang.runtime import codec
+
+    doc = client(req.store).history_document(req.instance)
+    out = Out()
+    if req.json or req.compact:  # --compact is the JSON document on one line
+        out.print(codec.dumps(doc, indent=None if req.compact else 1))
+        return out.done()
+    for entry in doc["entries"]:
+        event = entry["event"]
+        label = "start" if event is None else event["type"]
+        who = ""
+        if entry.get("actor"):
+            who = f"  by {entry['actor']}" + (f": {entry['reason']}" if entry.get("reason") else "")
+        out.print(f"#{entry['seq']:<3} {when(entry['at'])}  {label}{who}")
+        for decision in entry["decisions"]:
+            out.print(f"       {decision}")
+    out.print(f"status: {doc['status']}")
+    if doc.get("output") is not None:
+        out.print("output: " + codec.dumps(doc["output"]))
+    if doc.get("error"):
+        out.print(f"{outcome_label(doc['status'])}: {doc['error']}")
+    return out.done()
+
+
+@frozen(kw_only=True)
+class List:
+    status: str | None = field(
+        default=None,
+        metadata=arg("--status", choices=LIST_STATUSES, help="only instances with this status"),
+    )
+    workflow: str | None = field(
+        default=None, metadata=arg("--workflow", help="only this workflow")
+    )
+    limit: int = field(
+        default=100,
+        metadata=arg("--limit", type=positive, help="at most this many (default 100)"),
+    )
+    json: bool = json_field()
+    store: str | None = store_field()
+
+
+def list_instances(req: List) -> Result:
+    rows = open_cli_store(req.store).instances(
+        status=req.status, workflow=req.workflow, limit=req.limit
+    )
+    out = Out()
+    if req.json:
+        keys = ("instance", "workflow", "version", "status", "created_at", "updated_at")
+        out.print(json_text([
+            dict(zip(keys, (r.id, r.workflow, r.version, r.status, r.created_at, r.updated_at),
+                     strict=True))
+            for r in rows
+        ]))  # fmt: skip
+        return out.done()
+    if not rows:
+        out.print("no instances")
+        return out.done()
+    ids = max(len(r.id) for r in rows)
+    flows = max(len(f"{r.workflow} v{r.version}") for r in rows)
+    for r in rows:
+        flow = f"{r.workflow} v{r.version}"
+        out.print(f"{r.id:{ids}}  {flow:{flows}}  {r.status:14} {when(r.updated_at)}")
+    return out.done()
+
+
+SIGNAL = Command(
+    ("signal",),
+    Signal,
+    signal,
+    help="send a signal (or message) to an instance",
+    description="Send a signal to an instance, after checking its name and payload "
+    "against the workflow's declaration. With --key, sending the same key again is "
+    "ignored; a signal sent before the instance waits for it is kept until it does.",
+)
+PUBLISH = Command(
+    ("publish",),
+    Publish,
+    publish,
+    help="publish a message to the instances waiting for it by correlation",
+    description="Publish a message declared by a deployed workflow (its payload is "
+    "checked against the declaration) to every instance waiting for it with "
+    "`wait ...: message NAME correlate EXPR` where EXPR's value, when the wait began, "
+    "equals --correlation (compared as text). With --ttl the message is also kept "
+    "that long for instances that start waiting for it later; each instance gets it "
+    "once. With --key, publishing the same key again is ignored. To send a message "
+    "to one instance by its id, use 'wf signal ID NAME --message'.",
+)
+TASKS = Group(
+    ("tasks",),
+    help="list and complete human tasks",
+    description="Human (user and manual) tasks waiting for a person.",
+)
+TASKS_LIST = Command(
+    ("tasks", "list"),
+    TasksList,
+    tasks_list,
+    help="open human tasks",
+    description="Human tasks waiting for a person, oldest first, with their key (for "
+    "'wf tasks complete'), node, instance, assignee and form fields.",
+)
+TASKS_COMPLETE = Command(
+    ("tasks", "complete"),
+    TasksComplete,
+    tasks_complete,
+    help="complete a human task with its form's values",
+    description="Complete an open human task; the output is checked against its form.",
+)
+STATUS = Command(
+    ("status",),
+    Status,
+    status,
+    help="an instance's status, position and output",
+    description="An instance's workflow and version, status, where its tokens are "
+    "and what they wait for, its pending timers, and its output or error.",
+)
+HISTORY = Command(
+    ("history",),
+    History,
+    history,
+    help="an instance's history of events and decisions",
+    description="Print an instance's committed transitions. --json prints the "
+    "wflang.history/1 document that 'wf render --history' and replay read.",
+)
+LIST = Command(
+    ("list",),
+    List,
+    list_instances,
+    help="list instances",
+    description="Instances, oldest first, with their workflow, version, status and "
+    "last change; filter by status and workflow.",
+)

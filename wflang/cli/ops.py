@@ -1,0 +1,331 @@
+"""``wf ops``: operator actions on instances (dead letters, retry, replay,
+force-complete, skip, fire timers, cancel, purge), each checked by the durable client
+and recorded with its actor and reason."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from attrs import field, frozen
+
+from wflang.cli.framework import Command, Group, Out, Result, UsageError, arg
+from wflang.cli.stores import actor_field, client, json_field, json_text, reason_field, store_field
+from wflang.cli.values import json_arg, parse_age, positive
+
+#: ``store.retention.ENDED`` and ``PURGEABLE`` (a test keeps them equal).
+ENDED = ("completed", "failed", "cancelled", "compensated")
+PURGEABLE = (*ENDED, "dead_lettered")
+
+
+def _instance() -> Any:
+    return field(metadata=arg(help="the instance id"))
+
+
+@frozen(kw_only=True)
+class DeadLetters:
+    workflow: str | None = field(
+        default=None, metadata=arg("--workflow", help="only this workflow")
+    )
+    json: bool = json_field()
+    store: str | None = store_field()
+
+
+def dead_letters(req: DeadLetters) -> Result:
+    rows = client(req.store).dead_letters(req.workflow)
+    out = Out()
+    if req.json:
+        out.print(json_text([
+            {
+                "instance": r.id,
+                "workflow": r.workflow,
+                "version": r.version,
+                "error": r.instance.error if r.instance else None,
+                "snapshot": r.instance.snapshot if r.instance else None,
+            }
+            for r in rows
+        ]))  # fmt: skip
+        return out.done()
+    if not rows:
+        out.print("no dead-lettered instances")
+    for r in rows:
+        error = r.instance.error if r.instance else ""
+        out.print(f"{r.id:40} {r.workflow} v{r.version}  {error}")
+    return out.done()
+
+
+@frozen(kw_only=True)
+class Retry:
+    instance: str = _instance()
+    store: str | None = store_field()
+    reason: str | None = reason_field()
+    actor: str | None = actor_field()
+
+
+def retry(req: Retry) -> Result:
+    client(req.store, req.actor).retry(req.instance, reason=req.reason)
+    out = Out()
+    out.print(f"{req.instance}: retry requested; a worker resumes it from the failed step")
+    return out.done()
+
+
+@frozen(kw_only=True)
+class Replay:
+    instance: str = _instance()
+    step: str = field(metadata=arg("--from", required=True, help="the step to run again from"))
+    input: str | None = field(
+        default=None,
+        metadata=arg(
+            "--input", help="fields of the workflow input to change, as JSON or @file.json"
+        ),
+    )
+    store: str | None = store_field()
+    reason: str | None = reason_field()
+    actor: str | None = actor_field()
+
+
+def replay(req: Replay) -> Result:
+    data = None if req.input is None else json_arg(req.input, "--input")
+    client(req.store, req.actor).replay_from(req.instance, req.step, input=data, reason=req.reason)
+    out = Out()
+    out.print(f"{req.instance}: replay from {req.step} requested")
+    return out.done()
+
+
+@frozen(kw_only=True)
+class ForceComplete:
+    instance: str = _instance()
+    step: str = field(metadata=arg())
+    output: str = field(
+        default="{}", metadata=arg("--output", help="the step's output as JSON, or @file.json")
+    )
+    store: str | None = store_field()
+    reason: str | None = reason_field()
+    actor: str | None = actor_field()
+
+
+def force_complete(req: ForceComplete) -> Result:
+    output = json_arg(req.output, "--output")
+    durable = client(req.store, req.actor)
+    durable.force_complete(req.instance, req.step, output, reason=req.reason)
+    out = Out()
+    out.print(f"{req.instance}: {req.step} will be completed with the given output")
+    return out.done()
+
+
+@frozen(kw_only=True)
+class Skip:
+    instance: str = _instance()
+    step: str = field(metadata=arg(help="the compensation's step"))
+    store: str | None = store_field()
+    reason: str | None = reason_field()
+    actor: str | None = actor_field()
+
+
+def skip(req: Skip) -> Result:
+    client(req.store, req.actor).skip_compensation(req.instance, req.step, reason=req.reason)
+    out = Out()
+    out.print(f"{req.instance}: compensation {req.step} will be skipped; the rest then run")
+    return out.done()
+
+
+@frozen(kw_only=True)
+class FireTimers:
+    instance: str = _instance()
+    timer: str | None = field(
+        default=None,
+        metadata=arg(
+            "--timer",
+            help="only this timer: its id, or its purpose as 'wf status' prints it "
+            "(boundary:0, sleep, retry); default: all pending",
+        ),
+    )
+    store: str | None = store_field()
+    reason: str | None = reason_field()
+    actor: str | None = actor_field()
+
+
+def fire_timers(req: FireTimers) -> Result:
+    durable = client(req.store, req.actor)
+    fired = durable.fire_timers(req.instance, timer=req.timer, reason=req.reason)
+    out = Out()
+    out.print(f"{req.instance}: firing {', '.join(fired)}")
+    return out.done()
+
+
+@frozen(kw_only=True)
+class Cancel:
+    instance: str = _instance()
+    compensate: bool = field(
+        default=False,
+        metadata=arg(
+            "--compensate", action="store_true", help="run the saga's compensations first"
+        ),
+    )
+    store: str | None = store_field()
+    reason: str | None = reason_field()
+    actor: str | None = actor_field()
+
+
+def cancel(req: Cancel) -> Result:
+    client(req.store, req.actor).cancel(req.instance, compensate=req.compensate, reason=req.reason)
+    how = "with compensation" if req.compensate else "without compensation"
+    out = Out()
+    out.print(f"{req.instance}: cancel requested ({how})")
+    return out.done()
+
+
+@frozen(kw_only=True)
+class Purge:
+    older_than: str = field(
+        metadata=arg(
+            "--older-than",
+            required=True,
+            metavar="AGE",
+            help="how long ago they ended: 30d, 12h, 1d12h, 90m, 0s",
+        )
+    )
+    status: tuple[str, ...] = field(
+        default=(),
+        metadata=arg(
+            "--status",
+            action="append",
+            choices=PURGEABLE,
+            help=f"only instances with this status (repeatable; default: {', '.join(ENDED)})",
+        ),
+    )
+    workflow: str | None = field(
+        default=None, metadata=arg("--workflow", help="only instances of this workflow")
+    )
+    batch: int = field(
+        default=500,
+        metadata=arg("--batch", type=positive, help="instances per transaction (500)"),
+    )
+    dry_run: bool = field(
+        default=False,
+        metadata=arg("--dry-run", action="store_true", help="count what would go; delete nothing"),
+    )
+    json: bool = json_field()
+    store: str | None = store_field()
+    reason: str | None = reason_field()
+    actor: str | None = actor_field()
+
+
+def purge(req: Purge) -> Result:
+    age = parse_age(req.older_than)
+    durable = client(req.store, req.actor)
+    try:
+        purged = durable.purge(
+            age,
+            statuses=req.status or ENDED,
+            workflow=req.workflow,
+            dry_run=req.dry_run,
+            batch=req.batch,
+            reason=req.reason,
+        )
+    except ValueError as err:
+        raise UsageError(str(err)) from err
+    out = Out()
+    if req.json:
+        out.print(json_text({"dry_run": req.dry_run, "instances": list(purged.instances),
+                             "rows": purged.rows}))  # fmt: skip
+        return out.done()
+    n = purged.rows.get("wf_instance", 0)
+    verb = "would delete" if req.dry_run else "deleted"
+    rows = ", ".join(f"{k.removeprefix('wf_')} {v}" for k, v in sorted(purged.rows.items()) if v)
+    who = f"; by {durable.actor}" + (f": {req.reason}" if req.reason else "")
+    out.print(f"{verb} {n} instance(s) that ended more than {req.older_than} ago"
+              + (f" ({rows} rows)" if rows else "") + who)  # fmt: skip
+    return out.done()
+
+
+OPS = Group(
+    ("ops",),
+    help="operator actions: dead letters, retry, replay, force-complete, skip, cancel, "
+    "fire timers, purge",
+    description="Operator actions. Each is checked (unknown ids, illegal actions and "
+    "values of the wrong type are refused with nothing changed) and recorded in the "
+    "instance's history with --actor and --reason (purge, which deletes histories, "
+    "logs them instead).",
+)
+COMMANDS = (
+    OPS,
+    Command(
+        ("ops", "dead-letters"),
+        DeadLetters,
+        dead_letters,
+        help="list dead-lettered instances with their error",
+        description="Instances parked after a step (or a compensation of their saga) "
+        "failed for good, with the error and (--json) the context snapshot taken then. "
+        "Act on one with retry, replay, force-complete, skip (a failed compensation) or "
+        "cancel.",
+    ),
+    Command(
+        ("ops", "retry"),
+        Retry,
+        retry,
+        help="resume a dead-lettered instance from the failed step",
+        description="Run the step that dead-lettered the instance again (a failed "
+        "compensation too: the remaining ones follow), with fresh attempts and new "
+        "idempotency keys. Refused unless the instance is dead-lettered.",
+    ),
+    Command(
+        ("ops", "replay"),
+        Replay,
+        replay,
+        help="re-run a dead-lettered instance from a step",
+        description="Resume a dead-lettered instance from --from STEP (an earlier step, "
+        "to redo work), optionally with fields of its input changed (--input, checked "
+        "against the declared input).",
+    ),
+    Command(
+        ("ops", "force-complete"),
+        ForceComplete,
+        force_complete,
+        help="complete a waiting or dead-lettered step with a given output",
+        description="Finish STEP as if it had completed with --output, and go on from "
+        "there: a task, a human task or a call (the output checked against its declared "
+        "result or form), a signal or message wait (checked against the signal's or "
+        "message's payload, read as signal.x / message.x), or a dead-lettered step (a "
+        "failed compensation: the remaining ones follow).",
+    ),
+    Command(
+        ("ops", "skip"),
+        Skip,
+        skip,
+        help="skip a failed compensation; the remaining ones run",
+        description="Give up on the compensation at STEP of an instance dead-lettered in "
+        "its saga (or still running it), without running it again or writing its "
+        "output: say why with --reason (required, recorded in the history with --actor). "
+        "The remaining compensations then run in reverse order, and the instance ends as "
+        "its saga says (compensated, or cancelled).",
+    ),
+    Command(
+        ("ops", "fire-timers"),
+        FireTimers,
+        fire_timers,
+        help="fire an instance's pending timers now (skip a sleep, a backoff or a wait)",
+        description="Fire the pending timers of a running instance now, as if they were "
+        "due: a sleep ends, a retry backoff is over, a boundary timeout takes its path.",
+    ),
+    Command(
+        ("ops", "cancel"),
+        Cancel,
+        cancel,
+        help="cancel a running instance",
+        description="Cancel a running instance (its open tasks, children and timers go "
+        "with it), or give up on a dead-lettered one. --compensate runs the saga's "
+        "compensations first, in reverse order: those of the steps that completed or "
+        "were stopped in flight.",
+    ),
+    Command(
+        ("ops", "purge"),
+        Purge,
+        purge,
+        help="delete instances that ended long ago, with their history and rows",
+        description="Delete the instances that ended more than --older-than ago, with "
+        "their history, tasks, inbox rows and timers, a batch per transaction (workers "
+        "go on meanwhile). Kept: running, pending and (unless named with --status) "
+        "dead-lettered instances, instances whose parent or child is still active, and "
+        "outbox rows not published yet. Try --dry-run first: it counts and deletes nothing.",
+    ),
+)

@@ -1,0 +1,255 @@
+"""``wf parse``, ``wf fmt``, ``wf check``, ``wf rules`` and ``wf schema``: the commands
+of the language's front end and checker."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from attrs import field, frozen
+
+from wflang.cli.files import (
+    color_field,
+    config_field,
+    diagnostics_text,
+    expand,
+    load,
+    load_config,
+    preset_field,
+    report_format_field,
+    report_text,
+    stdin_filename_field,
+)
+from wflang.cli.framework import EXIT_FINDINGS, EXIT_OK, Command, Out, Result, arg
+
+if TYPE_CHECKING:
+    from wflang.dsl.spec import WorkflowSpec
+
+
+@frozen(kw_only=True)
+class Parse:
+    file: str = field(metadata=arg(help="the .wf file, or - for standard input"))
+    json: bool = field(
+        default=False,
+        metadata=arg("--json", action="store_true", help="print the spec as JSON (through cattrs)"),
+    )
+    summary: bool = field(
+        default=False,
+        metadata=arg(
+            "--summary", action="store_true", help="print a one-paragraph summary (default)"
+        ),
+    )
+    format: str = report_format_field()
+    stdin_filename: str | None = stdin_filename_field()
+    color: bool = color_field()
+
+
+def parse(req: Parse) -> Result:
+    out = Out()
+    as_json = req.json or req.format == "json"  # --json and --format json mean the same
+    result = load(req.file, req.stdin_filename)
+    if result.spec is None:
+        out.write(diagnostics_text([result], "json" if as_json else req.format, req.color))
+        return out.done(EXIT_FINDINGS)
+    if as_json:
+        from wflang.dsl.serialize import unstructure  # its converter is costly to build
+
+        out.print(json.dumps(unstructure(result.spec), indent=2))
+    else:
+        out.print(summary(result.spec))
+    return out.done()
+
+
+def _count(n: int, noun: str) -> str:
+    """``1 comment``, ``2 comments``."""
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def summary(spec: WorkflowSpec) -> str:
+    """The paragraph ``wf parse`` prints: the header, and what the file holds."""
+    header = (
+        f"workflow {spec.header.name.text} version {spec.header.version}"
+        if spec.header
+        else "library (no workflow header)"
+    )
+    kinds: dict[str, int] = {}
+    for node in spec.nodes:
+        kind = type(node).__name__.removesuffix("Node").lower()
+        kinds[kind] = kinds.get(kind, 0) + 1
+    nodes = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) or "no nodes"
+    return (
+        f"{spec.file}: {header}\n"
+        f"  {_count(len(spec.declarations), 'declaration')}; top-level nodes: {nodes}\n"
+        f"  {_count(len(spec.comments), 'comment')}, "
+        f"{_count(len(spec.suppressions), 'suppression')}"
+    )
+
+
+@frozen(kw_only=True)
+class Fmt:
+    files: tuple[str, ...] = field(
+        metadata=arg(nargs="+", metavar="FILE", help="files, folders, or -")
+    )
+    check: bool = field(
+        default=False,
+        metadata=arg(
+            "--check",
+            action="store_true",
+            help="write nothing; exit 1 if any file would change (for CI and pre-commit)",
+        ),
+    )
+    stdin_filename: str | None = stdin_filename_field()
+    color: bool = color_field()
+
+
+def fmt(req: Fmt) -> Result:
+    from wflang.dsl.formatter import format_spec
+
+    out = Out()
+    status = EXIT_OK
+    with out.kept_on_error():  # files already rewritten are said to be
+        for path in expand(req.files):
+            result = load(path, req.stdin_filename)
+            if result.spec is None:
+                out.write(diagnostics_text([result], "text", req.color))
+                status = max(status, EXIT_FINDINGS)
+                continue
+            formatted = format_spec(result.spec, result.text)
+            canonical = formatted == result.text and not result.normalized  # \n breaks only
+            if path == "-":
+                if req.check:
+                    status = max(status, EXIT_OK if canonical else EXIT_FINDINGS)
+                else:
+                    out.write(formatted)
+                continue
+            if canonical:
+                continue
+            if req.check:
+                out.print(f"would reformat {path}")
+                status = max(status, EXIT_FINDINGS)
+            else:
+                Path(path).write_text(formatted, encoding="utf-8")
+                out.print(f"reformatted {path}", err=True)
+    return out.done(status)
+
+
+@frozen(kw_only=True)
+class Check:
+    paths: tuple[str, ...] = field(
+        metadata=arg(nargs="+", metavar="PATH", help="files, folders, or -")
+    )
+    format: str = report_format_field()
+    fail_on: str = field(
+        default="error",
+        metadata=arg(
+            "--fail-on",
+            choices=("error", "warning", "info"),
+            help="exit 1 when a finding is at least this severe (default: error)",
+        ),
+    )
+    preset: str | None = preset_field(
+        "rule preset; overrides [tool.wflang] preset (default: recommended)"
+    )
+    config: str | None = config_field(
+        "read [tool.wflang] from this file instead of the nearest pyproject.toml", "PYPROJECT"
+    )
+    stdin_filename: str | None = stdin_filename_field()
+    color: bool = color_field()
+
+
+def check(req: Check) -> Result:
+    from wflang.compiler.check import check as check_files
+    from wflang.compiler.report import Report
+    from wflang.dsl.diagnostics import Severity
+
+    config = load_config(req.config, req.preset)
+    result = check_files([load(p, req.stdin_filename) for p in expand(req.paths)], config)
+    report = Report(result.diagnostics, result.sources, result.files)
+    out = Out()
+    out.write(report_text(report, req.format, req.color))
+    threshold = Severity(req.fail_on).rank
+    worst = max((d.severity.rank for d in result.diagnostics), default=0)
+    return out.done(EXIT_FINDINGS if worst >= threshold else EXIT_OK)
+
+
+@frozen(kw_only=True)
+class Rules:
+    format: str = field(
+        default="text", metadata=arg("--format", choices=("text", "json", "markdown"))
+    )
+    diff: bool = field(
+        default=False,
+        metadata=arg("--diff", action="store_true", help="list the rules of wf diff instead"),
+    )
+
+
+def rules(req: Rules) -> Result:
+    from wflang.compiler import docs
+
+    if req.diff:
+        render = {"text": docs.diff_rules_text, "json": docs.diff_rules_json,
+                  "markdown": docs.diff_rules_markdown}  # fmt: skip
+    else:
+        render = {"text": docs.rules_text, "json": docs.rules_json,
+                  "markdown": docs.rules_markdown}  # fmt: skip
+    out = Out()
+    out.write(render[req.format]())
+    return out.done()
+
+
+@frozen
+class Schema:
+    pass
+
+
+def schema(req: Schema) -> Result:
+    from wflang.compiler.report import json_schema
+
+    out = Out()
+    out.print(json.dumps(json_schema(), indent=2))
+    return out.done()
+
+
+PARSE = Command(
+    ("parse",),
+    Parse,
+    parse,
+    help="parse a .wf file and print its typed spec",
+    description="Parse a .wf file. Prints a summary, or the whole typed spec with --json; "
+    "on syntax errors prints every error and exits 1.",
+)
+FMT = Command(
+    ("fmt",),
+    Fmt,
+    fmt,
+    help="format .wf files in the canonical style",
+    description="Rewrite .wf files in the canonical style (comments kept). "
+    "Folders are searched for *.wf; '-' reads standard input and writes standard output.",
+)
+CHECK = Command(
+    ("check",),
+    Check,
+    check,
+    help="check .wf files and report problems for people or CI",
+    description="Check .wf files and the files they import: syntax, names, graph "
+    "soundness, types and policies (see 'wf rules'). Every finding of every file is "
+    "reported in one run. Folders are searched for *.wf; '-' reads standard input. "
+    "Rules are configured in [tool.wflang] of pyproject.toml.",
+)
+RULES = Command(
+    ("rules",),
+    Rules,
+    rules,
+    help="list the rules of wf check (and of wf diff with --diff)",
+    description="List every diagnostic code: its name, default severity, the preset "
+    "that turns it on, and what it checks. docs/rules.md is '--format markdown'.",
+)
+SCHEMA = Command(
+    ("schema",),
+    Schema,
+    schema,
+    help="print the JSON Schema of 'wf check --format json'",
+    description="Print the JSON Schema (draft 2020-12) that the output of "
+    "'wf check --format json' follows; the document carries its own version.",
+)

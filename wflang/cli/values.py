@@ -1,0 +1,158 @@
+"""Values read from the command line: bounded numbers, durations, JSON objects, the
+handler modules to import; and how times and outcomes are printed."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import os
+import re
+import sys
+import time
+from collections.abc import Callable
+from decimal import Decimal
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from wflang.cli.framework import UsageError
+
+if TYPE_CHECKING:
+    from wflang.runtime.ir import Value
+
+#: How values are written in JSON inputs, payloads and outputs (the help says it).
+JSON_TYPES = (
+    "decimals are JSON numbers, durations integer milliseconds, timestamps epoch milliseconds"
+)
+#: The highest workflow version (``dsl.spec.MAX_VERSION``; a test keeps them equal).
+MAX_VERSION = 2**31 - 1
+#: The largest value accepted (``runtime.validate.MAX_VALUE_BYTES``; kept equal by a test).
+MAX_VALUE_BYTES = 256 * 1024
+
+
+def bounded(low: int, high: int, unit: int = 1, units: str = "") -> Callable[[str], int]:
+    """An argparse type: a whole number from ``low`` to ``high``, given in ``unit``s of
+    it (``--lease`` in seconds, kept in milliseconds: 1000). Anything else (``nan``,
+    ``inf``, ``1e999999999``, 40 digits) is a usage error before anything opens."""
+
+    def parse(text: str) -> int:
+        try:
+            number = Decimal(text.strip()) * unit
+            if unit != 1:  # a finer fraction than the unit kept is rounded away
+                number = number.to_integral_value()
+            fits = number.is_finite() and low <= number <= high and number % 1 == 0
+        except ArithmeticError:  # not a number at all, or beyond any precision
+            fits = False
+        if not fits:
+            if unit == 1:
+                raise argparse.ArgumentTypeError(
+                    f"'{text}' is not a whole number from {low:,} to {high:,}"
+                )
+            span = f"{low / unit:,g} to {high / unit:,g} {units}".rstrip()
+            raise argparse.ArgumentTypeError(f"'{text}' is not a number from {span}")
+        return int(number)
+
+    return parse
+
+
+#: A count or a batch: at least 1, and within the stores' 64-bit integers.
+positive = bounded(1, 2**63 - 1)
+#: A workflow version, as the language bounds it (what every store holds).
+version_number = bounded(1, MAX_VERSION)
+
+#: The most read from an ``@file`` of JSON: room for indentation around a value of the
+#: largest size accepted (``MAX_VALUE_BYTES`` as compact JSON); a longer file, or a
+#: device that never ends (``@/dev/zero``), is refused after reading this much.
+MAX_JSON_FILE_BYTES = 16 * MAX_VALUE_BYTES
+
+
+def json_arg(text: str, what: str) -> dict[str, Value]:
+    """A JSON object from the command line, or from a file with ``@path``; decimals exact.
+    Whatever the text holds, a problem with it is a usage error that says what."""
+    import json
+
+    from wflang.runtime import codec
+
+    if text.startswith("@"):
+        path = text[1:]
+        try:
+            with open(path, "rb") as file:
+                data = file.read(MAX_JSON_FILE_BYTES + 1)
+        except OSError as err:
+            raise UsageError(f"cannot read {path}: {err.strerror or err}") from err
+        if len(data) > MAX_JSON_FILE_BYTES:
+            raise UsageError(f"{what}: {path} is longer than {MAX_JSON_FILE_BYTES:,} bytes")
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as err:
+            where = f"{err.reason} at byte {err.start}"
+            raise UsageError(f"{what}: {path} is not UTF-8 text ({where})") from None
+    try:
+        parsed = codec.loads(text)
+    except RecursionError:
+        raise UsageError(f"{what} is nested too deeply") from None
+    except ValueError as err:  # not JSON, or an integer beyond Python's digit limit
+        reason = (
+            str(err)
+            if isinstance(err, json.JSONDecodeError)
+            else f"a number has more than {sys.get_int_max_str_digits():,} digits"
+        )
+        raise UsageError(f"{what} is not JSON: {reason}") from None
+    if not isinstance(parsed, dict):
+        raise UsageError(f"{what} must be a JSON object, not {type(parsed).__name__}")
+    return parsed
+
+
+def import_handlers(name: str) -> None:
+    """Import the module whose ``@handler`` functions serve the calls: by name
+    (``order_handlers``, found on ``sys.path``) or by file (``examples/order_handlers.py``,
+    whose folder is put on ``sys.path`` so that it imports its neighbours). A module
+    that is missing or fails while it loads is a usage error naming what it raised."""
+    try:
+        if name.endswith(".py") or os.sep in name:
+            path = Path(name)
+            spec = importlib.util.spec_from_file_location(path.stem, path)
+            if not path.is_file() or spec is None or spec.loader is None:
+                raise UsageError(f"cannot import handlers {name!r}: no such Python file")
+            sys.path.insert(0, str(path.resolve().parent))
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[path.stem] = module
+            spec.loader.exec_module(module)
+        else:
+            importlib.import_module(name)
+    except UsageError:
+        raise
+    except Exception as err:  # whatever the module raised while loading
+        raise UsageError(f"cannot import handlers {name!r}: {type(err).__name__}: {err}") from err
+
+
+_AGE_UNITS = {"ms": 1, "s": 1_000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000}
+_AGE = re.compile(r"(\d+)(ms|s|m|h|d|w)")
+MAX_AGE_MS = 100 * 365 * 86_400_000  # ages and TTLs beyond are surely typos
+
+
+def parse_age(text: str, option: str = "--older-than") -> int:
+    """``30d``, ``12h``, ``1d12h``, ``90m``, ``0s``: milliseconds."""
+    parts = _AGE.findall(text)
+    if not parts or "".join(n + u for n, u in parts) != text.strip():
+        raise UsageError(
+            f"{option}: '{text}' is not a duration: write a number and a unit "
+            "(ms, s, m, h, d, w), e.g. 30d, 12h or 1d12h"
+        )
+    total = sum(int(n) * _AGE_UNITS[u] for n, u in parts)
+    if total > MAX_AGE_MS:
+        raise UsageError(f"{option}: '{text}' is longer than 100 years")
+    return total
+
+
+def when(ms: int | None) -> str:
+    """A time in milliseconds since the epoch, for people (UTC)."""
+    if ms is None:
+        return "-"
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(ms / 1000)) + f".{ms % 1000:03d}Z"
+
+
+def outcome_label(status: str) -> str:
+    """What an instance's ``error`` field is called when printed: the error of a failed or
+    dead-lettered instance, the reason a compensated or cancelled one ended so."""
+    return "error" if status in ("failed", "dead_lettered") else "reason"

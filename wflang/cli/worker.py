@@ -1,0 +1,161 @@
+"""``wf worker``: claim due work from the store and run it, durably."""
+
+from __future__ import annotations
+
+from attrs import field, frozen
+
+from wflang.cli.framework import Command, Out, Result, arg
+from wflang.cli.stores import open_cli_store, store_field
+from wflang.cli.values import bounded, import_handlers
+
+#: ``durable.worker.SETTINGS``: the bounds of each setting (a test keeps them equal).
+SETTINGS: dict[str, tuple[int, int]] = {
+    "concurrency": (1, 10_000),
+    "lease_ms": (100, 86_400_000),
+    "batch": (1, 10_000),
+    "poll_ms": (1, 3_600_000),
+}
+
+
+@frozen(kw_only=True)
+class Worker:
+    handlers: tuple[str, ...] = field(
+        default=(),
+        metadata=arg(
+            "--handlers",
+            action="append",
+            metavar="MODULE",
+            help="import this module (a name on the Python path, or a .py file), whose "
+            "@handler functions serve the calls (repeatable)",
+        ),
+    )
+    concurrency: int = field(
+        default=4,
+        metadata=arg(
+            "--concurrency",
+            type=bounded(*SETTINGS["concurrency"]),
+            help="handler threads (default 4)",
+        ),
+    )
+    lease: int = field(
+        default=30_000,
+        metadata=arg(
+            "--lease",
+            type=bounded(*SETTINGS["lease_ms"], unit=1000, units="seconds"),
+            metavar="SECONDS",
+            help="the lease of a running call, in seconds, at least 0.1 (default 30); "
+            "a heartbeat renews it every third",
+        ),
+    )
+    batch: int = field(
+        default=32,
+        metadata=arg(
+            "--batch",
+            type=bounded(*SETTINGS["batch"]),
+            help="instances stepped per transaction (default 32)",
+        ),
+    )
+    poll: int = field(
+        default=500,
+        metadata=arg(
+            "--poll",
+            type=bounded(*SETTINGS["poll_ms"]),
+            help="idle poll interval in ms (default 500)",
+        ),
+    )
+    no_group_commit: bool = field(
+        default=False,
+        metadata=arg(
+            "--no-group-commit",
+            action="store_true",
+            help="commit each handler result in its own transaction",
+        ),
+    )
+    at_most_once: tuple[str, ...] = field(
+        default=(),
+        metadata=arg(
+            "--at-most-once",
+            action="append",
+            metavar="SERVICE",
+            help="never re-run this service after a crash (also @handler(..., at_most_once=True))",
+        ),
+    )
+    metrics_port: int | None = field(
+        default=None,
+        metadata=arg(
+            "--metrics-port", type=bounded(1, 65_535), help="serve Prometheus metrics on this port"
+        ),
+    )
+    once: bool = field(
+        default=False,
+        metadata=arg("--once", action="store_true", help="do what is due now, then exit"),
+    )
+    log_format: str = field(
+        default="text",
+        metadata=arg(
+            "--log-format",
+            choices=("text", "json"),
+            help="text lines for people, or one JSON object per line (default text)",
+        ),
+    )
+    log_level: str = field(
+        default="info",
+        metadata=arg("--log-level", choices=("debug", "info", "warning", "error")),
+    )
+    store: str | None = store_field()
+
+
+def worker(req: Worker) -> Result:
+    import signal
+
+    from wflang.durable import logs
+    from wflang.durable.worker import Worker as DurableWorker
+    from wflang.runtime.engine import at_most_once_services, registered_handlers
+
+    logs.configure(req.log_format, req.log_level)
+    for module in req.handlers:
+        import_handlers(module)
+    handlers = registered_handlers()  # none: the worker still runs timers, signals, tasks
+    store = open_cli_store(req.store, timeout=30.0)
+    running = DurableWorker(
+        store,
+        handlers,
+        concurrency=req.concurrency,
+        lease_ms=req.lease,
+        batch=req.batch,
+        poll_ms=req.poll,
+        group_commit=not req.no_group_commit,
+        at_most_once=at_most_once_services() | frozenset(req.at_most_once),
+    )
+    if req.metrics_port:
+        from wflang.durable.metrics import serve
+
+        serve(running, req.metrics_port)
+    out = Out()
+    if req.once:
+        n = running.run_until_idle()
+        out.print(
+            f"worker {running.id}: {n} transition{'' if n == 1 else 's'}, nothing more is due"
+        )
+        return out.done()
+
+    def drain(signum: int, _frame: object) -> None:
+        running.stop()
+
+    signal.signal(signal.SIGTERM, drain)
+    signal.signal(signal.SIGINT, drain)
+    with running.woken_by_notify():
+        running.run()
+    return out.done()
+
+
+WORKER = Command(
+    ("worker",),
+    Worker,
+    worker,
+    help="run a worker: step instances and call handlers, durably",
+    description="Claim due work from the store and run it: instance transitions in "
+    "short transactions, service calls in a pool of --concurrency threads under a "
+    "lease renewed by heartbeat. SIGTERM or Ctrl-C drains: no new claims, running "
+    "calls finish and commit, then it exits.",
+)

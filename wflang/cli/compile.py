@@ -18,9 +18,17 @@ from wflang.cli.files import (
     write,
 )
 from wflang.cli.framework import EXIT_FINDINGS, EXIT_OK, Command, Out, Result, UsageError, arg
-from wflang.cli.values import JSON_TYPES, import_handlers, json_arg, outcome_label
+from wflang.cli.values import (
+    JSON_TYPES,
+    import_handlers,
+    json_arg,
+    limit_field,
+    limits,
+    outcome_label,
+)
 
 if TYPE_CHECKING:
+    from wflang.runtime.limits import Limits
     from wflang.runtime.table import Table
 
 
@@ -150,6 +158,9 @@ class Run:
             "workflows are registered anyway)",
         ),
     )
+    max_string_chars: int = limit_field("string_chars")
+    max_list_items: int = limit_field("list_items")
+    max_context_chars: int = limit_field("context_chars")
     preset: str | None = preset_field()
     config: str | None = config_field()
     stdin_filename: str | None = stdin_filename_field()
@@ -179,6 +190,19 @@ def _tables(req: Run) -> list[Table]:
     return [*imported, *(one(p) for p in req.uses), main]
 
 
+def _over_limits(tables: list[Table], bounds: Limits) -> str | None:
+    """Why a table cannot be loaded under the limits (a list literal too long), if so."""
+    from wflang.runtime.ir import compile_ir
+
+    for table in tables:
+        try:
+            for expression in table.expressions:
+                compile_ir(expression, bounds)
+        except ValueError as err:
+            return f"{table.workflow} version {table.version} does not fit the limits: {err}"
+    return None
+
+
 def run(req: Run) -> Result:
     from wflang.runtime import codec
     from wflang.runtime.engine import Engine, registered_handlers
@@ -194,7 +218,12 @@ def run(req: Run) -> Result:
         out.write(refused.report)
         return out.done(EXIT_FINDINGS)
     main_table = tables[-1]
-    engine = Engine(tables, registered_handlers())
+    bounds = limits(req.max_string_chars, req.max_list_items, req.max_context_chars)
+    over = _over_limits(tables, bounds)
+    if over:  # refused when loaded, before anything runs (as a worker's store would)
+        out.print(f"wf: error: {over}", err=True)
+        return out.done(EXIT_FINDINGS)
+    engine = Engine(tables, registered_handlers(), limits=bounds)
     try:
         iid = engine.start(main_table.workflow, input_data, version=main_table.version)
     except InvalidValue as err:  # refused as `wf start` refuses it (bad JSON is a usage error)

@@ -13,12 +13,15 @@ import time
 from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from wflang.cli.framework import UsageError
+from attrs import field
+
+from wflang.cli.framework import UsageError, arg
 
 if TYPE_CHECKING:
     from wflang.runtime.ir import Value
+    from wflang.runtime.limits import Limits
 
 #: How values are written in JSON inputs, payloads and outputs (the help says it).
 JSON_TYPES = (
@@ -59,6 +62,37 @@ def bounded(low: int, high: int, unit: int = 1, units: str = "") -> Callable[[st
 positive = bounded(1, 2**63 - 1)
 #: A workflow version, as the language bounds it (what every store holds).
 version_number = bounded(1, MAX_VERSION)
+
+#: ``runtime.limits.Limits()``: the defaults of the limits on the values an instance
+#: computes, for the help (a test keeps them equal).
+LIMITS = {"string_chars": 1_000_000, "list_items": 100_000, "context_chars": 16_000_000}
+_LIMIT_HELP = {
+    "string_chars": "the longest string an expression may build, in characters",
+    "list_items": "the most items a list an expression builds may hold",
+    "context_chars": "the largest context of an instance, in characters of JSON",
+}
+
+
+def limit_field(name: str) -> Any:
+    """``--max-string-chars N`` and its kin: a field of ``runtime.limits.Limits``."""
+    default = LIMITS[name]
+    return field(
+        default=default,
+        metadata=arg(
+            f"--max-{name.replace('_', '-')}",
+            type=positive,
+            metavar="N",
+            help=f"{_LIMIT_HELP[name]} (default {default:,}; see Limits in docs/runtime.md)",
+        ),
+    )
+
+
+def limits(string_chars: int, list_items: int, context_chars: int) -> Limits:
+    """The ``Limits`` the options name."""
+    from wflang.runtime.limits import Limits
+
+    return Limits(string_chars=string_chars, list_items=list_items, context_chars=context_chars)
+
 
 #: The most read from an ``@file`` of JSON: room for indentation around a value of the
 #: largest size accepted (``MAX_VALUE_BYTES`` as compact JSON); a longer file, or a

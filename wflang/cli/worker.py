@@ -6,7 +6,7 @@ from attrs import field, frozen
 
 from wflang.cli.framework import Command, Out, Result, arg
 from wflang.cli.stores import open_cli_store, store_field
-from wflang.cli.values import bounded, import_handlers
+from wflang.cli.values import bounded, import_handlers, limit_field, limits
 
 #: ``durable.worker.SETTINGS``: the bounds of each setting (a test keeps them equal).
 SETTINGS: dict[str, tuple[int, int]] = {
@@ -102,6 +102,9 @@ class Worker:
         default="info",
         metadata=arg("--log-level", choices=("debug", "info", "warning", "error")),
     )
+    max_string_chars: int = limit_field("string_chars")
+    max_list_items: int = limit_field("list_items")
+    max_context_chars: int = limit_field("context_chars")
     store: str | None = store_field()
 
 
@@ -126,6 +129,7 @@ def worker(req: Worker) -> Result:
         poll_ms=req.poll,
         group_commit=not req.no_group_commit,
         at_most_once=at_most_once_services() | frozenset(req.at_most_once),
+        limits=limits(req.max_string_chars, req.max_list_items, req.max_context_chars),
     )
     if req.metrics_port:
         from wflang.durable.metrics import serve

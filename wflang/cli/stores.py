@@ -77,7 +77,7 @@ def open_cli_store(
             f"create one with `wf store migrate --store {shown}`"
         )
     try:
-        store = open_store(url, timeout=timeout)
+        store = open_store(url, timeout=timeout, create=create)
     except StoreError as err:  # an unknown or unreadable URL: a usage problem
         raise UsageError(str(err)) from None
     try:

@@ -29,10 +29,19 @@ _SQLITE = "sqlite:///"
 
 
 def open_store(
-    url: str | None = None, *, clock: Clock | None = None, pool: int = 8, timeout: float = 30.0
+    url: str | None = None,
+    *,
+    clock: Clock | None = None,
+    pool: int = 8,
+    timeout: float = 30.0,
+    create: bool = False,
 ) -> Store:
     """Open the store at ``url``; the schema is not touched (see ``Store.migrate``).
-    ``timeout``: seconds a request waits for a PostgreSQL connection before failing."""
+    ``timeout``: seconds a request waits for a PostgreSQL connection before failing.
+
+    A SQLite file that is not there is made when first used, in a folder that must
+    exist: a missing folder is a ``StoreError`` (most often a typo in the path) unless
+    ``create`` makes it (and its parents)."""
     url = url or default_url()
     path = sqlite_path(url)
     if path is not None:
@@ -40,7 +49,7 @@ def open_store(
 
         if not path:
             raise StoreError(f"no file in {url!r}: write sqlite:///path/state.db")
-        return Store(SqliteBackend(path), clock)
+        return Store(SqliteBackend(path, create=create), clock)
     if url.startswith(("postgresql://", "postgres://")):
         try:
             from wflang.store.postgres import PostgresBackend

@@ -17,6 +17,7 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 from wflang.store.backend import Dialect, Param, Row
+from wflang.store.records import StoreError
 
 DIALECT = Dialect(
     name="sqlite",
@@ -72,11 +73,19 @@ class SqliteBackend:
 
     dialect = DIALECT
 
-    def __init__(self, path: str | Path, *, synchronous: str = "FULL") -> None:
+    def __init__(
+        self, path: str | Path, *, synchronous: str = "FULL", create: bool = False
+    ) -> None:
         self.path = Path(path)
         self.url = f"sqlite:///{self.path}"
         self.synchronous = synchronous
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if create:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        elif not self.path.parent.is_dir():  # a typo in the path, not a place to fill
+            raise StoreError(
+                f"no folder {str(self.path.parent)!r} for the store {self.url!r}: "
+                "create it, or open the store with create=True (as `wf store migrate` does)"
+            )
         self._local = threading.local()
         self._all: list[sqlite3.Connection] = []
         self._lock = threading.Lock()

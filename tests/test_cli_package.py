@@ -4,9 +4,11 @@ the command needs."""
 
 from __future__ import annotations
 
+import argparse
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import attrs
 import pytest
@@ -47,9 +49,8 @@ def test_the_constants_written_for_the_parser_equal_their_sources() -> None:
 def test_every_field_of_a_request_is_an_argument(entry: Command) -> None:
     parser = build_parser()
     for name in entry.path:  # the command's own parser
-        parser = next(
-            a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction"
-        ).choices[name]  # type: ignore[attr-defined]
+        (subs,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        parser = subs.choices[name]
     dests = {a.dest for a in parser._actions} - {"help"}
     assert dests == {f.name for f in attrs.fields(entry.request)}
 
@@ -65,7 +66,7 @@ def test_a_command_is_a_function_of_its_request() -> None:
 def test_requests_are_frozen() -> None:
     for entry in COMMANDS:
         if isinstance(entry, Command):
-            request = entry.request.__new__(entry.request)
+            request: Any = object.__new__(entry.request)
             with pytest.raises(attrs.exceptions.FrozenInstanceError):
                 request.store = "sqlite:///elsewhere.db"
 

@@ -1,17 +1,15 @@
-"""The common path of a task's completion (``step._complete``) against the general one.
+"""The common path of a task's completion (``step.common``) against the general one.
 
-``step`` answers most completions without its working state (``_Run``): the token
+``step`` answers most completions without its working state (``Run``): the token
 moves on through writes and choices to a service task, or ends its branch of a
 parallel. Whatever it does must be exactly what the general path does. These tests
-drive random workflows with the common path and without it (``_complete`` replaced by
-a function that always hands over) and compare every step: the instance as stored,
-the commands and the decisions.
+drive random workflows with the common path and without it (a table compiled with
+``common_path=False``) and compare every step: the instance as stored, the commands
+and the decisions.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -24,6 +22,7 @@ from wflang.runtime import codec
 from wflang.runtime import instance as rt
 from wflang.runtime import step as sp
 from wflang.runtime.ir import Value
+from wflang.runtime.step.common import complete
 from wflang.runtime.table import Table
 
 LOOP = """workflow loop version 1
@@ -86,10 +85,17 @@ def _table(source: str) -> Table:
     return compiled.table
 
 
-def _drive(table: Table, script: list[tuple[int, int]]) -> list[Record]:
+def _general(table: Table) -> sp.Compiled:
+    """The table compiled to answer every event on the general path: no completion on
+    the common path, no parallel's tasks entered at once."""
+    return sp.Compiled(table, common_path=False)
+
+
+def _drive(c: sp.Compiled, script: list[tuple[int, int]]) -> list[Record]:
     """Every step of a run: tasks completed in the order the script picks, a timer
     fired when no task is open, now and then a completion that is stale."""
-    s = sp.start(table, "i1", {}, 0)
+    table = c.table
+    s = sp.start_compiled(c, "i1", {}, 0)
     steps: list[Record] = []
     done: list[str] = []
     for pick, value in script:
@@ -115,31 +121,12 @@ def _drive(table: Table, script: list[tuple[int, int]]) -> list[Record]:
             break
         if pick == 6:  # an instance read back from storage has no index of its own
             inst = codec.load_instance(codec.dump_instance(inst))
-        s = sp.step(table, inst, event, 1000 * len(steps))
+        s = sp.step_compiled(c, inst, event, 1000 * len(steps))
     return steps
 
 
-@contextmanager
-def _general_path_only(table: Table) -> Iterator[None]:
-    """No completion on the common path, no parallel's tasks entered at once."""
-    common: Callable[..., sp.Step | None] = sp._complete
-    fans = [info for info in sp.compiled(table).states if info.fans_to_tasks]
-    sp._complete = lambda *args: None
-    for info in fans:
-        info.fans_to_tasks = False
-    try:
-        yield
-    finally:
-        sp._complete = common
-        for info in fans:
-            info.fans_to_tasks = True
-
-
 def _both(table: Table, script: list[tuple[int, int]]) -> None:
-    common = _drive(table, script)
-    with _general_path_only(table):
-        general = _drive(table, script)
-    assert common == general
+    assert _drive(sp.compiled(table), script) == _drive(_general(table), script)
 
 
 scripts = st.lists(st.tuples(st.integers(0, 7), st.integers(-3, 9)), max_size=30)
@@ -171,10 +158,9 @@ def test_the_common_path_is_taken() -> None:
         table = _table(source)
         s = sp.start(table, "i1", {}, 0)
         key = next(c.key for c in s.commands if isinstance(c, rt.ScheduleTask))
-        common = sp._complete(sp.compiled(table), s.instance, rt.TaskCompleted(key, {"v": 1}))
+        common = complete(sp.compiled(table), s.instance, rt.TaskCompleted(key, {"v": 1}))
         assert common is not None
-        with _general_path_only(table):
-            general = sp.step(table, s.instance, rt.TaskCompleted(key, {"v": 1}), 0)
+        general = sp.step_compiled(_general(table), s.instance, rt.TaskCompleted(key, {"v": 1}), 0)
         assert codec.dump_instance(common.instance) == codec.dump_instance(general.instance)
         assert (common.commands, common.decisions) == (general.commands, general.decisions)
 
@@ -198,8 +184,7 @@ end done: completed
     inputs: list[dict[str, Value]] = [{}, {"x": 1}]
     for given_input in inputs:
         at_once = sp.start(table, "i1", given_input, 0)
-        with _general_path_only(table):
-            queued = sp.start(table, "i1", given_input, 0)
+        queued = sp.start_compiled(_general(table), "i1", given_input, 0)
         assert codec.dump_instance(at_once.instance) == codec.dump_instance(queued.instance)
         assert (at_once.commands, at_once.decisions) == (queued.commands, queued.decisions)
     assert at_once.instance.status is rt.Status.RUNNING

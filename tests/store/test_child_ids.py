@@ -3,7 +3,7 @@
 A child's id was its parent's id, a slash and the call's key, which starts with the
 parent's id again: the id doubled at every level (13 levels: 73,719 characters), and
 on PostgreSQL the row outgrew the primary key's index. Ids come from one runtime
-function (``wflang.runtime.ids.child_id``) in memory and in the stores: the root's id
+function (``wflang.runtime.keys.child_id``) in memory and in the stores: the root's id
 and 17 characters, the same on every runtime and on every replay.
 """
 
@@ -17,7 +17,7 @@ from wflang.durable.client import Client
 from wflang.durable.worker import Worker
 from wflang.runtime import instance as rt
 from wflang.runtime.engine import Engine
-from wflang.runtime.ids import child_id
+from wflang.runtime.keys import child_id
 from wflang.runtime.table import Table
 from wflang.store import Store
 

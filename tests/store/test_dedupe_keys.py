@@ -3,7 +3,7 @@
 A message published with key ``k1`` after a signal with key ``k1`` was dropped as a
 duplicate by the step while ``wf publish`` reported it delivered, and the instance
 waited forever. A key is now unique per kind and name (``signal:NAME:KEY``,
-``message:NAME:KEY``, ``wflang.runtime.ids.delivery_key``), the same in the step, the
+``message:NAME:KEY``, ``wflang.runtime.keys.delivery_key``), the same in the step, the
 inbox and the engine; and a publication an instance would drop (it took that message
 with that key already, sent to it by id) is not reported as delivered to it.
 """

@@ -23,15 +23,16 @@ from attrs import frozen
 from wflang.runtime import codec, validate
 from wflang.runtime import instance as rt
 from wflang.runtime.correlation import correlation_text
-from wflang.runtime.ids import delivery_key
 from wflang.runtime.ir import Value
-from wflang.runtime.step import completable
+from wflang.runtime.keys import delivery_key, timer_delivery
 from wflang.runtime.table import CallEntry, Table, table_hash
 from wflang.runtime.validate import (
     validate_input,
     validate_result,
     validate_signal,
 )
+from wflang.runtime.waiting import Wait, completable
+from wflang.runtime.waiting import parse as parse_waiting
 from wflang.store.messages import Published
 from wflang.store.records import (
     IllegalAction,
@@ -337,10 +338,9 @@ class Client:
                 f"nothing waits at '{step}' in instance '{instance_id}'"
                 + (f" (it is at {', '.join(now)})" if now else "")
             )
-        kind, _, name = waiting[0].waiting.partition(":")
-        if kind in ("signal", "message"):  # what it waits for, as if it had arrived
-            name = name.partition(":")[0]  # a message wait also names its correlation
-            problems = validate_signal(table, kind, name, output)
+        wait = parse_waiting(waiting[0].waiting)
+        if wait.kind in (Wait.SIGNAL, Wait.MESSAGE):  # what it waits for, as if it had arrived
+            problems = validate_signal(table, wait.kind.value, wait.name, output)
         else:
             problems = validate_result(table, step, output)
         if problems:
@@ -397,7 +397,7 @@ class Client:
             self.store.deliver(
                 instance_id,
                 rt.TimerFired(tid),
-                dedupe_key=f"timer:{tid}",
+                dedupe_key=timer_delivery(tid),
                 actor=self.actor,
                 reason=reason,
             )

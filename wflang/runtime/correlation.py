@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from wflang.runtime import instance as rt
 from wflang.runtime.ir import Value
-
-_PREFIX = "message:"
+from wflang.runtime.waiting import Wait, parse
 
 
 def correlation_text(value: Value) -> str:
@@ -28,7 +27,7 @@ def awaited_messages(instance: rt.Instance | None) -> dict[int, tuple[str, str]]
         return {}
     found: dict[int, tuple[str, str]] = {}
     for t in instance.tokens:
-        if t.waiting.startswith(_PREFIX):
-            name, _, text = t.waiting[len(_PREFIX) :].partition(":")
-            found[t.id] = (name, text)
+        waiting = parse(t.waiting)
+        if waiting.kind is Wait.MESSAGE:
+            found[t.id] = (waiting.name, waiting.correlation or "")
     return found

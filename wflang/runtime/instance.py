@@ -13,18 +13,12 @@ on a six-field command).
 from __future__ import annotations
 
 import enum
-from typing import TYPE_CHECKING
 
 from attrs import field, frozen
 
 from wflang.runtime.ir import Value
 
 NO_TOKEN = -1
-
-#: Where the step function leaves a new instance's tokens by id, in order, instead of
-#: the ``tokens`` tuple: the tuple is built from it on first read. Most instances a
-#: step makes are read only by the next step, which wants the dict, not the tuple.
-TOKENS_BY_ID = "_tokens_by_id"
 
 
 class Status(enum.Enum):
@@ -50,7 +44,7 @@ class Token:
     parent: int = NO_TOKEN  # the token of the parallel or map node whose body this runs in
     index: int = 0  # its branch or item index in the parent
     attempt: int = 1
-    # task | human | child | signal:NAME | message:NAME:CORRELATION | timer | retry | join
+    # what it waits for, as stored: see ``wflang.runtime.waiting``
     waiting: str = ""
     side: bool = False  # started by a non-interrupting timer: its end ends only itself
     compensating: bool = False  # runs a compensation of the saga
@@ -67,7 +61,7 @@ class Timer:
 
     id: str
     token: int
-    purpose: str  # boundary:K | retry | sleep | until
+    purpose: str  # boundary:K | retry | sleep | until (``wflang.runtime.keys``)
     due: int  # milliseconds since the epoch
 
 
@@ -100,7 +94,7 @@ class Instance:
 
     A frozen attrs class with a ``__dict__`` (not slots): it builds about twice as
     fast, and the step function keeps an index of the tokens, timers and joins
-    beside the fields for the next step (see ``TOKENS_BY_ID``). Serialise it
+    beside the fields for the next step (``runtime.step.build``). Serialise it
     through its attrs fields (cattrs, ``attrs.asdict``), never through ``__dict__``.
     """
 
@@ -115,7 +109,7 @@ class Instance:
     joins: tuple[Join, ...] = ()
     compensations: tuple[int, ...] = ()  # states to run, in the order their steps completed
     buffered: tuple[Signal, ...] = ()
-    seen_keys: tuple[str, ...] = ()  # signals and messages taken by key (ids.delivery_key)
+    seen_keys: tuple[str, ...] = ()  # signals and messages taken by key (keys.delivery_key)
     seq: int = 0  # history sequence number of the last step
     next_token: int = 0
     seed: int = 0  # for jitter: no randomness in the step function
@@ -126,18 +120,6 @@ class Instance:
     # dead-lettered (its ``error`` then says which compensation failed).
     error_after_compensation: str | None = None
     snapshot: dict[str, Value] | None = field(default=None)  # context when dead-lettered
-
-    if not TYPE_CHECKING:  # (hidden from mypy, which would take any attribute as valid)
-
-        def __getattr__(self, name):
-            """``tokens`` of an instance made by the step function, built on first read."""
-            if name == "tokens":
-                fields = self.__dict__
-                by_id = fields.get(TOKENS_BY_ID)
-                if by_id is not None:
-                    tokens = fields["tokens"] = tuple(by_id.values())
-                    return tokens
-            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
 
 # ------------------------------------------------------------------------ events

@@ -18,7 +18,7 @@ import json
 from typing import Any
 
 import cattrs
-from attrs import evolve, frozen
+from attrs import define, evolve, field, frozen
 from cattrs.strategies import configure_tagged_union
 
 from wflang.runtime import ir
@@ -220,6 +220,15 @@ class Types:
     results: tuple[Shape, ...] = ()
 
 
+@define(eq=False)
+class Memo:
+    """What the runtime prepares from a table, once (``runtime.step.compiled``): kept
+    with the table, never part of its value (not compared, hashed or serialised)."""
+
+    key: object = None
+    value: object = None
+
+
 @frozen
 class Table:
     """A compiled workflow."""
@@ -237,15 +246,13 @@ class Table:
     context: tuple[tuple[str, int | None], ...] = ()  # (field, default expression)
     errors: tuple[str, ...] = ()
     types: Types = Types()
+    memo: Memo = field(init=False, factory=Memo, eq=False, repr=False)
 
     def state_id(self, name: str) -> int:
         for i, s in enumerate(self.states):
             if s.name == name:
                 return i
         raise KeyError(name)
-
-    def event_id(self, name: str) -> int:
-        return self.events.index(name)
 
 
 def _converter() -> cattrs.Converter:

@@ -27,6 +27,7 @@ from wflang.runtime import step as st
 from wflang.runtime.commands import interpret
 from wflang.runtime.correlation import awaited_messages
 from wflang.runtime.ir import Value
+from wflang.runtime.keys import timer_delivery
 from wflang.runtime.limits import Limits
 from wflang.runtime.outcome import bounded, checked
 from wflang.runtime.table import Table
@@ -303,7 +304,7 @@ class Advance:
                         timed[iid].append((t.due, -1, rt.TimerFired(t.id), None, None))
             for _at, row_id, event, actor, reason in sorted(timed[iid], key=lambda x: (x[0], x[1])):
                 if isinstance(event, rt.TimerFired) and row_id < 0:
-                    w.events.append((event, f"timer:{event.timer}", None, None, None))
+                    w.events.append((event, timer_delivery(event.timer), None, None, None))
                 else:
                     w.events.append((event, f"inbox:{row_id}", actor, reason, row_id))
         for iid, r in accepted:

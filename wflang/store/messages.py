@@ -30,8 +30,8 @@ from attrs import frozen
 
 from wflang.runtime import codec
 from wflang.runtime import instance as rt
-from wflang.runtime.ids import delivery_key
 from wflang.runtime.ir import Value
+from wflang.runtime.keys import delivery_key, publication_delivery
 from wflang.store.backend import Dialect, Tx
 
 #: Puts an event in an instance's inbox (the store's ``_inbox``); False if its dedupe
@@ -57,7 +57,9 @@ def _dedupe(message_id: int, message: str, key: str | None) -> str:
     """The inbox key of a publication: with a key, the one a message sent by id with
     that key has too (``delivery_key``), so an instance that took it either way is not
     given it again, nor counted as reached; without, the publication's own."""
-    return f"msg:{message_id}" if key is None else delivery_key("message", message, key)
+    return (
+        publication_delivery(message_id) if key is None else delivery_key("message", message, key)
+    )
 
 
 def lock(tx: Tx, dialect: Dialect, message: str, correlation: str) -> None:

@@ -1,0 +1,118 @@
+"""The commonest event on a short path: a task's completion that moves its token on,
+through writes and choices, to the next service task, or to the end of a branch of a
+parallel whose join stays undecided.
+
+It is made of the general path's pieces (``keyed``, ``choose``, a transition's
+``write``, ``entered`` and ``call``, ``counted`` and ``verdict``, ``stepped``)
+without a ``Run``: no drafts, no agenda, no bookkeeping of what did not happen. It
+may only skip work: anything it does not cover it hands to the general path (None),
+which evaluates the same expressions again (they have no effects).
+``tests/test_step_common.py`` compares the two on random workflows.
+"""
+
+from __future__ import annotations
+
+from wflang.runtime import instance as rt
+from wflang.runtime import table as tb
+from wflang.runtime.instance import NO_TOKEN, Status
+from wflang.runtime.ir import ExpressionError, Value
+from wflang.runtime.step.build import counted, entered, read_index, stepped, token_with
+from wflang.runtime.step.compiled import CHOICE, END, TASK, Compiled, StateInfo, Transition, choose
+from wflang.runtime.step.enter import call
+from wflang.runtime.step.events import keyed
+from wflang.runtime.step.scopes import UNDECIDED, verdict
+from wflang.runtime.step.values import Step
+from wflang.runtime.waiting import TASKS
+
+_RUNNING = Status.RUNNING
+#: Choices one completion passes on the common path before it hands over.
+_CHOICES = 16
+
+
+def complete(c: Compiled, inst: rt.Instance, e: rt.TaskCompleted) -> Step | None:
+    """A task's completion on the common path; None hands it to the general path.
+
+    The common path: a running instance; a token outside maps, with no timer of its
+    own; transitions (the task's ``done`` row, then the arms of the choices it passes)
+    that only write into the context; and the token comes to wait at a service task
+    without boundary timers, or ends its branch of a parallel whose join stays
+    undecided.
+    """
+    if inst.status is not _RUNNING:
+        return None
+    tokens, timers, joins = read_index(inst)
+    token = keyed(e.key, tokens, inst.id, c.names, TASKS)
+    if token is None or token.locals or token.state < 0:
+        return None  # stale (the general path says so), or in a map
+    if timers and any(t.token == token.id for t in timers.values()):
+        return None
+    info = c.states[token.state]
+    in_branch = token.parent != NO_TOKEN
+    if info.done is None or (in_branch and info.walk):
+        return None
+    decisions = [info.completed]
+    try:
+        env: dict[str, Value] = {"input": inst.input, "context": inst.context, "result": e.result}
+        moved = _follow(c.states, info.done, env, decisions, in_branch)
+        if moved is None:
+            return None
+        target, context = moved
+        env = {"input": inst.input, "context": context}
+        if target.arrive == TASK:  # ``enter``, then the service task's ``_schedule``
+            fields = token.__dict__.copy()
+            entered(fields, target.id, inst.seq + 1)
+            command = call(target, fields, inst.id, target.args(env))
+            tokens = tokens.copy()
+            tokens[token.id] = token_with(fields)
+            return stepped(inst, context, (tokens, timers, joins), (command,), tuple(decisions))
+        if target.arrive == END and in_branch:  # ``_enter_end``, ``scope_end``, ``child_ended``
+            if target.has_output:  # for its errors: a parallel keeps no branch's output
+                target.args(env)
+            if token.side or token.compensating:
+                return None
+            tokens = tokens.copy()
+            del tokens[token.id]
+            parent = tokens.get(token.parent)
+            join = joins.get(token.parent)
+            if parent is not None and join is not None:
+                entry = c.states[parent.state].entry
+                if not isinstance(entry, tb.ParallelEntry):
+                    return None
+                join = counted(join, target.ends_ok, token.index, {}, False)
+                if verdict(entry, join) != UNDECIDED:
+                    return None  # the join decides: the general path
+                joins = joins.copy()
+                joins[parent.id] = join
+            return stepped(inst, context, (tokens, timers, joins), (), tuple(decisions))
+    except ExpressionError:
+        pass
+    return None
+
+
+def _follow(
+    states: list[StateInfo],
+    row: tuple[Transition, ...],
+    env: dict[str, Value],
+    decisions: list[str],
+    in_branch: bool,
+) -> tuple[StateInfo, dict[str, Value]] | None:
+    """``Run.follow`` of a row, then of the arms of the choices it leads to, while each
+    transition taken only writes into the context: the state the token then enters
+    and the new context, the ``enter`` decisions in ``decisions``; None if a
+    transition does more, leaves the scope, or none is taken."""
+    context: dict[str, Value] = env["context"]  # type: ignore[assignment]
+    for _ in range(_CHOICES):
+        transition = choose(row, env)
+        if transition is None or not transition.plain or transition.target == tb.NO_STATE:
+            return None  # (nowhere to go: the general path's error)
+        if transition.write is not None:
+            context = transition.write(env, context)
+        target = states[transition.target]
+        if in_branch and target.walk:
+            return None
+        decisions.append(target.enter_decision)
+        if target.arrive != CHOICE or target.on_enter is None:
+            return target, context
+        row = target.on_enter
+        env = {"input": env["input"], "context": context}
+    return None

@@ -1,0 +1,282 @@
+"""Entering a state: what a token does when it arrives at a node, by the kind of the
+node (``ENTER``), and what a retry hands out again (``SUBMIT``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from wflang.runtime import instance as rt
+from wflang.runtime import keys
+from wflang.runtime import table as tb
+from wflang.runtime.instance import NO_TOKEN
+from wflang.runtime.ir import ExpressionError, Value
+from wflang.runtime.step.build import (
+    AnyToken,
+    TokenFields,
+    entered,
+    schedule_task,
+    token_fields,
+    token_with,
+)
+from wflang.runtime.step.compiled import Env, StateInfo, plain_service_task
+from wflang.runtime.step.scopes import fill, scope_end
+from wflang.runtime.step.values import WorkflowError
+from wflang.runtime.waiting import Wait
+
+if TYPE_CHECKING:
+    from wflang.runtime.step.compiled import Enter
+    from wflang.runtime.step.run import Run
+
+_TASK, _IDLE = Wait.TASK.value, Wait.IDLE.value
+
+
+def call(info: StateInfo, fields: TokenFields, iid: str, args: dict[str, Value]) -> rt.ScheduleTask:
+    """A token (its ``fields``) waits at a service task: the command calling the task's
+    handler, keyed by the token's visit and attempt."""
+    fields["waiting"] = _TASK
+    token, attempt = fields["id"], fields["attempt"]
+    key = keys.task_key(iid, info.name, fields["visit"], token, attempt)
+    return schedule_task(key, token, info.name, info.service, args, attempt)
+
+
+def _enter_task(run: Run, token: AnyToken, entry: tb.TaskEntry) -> None:
+    if entry.work == "script":
+        run.done(token, {"result": {}})
+        return
+    token = _submit_task(run, token, entry)
+    if entry.timers:
+        _boundary_timers(run, token, entry.timers)
+
+
+def _enter_service_task(run: Run, token: AnyToken, entry: tb.TaskEntry) -> None:
+    """``_enter_task`` of the commonest node, a service task without boundary timers."""
+    _schedule(run, token)
+
+
+def _schedule(run: Run, token: AnyToken) -> AnyToken:
+    """Hand the work of a service task to its handler."""
+    info = run.states[token.state]
+    args = info.args(run.env(token))
+    draft = run.draft(token)
+    run.commands.append(call(info, draft.__dict__, run.inst.id, args))
+    return draft
+
+
+def _submit_task(run: Run, token: AnyToken, entry: tb.TaskEntry) -> AnyToken:
+    """Hand the work to a handler or a person (again, on a retry)."""
+    if entry.work == "service":
+        return _schedule(run, token)
+    args = run.states[token.state].args(run.env(token))
+    token = run.wait(token, Wait.HUMAN)
+    run.commands.append(
+        rt.CreateHumanTask(
+            run.key(token),
+            token.id,
+            run.name(token.state),
+            entry.work,
+            entry.assignee,
+            entry.form,
+            args,
+        )
+    )
+    return token
+
+
+def _boundary_timers(
+    run: Run, token: AnyToken, timers: tuple[tb.Timer, ...], env: dict[str, Value] | None = None
+) -> None:
+    if not timers:
+        return
+    env = env if env is not None else run.env(token)
+    for k, timer in enumerate(timers):
+        after = run.eval(timer.after, env)
+        if not isinstance(after, int) or isinstance(after, bool):
+            raise WorkflowError(f"timeout of '{run.name(token.state)}' is not a duration")
+        run.start_timer(token, keys.boundary(k), run.now + after)
+
+
+def _enter_choice(run: Run, token: AnyToken, entry: tb.ChoiceEntry) -> None:
+    row = run.states[token.state].on_enter
+    if row is None or not run.follow(token, row, run.env(token)):
+        raise WorkflowError(f"no arm of choice '{run.name(token.state)}' matched")
+
+
+def _enter_wait(run: Run, token: AnyToken, entry: tb.WaitEntry) -> None:
+    env = run.env(token)
+    if entry.trigger == "until":
+        assert entry.expression is not None
+        at = run.eval(entry.expression, env)
+        if not isinstance(at, int) or isinstance(at, bool):
+            raise WorkflowError(f"'until' of '{run.name(token.state)}' is not a timestamp")
+        token = run.wait(token, Wait.TIMER)
+        run.start_timer(token, keys.UNTIL, max(at, run.now))
+    else:
+        kind, name = Wait(entry.trigger), entry.name or ""
+        correlation = None
+        if kind is Wait.MESSAGE:
+            correlation = _correlation(run, token, entry, env)
+        for i, sig in enumerate(run.buffered):
+            if (
+                sig.kind == kind
+                and sig.name == name
+                and (sig.correlation is None or sig.correlation == correlation)
+            ):
+                run.buffered = [*run.buffered[:i], *run.buffered[i + 1 :]]
+                run.decide(f"{run.name(token.state)} takes buffered {sig.kind} {sig.name}")
+                run.done(token, {sig.kind: sig.payload})
+                return
+        token = run.wait(token, kind, name, correlation)
+    _boundary_timers(run, token, entry.timers, env)
+
+
+def _correlation(run: Run, token: AnyToken, entry: tb.WaitEntry, env: Env) -> str:
+    """The text a message wait is matched on: its correlation's value when it begins."""
+    assert entry.expression is not None
+    value = run.eval(entry.expression, env)
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise WorkflowError(
+            f"the correlation of '{run.name(token.state)}' is {type(value).__name__}, "
+            "not a string or an int"
+        )
+    return str(value)
+
+
+def _enter_sleep(run: Run, token: AnyToken, entry: tb.SleepEntry) -> None:
+    duration = run.eval(entry.duration, run.env(token))
+    if not isinstance(duration, int) or isinstance(duration, bool):
+        raise WorkflowError(f"sleep '{run.name(token.state)}' is not a duration")
+    token = run.wait(token, Wait.TIMER)
+    run.start_timer(token, keys.SLEEP, run.now + duration)
+
+
+def _enter_parallel(run: Run, token: AnyToken, entry: tb.ParallelEntry) -> None:
+    token = run.wait(token, Wait.JOIN)
+    run.joins[token.id] = rt.Join(token.id, len(entry.branches))
+    _boundary_timers(run, token, entry.timers)
+    if (
+        run.states[token.state].fans_to_tasks
+        and not run.agenda
+        and run.budget > len(entry.branches)
+    ):
+        _enter_tasks_now(run, token.id, entry.branches)
+        return
+    for i, first in enumerate(entry.branches):
+        run.enter(run.new_token(first, token.id, i), first)
+    if not entry.branches:
+        run.done(token)
+
+
+def _enter_tasks_now(run: Run, parent: int, branches: tuple[int, ...]) -> None:
+    """Branches that each begin with a service task (no timers, outside maps) entered
+    at once rather than queued and drained one by one: the same step when nothing was
+    queued before them and the budget outlasts them. A wide parallel enters all its
+    branches in its first step.
+
+    Each token is made as ``new_token``, ``enter`` and ``_schedule`` make it, but
+    frozen at once (it waits at its task): no draft, no agenda. An argument's error
+    leaves the branches not yet scheduled entering, as the agenda would have left them.
+    """
+    run.budget -= len(branches)
+    visit = run.inst.seq + 1
+    env: dict[str, Value] = {"input": run.input, "context": run.context}  # only read
+    first_id = run.next_token
+    run.next_token += len(branches)
+    tokens, states, commands, decisions = run.tokens, run.states, run.commands, run.decisions
+    iid = run.inst.id
+    for index, first in enumerate(branches):
+        info = states[first]
+        decisions.append(info.enter_decision)
+        fields = token_fields(first_id + index, first, parent, index, _IDLE, 0)
+        entered(fields, first, visit)
+        try:
+            args = info.args(env)
+        except ExpressionError:
+            for j in range(index, len(branches)):  # left entering
+                fields = token_fields(first_id + j, branches[j], parent, j, _IDLE, 0)
+                entered(fields, branches[j], visit)
+                tokens[first_id + j] = token_with(fields)
+            raise
+        commands.append(call(info, fields, iid, args))
+        tokens[first_id + index] = token_with(fields)
+
+
+def _enter_map(run: Run, token: AnyToken, entry: tb.MapEntry) -> None:
+    env = run.env(token)
+    items = run.eval(entry.items, env)
+    if not isinstance(items, list):
+        raise WorkflowError(f"map '{run.name(token.state)}' needs a list of items")
+    token = run.wait(token, Wait.JOIN)
+    run.joins[token.id] = rt.Join(token.id, len(items))
+    _boundary_timers(run, token, entry.timers, env)
+    if not items:
+        run.done(token, {"result": []})
+        return
+    fill(run, token, entry, items)
+
+
+def _enter_call(run: Run, token: AnyToken, entry: tb.CallEntry) -> None:
+    token = _submit_call(run, token, entry)
+    _boundary_timers(run, token, entry.timers)
+
+
+def _submit_call(run: Run, token: AnyToken, entry: tb.CallEntry) -> AnyToken:
+    token = run.wait(token, Wait.CHILD)
+    run.commands.append(
+        rt.StartChild(
+            run.key(token),
+            token.id,
+            entry.workflow,
+            entry.version,
+            run.states[token.state].args(run.env(token)),
+        )
+    )
+    return token
+
+
+def _enter_end(run: Run, token: AnyToken, entry: tb.EndEntry) -> None:
+    output = run.states[token.state].args(run.env(token)) if entry.output.entries else {}
+    scope_end(run, token, entry.outcome, output, end_error(run.c.names[token.state], entry, token))
+
+
+#: The outcomes whose end, declaring no error, gives the instance its own name as the
+#: error. A compensated end is no failure: its saga ran, and its error is the one it
+#: declares or none (docs/language.md, end).
+_UNNAMED = frozenset({"failed", "cancelled"})
+
+
+def end_error(name: str, entry: tb.EndEntry, token: AnyToken) -> str | None:
+    """The error a flow ends with at an end: the one it declares, else for an instance
+    that fails or is cancelled the name of the end it stopped at."""
+    if entry.error is None and entry.outcome in _UNNAMED and token.parent == NO_TOKEN:
+        return name
+    return entry.error
+
+
+#: What entering a state does, by the kind of its entry.
+ENTER: dict[type[tb.Entry], Callable[[Run, AnyToken, tb.Entry], None]] = {
+    tb.TaskEntry: _enter_task,  # type: ignore[dict-item]
+    tb.ChoiceEntry: _enter_choice,  # type: ignore[dict-item]
+    tb.WaitEntry: _enter_wait,  # type: ignore[dict-item]
+    tb.SleepEntry: _enter_sleep,  # type: ignore[dict-item]
+    tb.ParallelEntry: _enter_parallel,  # type: ignore[dict-item]
+    tb.MapEntry: _enter_map,  # type: ignore[dict-item]
+    tb.CallEntry: _enter_call,  # type: ignore[dict-item]
+    tb.EndEntry: _enter_end,  # type: ignore[dict-item]
+}
+
+
+def entering(entry: tb.Entry) -> Enter:
+    """What entering a state with this entry does: its kind's strategy, or a shorter
+    one for the commonest node, a service task without boundary timers."""
+    if plain_service_task(entry):
+        return _enter_service_task  # type: ignore[return-value]
+    return ENTER[type(entry)]
+
+
+#: What a retry does: hand the same work out again, boundary timers left running.
+SUBMIT: dict[type[tb.Entry], Callable[[Run, AnyToken, tb.Entry], object]] = {
+    tb.TaskEntry: _submit_task,  # type: ignore[dict-item]
+    tb.CallEntry: _submit_call,  # type: ignore[dict-item]
+}

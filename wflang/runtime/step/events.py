@@ -1,0 +1,250 @@
+"""What each event does to a running instance (``HANDLERS``, by the event's type)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from wflang.runtime import instance as rt
+from wflang.runtime import keys
+from wflang.runtime import table as tb
+from wflang.runtime.instance import Status
+from wflang.runtime.step.build import AnyToken
+from wflang.runtime.step.enter import SUBMIT
+from wflang.runtime.step.run import COMPENSATING, Run
+from wflang.runtime.step.scopes import begin_saga, fail, next_compensation
+from wflang.runtime.table import NO_STATE
+from wflang.runtime.validate import undeclared_error
+from wflang.runtime.waiting import TASKS, Wait, completable, parse, takes
+
+
+def by_key(run: Run, key: str, kinds: tuple[str, ...]) -> AnyToken | None:
+    """The token waiting for the task or child with this key; None if it moved on."""
+    return keyed(key, run.tokens, run.inst.id, run.c.names, kinds)
+
+
+def keyed(
+    key: str, tokens: Mapping[int, AnyToken], iid: str, names: list[str], kinds: tuple[str, ...]
+) -> AnyToken | None:
+    """The token among ``tokens`` that waits (one of ``kinds``) for the task or child
+    with this key. A key names an instance, a node, the step its visit began, a token
+    and an attempt, so an answer for an earlier attempt or visit, a cancelled task or
+    a delivery seen twice finds no token."""
+    token_id = keys.key_token(key)
+    token = None if token_id is None else tokens.get(token_id)
+    if token is None or token.waiting not in kinds:
+        return None
+    state = token.state
+    name = keys.END_OF_SCOPE if state == NO_STATE else names[state]
+    if key != keys.task_key(iid, name, token.visit, token.id, token.attempt):
+        return None
+    return token
+
+
+def _on_task_completed(run: Run, e: rt.TaskCompleted) -> None:
+    token = by_key(run, e.key, TASKS)
+    if token is None:
+        run.decide(f"ignored a stale completion of {e.key}")
+        return
+    run.decisions.append(run.states[token.state].completed)
+    run.done(token, {"result": e.result})
+
+
+def _on_task_failed(run: Run, e: rt.TaskFailed) -> None:
+    token = by_key(run, e.key, TASKS)
+    if token is None:
+        run.decide(f"ignored a stale failure of {e.key}")
+        return
+    problem = undeclared_error(run.c.table, token.state, e.error)
+    if problem is not None:  # a broken contract: the routes see an invalid result
+        run.decide(f"{run.name(token.state)}: {problem}")
+        e = rt.TaskFailed(e.key, "InvalidResult", False, problem)
+    fail(run, token, e.error, e.transient, e.message)
+
+
+def _on_timer(run: Run, e: rt.TimerFired) -> None:
+    timer = run.timers.pop(e.timer, None)
+    token = run.tokens.get(timer.token) if timer else None
+    if timer is None or token is None:
+        run.decide(f"ignored timer {e.timer}: no longer pending")
+        return
+    run.decide(f"timer {timer.purpose} of {run.name(token.state)} fired")
+    if timer.purpose in (keys.SLEEP, keys.UNTIL):
+        run.done(token)
+        return
+    entry = run.c.table.states[token.state].entry
+    if timer.purpose == keys.RETRY:
+        token = run.wait(token, Wait.IDLE)
+        token.attempt += 1
+        SUBMIT[type(entry)](run, token, entry)
+        return
+    k = keys.boundary_index(timer.purpose)
+    row = None if k is None else run.states[token.state].rows.get(f"timeout:{k}")
+    if k is None or row is None:
+        return
+    target = row[0].target
+    timers: tuple[tb.Timer, ...] = getattr(entry, "timers", ())
+    if timers[k].interrupting:
+        run.stop_children(token)
+        run.interrupt(token)  # timed out: its call's outcome is unknown
+        run.cancel_timers(token)
+        run.enter(token, target)
+    else:
+        side = run.new_token(target, parent=token.parent, side=True)
+        run.enter(side, target)
+
+
+def _on_signal(run: Run, e: rt.SignalReceived) -> None:
+    if e.key:
+        seen = keys.delivery_key(e.kind, e.name, e.key)  # a key is unique per kind and name
+        if seen in run.seen:
+            run.decide(f"ignored duplicate {e.kind} {e.name} (key {e.key})")
+            return
+        run.seen = [*run.seen, seen]
+    waiting = sorted(
+        (t for t in run.tokens.values() if takes(t.waiting, e.kind, e.name, e.correlation)),
+        key=lambda t: t.id,
+    )
+    if not waiting:
+        run.buffered = [*run.buffered, rt.Signal(e.kind, e.name, e.payload, e.key, e.correlation)]
+        run.decide(f"buffered {e.kind} {e.name}")
+        return
+    token = waiting[0]
+    run.decide(f"{run.name(token.state)} received {e.kind} {e.name}")
+    run.done(token, {e.kind: e.payload})
+
+
+_CHILD = (Wait.CHILD.value,)
+
+
+def _on_child_completed(run: Run, e: rt.ChildCompleted) -> None:
+    token = by_key(run, e.key, _CHILD)
+    if token is None:
+        run.decide(f"ignored a stale child completion of {e.key}")
+        return
+    run.done(token, {"result": e.output})
+
+
+def _on_child_failed(run: Run, e: rt.ChildFailed) -> None:
+    token = by_key(run, e.key, _CHILD)
+    if token is None:
+        run.decide(f"ignored a stale child failure of {e.key}")
+        return
+    fail(run, token, e.error, transient=True)
+
+
+def _on_cancel(run: Run, e: rt.CancelRequested) -> None:
+    run.decide(f"cancel requested ({'with' if e.compensate else 'without'} compensation)")
+    run.error = e.reason
+    if e.compensate:
+        run.after_saga = "cancelled"
+        if run.status is COMPENSATING:  # the saga goes on, and ends the instance cancelled
+            return
+        run.saga_error = None  # (of a failed compensation given up on: the saga ends cancelled)
+        begin_saga(run)
+        return
+    run.stop_everything(undo=False)
+    run.status = Status.CANCELLED
+    run.commands.append(rt.Finish(Status.CANCELLED, None, e.reason))
+
+
+def _on_retry_from(run: Run, e: rt.RetryFrom) -> None:
+    if run.status is not Status.DEAD_LETTERED:
+        run.decide(f"ignored retry: the instance is {run.status.value}")
+        return
+    failed = [run.name(t.state) for t in run.tokens.values() if t.compensating]
+    if e.state is not None and failed and e.state not in failed:
+        run.decide(
+            f"ignored replay from {e.state}: the compensation {failed[0]} failed; "
+            "retry, complete or skip it"
+        )
+        return
+    run.resume()
+    if e.input is not None:
+        run.input = {**run.input, **e.input}
+        run.decide(f"input changed by an operator: {', '.join(sorted(e.input))}")
+    if e.state is None or failed:  # (a replay of the failed compensation is its retry)
+        stuck = [t for t in run.tokens.values() if completable(t.waiting, signals=False)]
+        for token in stuck:
+            # A fresh token: the new attempts get idempotency keys of their own,
+            # so a receiver that deduplicates by key does not drop the retry.
+            run.cancel_timers(token)
+            del run.tokens[token.id]
+            fresh = run.new_token(
+                token.state,
+                parent=token.parent,
+                index=token.index,
+                side=token.side,
+                compensating=token.compensating,
+                locals=token.locals,
+            )
+            run.enter(fresh, token.state)
+        return
+    state = run.c.table.state_id(e.state)
+    run.stop_everything()
+    run.enter(run.new_token(state), state)
+
+
+def _on_force_complete(run: Run, e: rt.ForceComplete) -> None:
+    run.stop_everything(undo=False)
+    run.status, run.output, run.error = Status.COMPLETED, dict(e.output), None
+    run.decide("force-completed by an operator")
+    run.commands.append(rt.Finish(Status.COMPLETED, run.output, None))
+
+
+def _on_complete_step(run: Run, e: rt.CompleteStep) -> None:
+    if run.status is not Status.DEAD_LETTERED and run.status.finished:
+        run.decide(f"ignored: the instance is {run.status.value}")
+        return
+    waiting = [
+        t for t in run.tokens.values() if run.name(t.state) == e.state and completable(t.waiting)
+    ]
+    if not waiting:
+        run.decide(f"ignored: nothing waits at {e.state}")
+        return
+    token = waiting[0]
+    if run.status is Status.DEAD_LETTERED:
+        run.resume()
+    run.cancel_timers(token)
+    if token.waiting in _CANCELLED_WHEN_COMPLETED:
+        run.commands.append(rt.CancelTask(run.key(token)))
+    run.decide(f"{e.state} completed by an operator")
+    # A wait's output reads what it waited for (signal.x / message.x); a task's, result.x.
+    kind = parse(token.waiting).kind
+    root = kind.value if kind in (Wait.SIGNAL, Wait.MESSAGE) else "result"
+    run.done(token, {root: dict(e.output)})
+
+
+#: The waits whose task an operator's completion cancels (a task may still be open).
+_CANCELLED_WHEN_COMPLETED = (Wait.TASK, Wait.HUMAN, Wait.RETRY, Wait.IDLE)
+
+
+def _on_skip_compensation(run: Run, e: rt.SkipCompensation) -> None:
+    waiting = [
+        t
+        for t in run.tokens.values()
+        if t.compensating and run.name(t.state) == e.state and completable(t.waiting)
+    ]
+    if not waiting:
+        run.decide(f"ignored: no compensation waits at {e.state}")
+        return
+    if run.status is Status.DEAD_LETTERED:
+        run.resume()
+    run.decide(f"compensation {e.state} skipped by an operator: {e.reason}")
+    run.stop_token(waiting[0], undo=False)
+    next_compensation(run)
+
+
+#: What each event does, by its type.
+HANDLERS: dict[type, Callable[[Run, rt.Event], None]] = {
+    rt.TaskCompleted: _on_task_completed,  # type: ignore[dict-item]
+    rt.TaskFailed: _on_task_failed,  # type: ignore[dict-item]
+    rt.TimerFired: _on_timer,  # type: ignore[dict-item]
+    rt.SignalReceived: _on_signal,  # type: ignore[dict-item]
+    rt.ChildCompleted: _on_child_completed,  # type: ignore[dict-item]
+    rt.ChildFailed: _on_child_failed,  # type: ignore[dict-item]
+    rt.CancelRequested: _on_cancel,  # type: ignore[dict-item]
+    rt.RetryFrom: _on_retry_from,  # type: ignore[dict-item]
+    rt.ForceComplete: _on_force_complete,  # type: ignore[dict-item]
+    rt.CompleteStep: _on_complete_step,  # type: ignore[dict-item]
+    rt.SkipCompensation: _on_skip_compensation,  # type: ignore[dict-item]
+}

@@ -1,0 +1,28 @@
+"""What a step gives back, and how it fails."""
+
+from __future__ import annotations
+
+from attrs import frozen
+
+from wflang.runtime import instance as rt
+
+#: Transitions one step may take before it stops a loop that never waits.
+STEP_BUDGET = 100_000
+#: The last instant a timer may be due at (9999-12-31T23:59:59.999Z), in epoch ms.
+LAST_INSTANT = 253_402_300_799_999
+#: The error of a call whose worker stopped after starting it (an at-most-once call
+#: is not run again): its effect may have happened.
+INTERRUPTED = "Interrupted"
+
+
+class WorkflowError(Exception):
+    """A failure of the workflow itself (not of a handler): an expression, a budget."""
+
+
+@frozen(slots=False)
+class Step:
+    """The outcome of one step: the new instance, what to do, and why (for the history)."""
+
+    instance: rt.Instance
+    commands: tuple[rt.Command, ...]
+    decisions: tuple[str, ...]

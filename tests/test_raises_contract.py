@@ -6,6 +6,8 @@ tests/store/test_raises_contract.py."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from wflang.compiler.compile import compile_workflow
@@ -14,7 +16,7 @@ from wflang.runtime import instance as rt
 from wflang.runtime.engine import Engine, TaskError
 from wflang.runtime.ir import Value
 from wflang.runtime.table import Table
-from wflang.testing import WorkflowEnv, permanent, succeed, transient
+from wflang.testing import Outcome, WorkflowEnv, permanent, succeed, transient
 
 #: ``refund`` (a branch of ``p``) calls a service that declares no errors; ``charge``
 #: one that declares ``Declined``. The parallel routes ``Declined`` by name.
@@ -84,7 +86,7 @@ def test_the_table_carries_what_each_service_raises() -> None:
 
 
 def _engine_run(charge: Exception | None, refund: Exception | None) -> rt.Instance:
-    def handler(error: Exception | None):  # type: ignore[no-untyped-def]
+    def handler(error: Exception | None) -> Callable[[], dict[str, Value]]:
         def fn() -> dict[str, Value]:
             if error is not None:
                 raise error
@@ -119,8 +121,8 @@ def test_an_error_the_workflow_does_not_declare_keeps_its_name() -> None:
 
 
 @pytest.mark.parametrize("outcome", [permanent("Declined"), transient("Declined")])
-def test_an_undeclared_error_is_an_invalid_result_in_the_test_kit(outcome: object) -> None:
-    env = WorkflowEnv([contract_table()], {"pay.charge": succeed(), "pay.refund": outcome})  # type: ignore[dict-item]
+def test_an_undeclared_error_is_an_invalid_result_in_the_test_kit(outcome: Outcome) -> None:
+    env = WorkflowEnv([contract_table()], {"pay.charge": succeed(), "pay.refund": outcome})
     iid = env.start("contract", {})
     assert env.instance(iid).output == {"how": "invalid"}
     assert env.services_called().count("pay.refund") == 1  # a contract breach is not retried

@@ -62,7 +62,11 @@ def test_expressions_of_every_node_and_inside_every_expression() -> None:
     assert spec is not None
     found = [(p.name, type(e).__name__) for p, e in walk_expressions(spec.nodes)]
     assert found == [("m", "Member"), ("c", "Binary")]
-    guard = next(node_expressions(spec.nodes[0].branches[1].nodes[0].nodes[0]))  # type: ignore[union-attr]
+    p = spec.nodes[0]
+    assert isinstance(p, sp.ParallelNode)
+    m = p.branches[1].nodes[0]
+    assert isinstance(m, sp.MapNode)
+    guard = next(node_expressions(m.nodes[0]))
     names = {type(e).__name__ for e in subexpressions(guard)}
     assert names == {"Binary", "Call", "Ref", "Member"}
 

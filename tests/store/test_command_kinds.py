@@ -118,9 +118,11 @@ def tables(tmp_path_factory: pytest.TempPathFactory) -> tuple[Table, Table]:
     compiled = [
         compile_workflow(parse_file(folder / f"{n}.wf")) for n in ("cmd_child", "cmd_parent")
     ]
-    for c in compiled:
-        assert c.table is not None, [d.message for d in c.check.diagnostics]
-    return compiled[0].table, compiled[1].table  # type: ignore[return-value]
+    child, parent = (c.table for c in compiled)
+    assert child is not None and parent is not None, [
+        d.message for c in compiled for d in c.check.diagnostics
+    ]
+    return child, parent
 
 
 class Both:

@@ -838,7 +838,7 @@ def run_bench(
             previous = row
     return {
         "machine": {
-            **benchlib.machine("lark", "networkx"),
+            **benchlib.machine("lark"),
             "wflang": benchlib.source_state(SOURCES, "parser/checker"),
         },
         "repeat": repeat,
@@ -862,7 +862,7 @@ def render(report: dict[str, Any]) -> str:
     out = [
         f"wflang checker benchmark  {m['date']}",
         f"machine: {m['platform']} ({m['processor']}), {m['cpu_count']} CPUs",
-        f"python:  {m['python']}, lark {m['lark']}, networkx {m['networkx']}; "
+        f"python:  {m['python']}, lark {m['lark']}; "
         f"median of {report['repeat']} runs",
         f"wflang:  {m['wflang']}",
         "",

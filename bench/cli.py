@@ -77,7 +77,7 @@ def main() -> None:
     cold = cold_check(env)
     base = statistics.median(times["python -c pass"])
     report = {
-        "machine": machine("lark", "networkx", "attrs"),
+        "machine": machine("lark", "attrs"),
         "source": source_state(("wflang", "bench"), "wflang or bench"),
         "load_average": [load_before, os.getloadavg()],
         "rounds": args.rounds,

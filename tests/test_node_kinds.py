@@ -56,7 +56,7 @@ def seen_by_stage() -> dict[str, set[type]]:
         model = module_model(load_program([parsed]), str(path))
         for node in nodes:
             info = model.nodes[node.name.text]
-            assert model.graph.nodes[node.name.text]["scope"] == info.scope
+            assert node.name.text in model.graph
             saw("model", info.node)
         # lowering: one state per node, of the node's kind
         if spec.header is not None:

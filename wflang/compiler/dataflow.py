@@ -14,8 +14,7 @@ import heapq
 from collections.abc import Callable, Hashable, Iterator
 from typing import TypeVar
 
-import networkx as nx
-
+from wflang.compiler.graphs import Digraph, dfs_postorder
 from wflang.dsl import expr as ex
 from wflang.dsl import spec as sp
 from wflang.dsl.walk import child_nodes, node_expressions, subexpressions
@@ -24,7 +23,7 @@ F = TypeVar("F", bound=frozenset[Hashable])
 
 
 def must_analysis(
-    graph: nx.DiGraph,  # type: ignore[type-arg]
+    graph: Digraph[str],
     entry: str,
     start: F,
     transfer: Callable[[str, str, F], F],
@@ -35,7 +34,7 @@ def must_analysis(
     to target when ``facts`` held at the start of source; facts meet by
     intersection where paths join.
     """
-    order = {n: i for i, n in enumerate(reversed(list(nx.dfs_postorder_nodes(graph, entry))))}
+    order = {n: i for i, n in enumerate(reversed(dfs_postorder(graph, entry)))}
     ins: dict[str, F] = {entry: start}
     queue = [(order[entry], entry)]
     queued = {entry}

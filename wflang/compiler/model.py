@@ -3,7 +3,7 @@
 Built once per file by ``build_model``: declarations of the file and of the
 files it imports are gathered into symbol tables, nodes into a table keyed by
 name with the scope each lives in (the workflow, a parallel branch, a map body),
-and the flow into one networkx ``DiGraph``. Rules never rebuild any of it.
+and the flow into one ``graphs.Digraph``. Rules never rebuild any of it.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from collections.abc import Callable, Iterator
 from functools import cached_property
 from typing import TypeVar, assert_never
 
-import networkx as nx
 from attrs import define, field, frozen
 
+from wflang.compiler import graphs
 from wflang.compiler.dataflow import derivations
 from wflang.compiler.program import Module, Program
 from wflang.dsl import expr as ex
@@ -62,8 +62,8 @@ def context_writes(node: sp.Node) -> set[str]:
 def outgoing(node: sp.Node, *, labels: bool = False) -> Iterator[Edge]:
     """Every flow edge written on a node, in source order of the clauses' kinds.
 
-    ``labels`` prints guards and timeouts into the edges' labels (for the graph,
-    built once); the analyses that walk edges many times leave them out.
+    ``labels`` prints guards and timeouts into the edges' labels (for the diagrams);
+    the analyses that walk edges many times leave them out.
     """
     if isinstance(node, sp.ChoiceNode):
         for arm in node.arms:
@@ -145,17 +145,15 @@ class Model:
         return info is not None and info.scope == scope
 
     @cached_property
-    def graph(self) -> nx.DiGraph:  # type: ignore[type-arg]
+    def graph(self) -> graphs.Digraph[str]:
         """The flow of every scope in one graph; edges stay inside their scope."""
-        g: nx.DiGraph = nx.DiGraph()  # type: ignore[type-arg]
-        for name, info in self.nodes.items():
-            g.add_node(name, scope=info.scope, kind=type(info.node).__name__)
+        g: graphs.Digraph[str] = graphs.Digraph(self.nodes)
         for name, info in self.nodes.items():
             if isinstance(info.node, sp.EndNode):
                 continue  # an end's 'next' is never taken (WF205)
-            for edge in outgoing(info.node, labels=True):
+            for edge in outgoing(info.node):
                 if self.in_scope(edge.target.text, info.scope):
-                    g.add_edge(name, edge.target.text, kind=edge.kind, label=edge.label)
+                    g.add_edge(name, edge.target.text)
         return g
 
     @cached_property
@@ -180,10 +178,7 @@ class Model:
             for info in self.nodes.values()
             if (c := getattr(info.node, "compensate", None)) is not None and c.text in self.nodes
         }
-        reached = set(roots)
-        for r in roots:
-            reached |= nx.descendants(self.graph, r)
-        return reached
+        return graphs.reachable(self.graph, roots)
 
     @cached_property
     def main_flow(self) -> set[str]:
@@ -192,17 +187,15 @@ class Model:
         entry = self.entry(TOP)
         if entry is None:
             return set()
-        main = nx.subgraph_view(
-            self.graph, filter_edge=lambda a, b: self.graph.edges[a, b]["kind"] != "timeout-side"
-        )
-        return {entry} | nx.descendants(main, entry)
+        kinds = self.edge_kinds
+        return graphs.reachable(self.graph, [entry], lambda a, b: kinds[a, b] != {"timeout-side"})
 
     def reachable(self, scope: str) -> set[str]:
         """Nodes of a scope reached from its entry (computed once per scope)."""
         cache = self._reachable
         if scope not in cache:
             entry = self.entry(scope)
-            cache[scope] = set() if entry is None else {entry} | nx.descendants(self.graph, entry)
+            cache[scope] = set() if entry is None else graphs.reachable(self.graph, [entry])
         return cache[scope]
 
     @cached_property

@@ -6,8 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from functools import partial
 
-import networkx as nx
-
+from wflang.compiler.graphs import Digraph, reachable
 from wflang.compiler.model import Model
 from wflang.compiler.program import Module
 from wflang.compiler.registry import Finding, Pass, Preset, rule
@@ -83,7 +82,7 @@ def recursive_call(m: Model) -> Iterator[Finding]:
         workflow a version 1
         task step: service work.step { next done }
     """
-    calls: nx.DiGraph = nx.DiGraph()  # type: ignore[type-arg]
+    calls: Digraph[str] = Digraph()
     me = m.module.path
     for module in m.program.modules.values():
         if module.spec is None:
@@ -97,7 +96,9 @@ def recursive_call(m: Model) -> Iterator[Finding]:
     for node in m.all_nodes():
         if isinstance(node, sp.CallNode):
             target = m.workflows.get(node.workflow.text)
-            if target is not None and (target.path == me or nx.has_path(calls, target.path, me)):
+            if target is None or target.path not in calls:
+                continue
+            if me in reachable(calls, [target.path]):  # itself, or through other calls
                 yield Finding(
                     f"calling '{node.workflow.text}' comes back to this workflow",
                     node.workflow.span,

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import networkx as nx
-
+from wflang.compiler.graphs import Digraph, condensation
 from wflang.compiler.guards import covering_arms, shadowed_arms
 from wflang.compiler.inference import type_env
 from wflang.compiler.model import ABORTED, Model, outgoing
@@ -221,9 +220,9 @@ def cannot_complete(m: Model) -> Iterator[Finding]:
         stuck = reached - _backwards(g, ends, reached)
         if not stuck:
             continue
-        traps = nx.condensation(g.subgraph(stuck))
-        for comp in traps.nodes:
-            members = sorted(traps.nodes[comp]["members"], key=m.positions.__getitem__)
+        traps = condensation(g.subgraph(stuck))
+        for comp in traps:
+            members = sorted(comp, key=m.positions.__getitem__)
             head = members[0]
             node = m.nodes[head].node
             if ends and traps.in_degree(comp) != 0:
@@ -244,7 +243,7 @@ def cannot_complete(m: Model) -> Iterator[Finding]:
             )
 
 
-def _backwards(g: nx.DiGraph, targets: set[str], within: set[str]) -> set[str]:  # type: ignore[type-arg]
+def _backwards(g: Digraph[str], targets: set[str], within: set[str]) -> set[str]:
     """Nodes of ``within`` from which one of ``targets`` can be reached: one search back."""
     seen = set(targets)
     stack = list(targets)

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import networkx as nx
-
 from wflang.compiler.dataflow import derivations, reads
+from wflang.compiler.graphs import Digraph, reachable, strongly_connected_components
 from wflang.compiler.model import Model
 from wflang.compiler.registry import Finding, Pass, rule
 from wflang.dsl import spec as sp
@@ -71,14 +70,12 @@ def unbounded_loop(m: Model) -> Iterator[Finding]:
     """
     g = m.graph
     loops: dict[str, frozenset[str]] = {}
-    for c in nx.strongly_connected_components(g):
+    for c in strongly_connected_components(g):
         loop = frozenset(c)  # one set per loop, shared by its nodes
         loops.update(dict.fromkeys(loop, loop))
     # A loop that does not wait is a cycle of the flow with the waiting nodes taken out.
-    busy: nx.DiGraph = nx.DiGraph(  # type: ignore[type-arg]
-        g.subgraph(n for n in g if not _waits(m, m.nodes[n].node))
-    )
-    for component in nx.strongly_connected_components(busy):
+    busy = g.subgraph(n for n in g if not _waits(m, m.nodes[n].node))
+    for component in strongly_connected_components(busy):
         if len(component) == 1 and not any(busy.has_edge(n, n) for n in component):
             continue
         members = sorted(component, key=lambda n: (m.nodes[n].scope, m.positions[n]))
@@ -99,7 +96,7 @@ def unbounded_loop(m: Model) -> Iterator[Finding]:
         )
 
 
-def _progresses(m: Model, cycle: set[str]) -> bool:
+def _progresses(m: Model, cycle: frozenset[str]) -> bool:
     """Whether a cycle's exit test reads a context field that changes from turn to turn
     because of the cycle itself (``_advanced``): a counter, a page token, a cursor, or
     what a service computes from one. A status polled from a service (computed from
@@ -122,14 +119,15 @@ def _advanced(derived: list[tuple[str, frozenset[str]]]) -> set[str]:
     to the service that returns the next), and the fields computed from those.
     Written alone is not enough: a status written from a poll, or a field written a
     value that does not change, is the same whatever the turn."""
-    flow: nx.DiGraph = nx.DiGraph()  # type: ignore[type-arg]
+    flow: Digraph[str] = Digraph()
     for name, sources in derived:
         flow.add_node(name)
-        flow.add_edges_from((source, name) for source in sources)
+        for source in sources:
+            flow.add_edge(source, name)
     seeds = {
         f
-        for part in nx.strongly_connected_components(flow)
+        for part in strongly_connected_components(flow)
         for f in part
         if len(part) > 1 or flow.has_edge(f, f)
     }
-    return seeds | {f for s in seeds for f in nx.descendants(flow, s)}
+    return reachable(flow, seeds)

@@ -862,8 +862,7 @@ def render(report: dict[str, Any]) -> str:
     out = [
         f"wflang checker benchmark  {m['date']}",
         f"machine: {m['platform']} ({m['processor']}), {m['cpu_count']} CPUs",
-        f"python:  {m['python']}, lark {m['lark']}; "
-        f"median of {report['repeat']} runs",
+        f"python:  {m['python']}, lark {m['lark']}; median of {report['repeat']} runs",
         f"wflang:  {m['wflang']}",
         "",
         f"{'shape':<7} {'nodes':>6} {'lines':>7} {'parse ms':>9} {'check ms':>9} "

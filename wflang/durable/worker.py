@@ -32,6 +32,7 @@ from attrs import define, field
 
 from wflang import faults
 from wflang.runtime import instance as rt
+from wflang.runtime.failures import WORKER_ERROR
 from wflang.runtime.limits import DEFAULT as DEFAULT_LIMITS
 from wflang.runtime.limits import Limits
 from wflang.runtime.outcome import Handler, TaskCall, call_handler, pending, returned
@@ -342,7 +343,7 @@ class Worker:
             result = run_handler(self.handlers[task.service], task)
         except BaseException:  # never lose the slot, whatever happens
             log.exception("handler crashed the worker thread", extra={"task": task.key})
-            result = TaskResult(task.key, task.epoch, rt.TaskFailed(task.key, "WorkerError"))
+            result = TaskResult(task.key, task.epoch, rt.TaskFailed(task.key, WORKER_ERROR))
         log.debug(
             "task ran",
             extra={

@@ -22,6 +22,7 @@ from typing import Any
 from attrs import frozen
 
 from wflang.runtime import instance as rt
+from wflang.runtime.failures import INTERRUPTED, INVALID_RESULT, NO_HANDLER
 from wflang.runtime.ir import Value
 from wflang.runtime.table import Table
 from wflang.runtime.validate import check_handler_result
@@ -30,8 +31,6 @@ Result = Mapping[str, Value] | None
 Handler = Callable[..., Result | Awaitable[Result]]
 #: A handler's outcome as the step function takes it.
 Outcome = rt.TaskCompleted | rt.TaskFailed
-
-INVALID_RESULT = "InvalidResult"
 
 
 class TaskError(Exception):
@@ -122,14 +121,14 @@ def checked(table: Table, node: str, outcome: Outcome) -> Outcome:
 
 def no_handler(task: rt.ScheduleTask) -> rt.TaskFailed:
     """The outcome of a call whose service has no handler where it runs."""
-    return rt.TaskFailed(task.key, "NoHandler", False, f"no handler for service '{task.service}'")
+    return rt.TaskFailed(task.key, NO_HANDLER, False, f"no handler for service '{task.service}'")
 
 
 def interrupted(key: str, node: str) -> rt.TaskFailed:
     """The outcome of an at-most-once call whose worker stopped after starting it."""
     return rt.TaskFailed(
         key,
-        "Interrupted",
+        INTERRUPTED,
         False,
         f"{node} is at-most-once and its worker stopped after starting it; it was not run again",
     )

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
 
+from wflang.runtime.failures import RUNTIME_ERRORS
 from wflang.runtime.ir import Value
 from wflang.runtime.numbers import canonical, fits
 from wflang.runtime.table import FieldType, Table, Types
@@ -77,10 +78,6 @@ def validate_result(table: Table, state: str, output: Mapping[str, Value]) -> li
     if output:
         return [f"{state} declares no output, but fields were given: {', '.join(output)}"]
     return []
-
-
-#: The errors the runtime itself fails a service call with, whatever its service declares.
-RUNTIME_ERRORS = frozenset({"NoHandler", "InvalidResult", "Interrupted", "WorkerError"})
 
 
 def undeclared_error(table: Table, state: int, error: str) -> str | None:

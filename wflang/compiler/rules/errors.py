@@ -19,7 +19,7 @@ from wflang.compiler.registry import Finding, Pass, rule
 from wflang.dsl import spec as sp
 from wflang.dsl.diagnostics import Severity
 from wflang.dsl.walk import child_nodes
-from wflang.runtime.validate import RUNTIME_ERRORS
+from wflang.runtime.failures import RUNTIME_ERRORS
 
 #: The errors a container raises itself when a branch or an item fails, whatever the cause.
 CONTAINER_ERRORS = frozenset({"BranchFailed", "MapFailed"})

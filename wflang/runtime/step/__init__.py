@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from wflang.runtime import instance as rt
 from wflang.runtime import table as tb
+from wflang.runtime.failures import INTERRUPTED
 from wflang.runtime.instance import Status
 from wflang.runtime.ir import ExpressionError, Value
 from wflang.runtime.limits import DEFAULT as DEFAULT_LIMITS
@@ -31,7 +32,6 @@ from wflang.runtime.step.events import HANDLERS
 from wflang.runtime.step.run import COMPENSATING, RUNNING, Run
 from wflang.runtime.step.scopes import backoff_ms
 from wflang.runtime.step.values import (
-    INTERRUPTED,
     LAST_INSTANT,
     STEP_BUDGET,
     Step,

@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping
 from wflang.runtime import instance as rt
 from wflang.runtime import keys
 from wflang.runtime import table as tb
+from wflang.runtime.failures import INVALID_RESULT
 from wflang.runtime.instance import Status
 from wflang.runtime.step.build import AnyToken
 from wflang.runtime.step.enter import SUBMIT
@@ -57,7 +58,7 @@ def _on_task_failed(run: Run, e: rt.TaskFailed) -> None:
     problem = undeclared_error(run.c.table, token.state, e.error)
     if problem is not None:  # a broken contract: the routes see an invalid result
         run.decide(f"{run.name(token.state)}: {problem}")
-        e = rt.TaskFailed(e.key, "InvalidResult", False, problem)
+        e = rt.TaskFailed(e.key, INVALID_RESULT, False, problem)
     fail(run, token, e.error, e.transient, e.message)
 
 

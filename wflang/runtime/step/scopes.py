@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING
 from wflang.runtime import instance as rt
 from wflang.runtime import keys
 from wflang.runtime import table as tb
+from wflang.runtime.failures import INTERRUPTED
 from wflang.runtime.instance import NO_TOKEN, Status
 from wflang.runtime.ir import Value
 from wflang.runtime.step.build import AnyToken, counted
-from wflang.runtime.step.values import INTERRUPTED
 from wflang.runtime.waiting import Wait
 
 if TYPE_CHECKING:

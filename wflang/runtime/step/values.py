@@ -10,9 +10,6 @@ from wflang.runtime import instance as rt
 STEP_BUDGET = 100_000
 #: The last instant a timer may be due at (9999-12-31T23:59:59.999Z), in epoch ms.
 LAST_INSTANT = 253_402_300_799_999
-#: The error of a call whose worker stopped after starting it (an at-most-once call
-#: is not run again): its effect may have happened.
-INTERRUPTED = "Interrupted"
 
 
 class WorkflowError(Exception):

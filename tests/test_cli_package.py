@@ -15,8 +15,8 @@ import pytest
 
 from wflang.cli import build_parser, files, instances, ops, stores, values
 from wflang.cli import worker as worker_cli
-from wflang.cli.app import COMMANDS
-from wflang.cli.framework import Command, request_of
+from wflang.cli.app import HOMES, commands
+from wflang.cli.framework import Command, Group, request_of
 from wflang.cli.source import Check, check
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -44,15 +44,47 @@ def test_the_constants_written_for_the_parser_equal_their_sources() -> None:
 
 
 @pytest.mark.parametrize(
-    "entry", [c for c in COMMANDS if isinstance(c, Command)], ids=lambda c: " ".join(c.path)
+    "entry", [c for c in commands() if isinstance(c, Command)], ids=lambda c: " ".join(c.path)
 )
 def test_every_field_of_a_request_is_an_argument(entry: Command) -> None:
-    parser = build_parser()
-    for name in entry.path:  # the command's own parser
-        (subs,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
-        parser = subs.choices[name]
+    parser = _command_parser(build_parser(), entry.path)
     dests = {a.dest for a in parser._actions} - {"help"}
     assert dests == {f.name for f in attrs.fields(entry.request)}
+
+
+def _command_parser(parser: argparse.ArgumentParser, path: tuple[str, ...]) -> Any:
+    for name in path:
+        (subs,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        parser = subs.choices[name]
+    return parser
+
+
+def test_homes_name_the_module_that_declares_each_command() -> None:
+    import importlib
+
+    assert {entry.path[0] for entry in commands()} == set(HOMES)
+    for home in set(HOMES.values()):
+        module = importlib.import_module(f"wflang.cli.{home}")
+        assert {HOMES[entry.path[0]] for entry in module.COMMANDS} == {home}
+
+
+@pytest.mark.parametrize("entry", commands(), ids=lambda c: " ".join(c.path))
+def test_a_command_parsed_alone_is_parsed_as_among_all(entry: Command | Group) -> None:
+    from wflang.cli.app import build_parser as build
+
+    alone = _command_parser(build(entry.path[0]), entry.path)
+    among_all = _command_parser(build(), entry.path)
+    assert alone.format_help() == among_all.format_help()
+    assert _options(alone) == _options(among_all)
+
+
+def _options(parser: argparse.ArgumentParser) -> list[dict[str, Any]]:
+    """What each option of a parser does (not the argparse objects that hold it)."""
+    return [
+        {k: v for k, v in vars(a).items() if k != "container"}
+        for a in parser._actions
+        if not isinstance(a, argparse._SubParsersAction)
+    ]
 
 
 def test_a_command_is_a_function_of_its_request() -> None:
@@ -64,7 +96,7 @@ def test_a_command_is_a_function_of_its_request() -> None:
 
 
 def test_requests_are_frozen() -> None:
-    for entry in COMMANDS:
+    for entry in commands():
         if isinstance(entry, Command):
             request: Any = object.__new__(entry.request)
             with pytest.raises(attrs.exceptions.FrozenInstanceError):
@@ -105,6 +137,9 @@ def test_wf_version_imports_nothing_but_the_package() -> None:
 
 def test_wf_check_imports_no_store_engine_renderer_or_durable_side() -> None:
     loaded = _modules_after(f"from wflang.cli import main\nmain(['check', {EXAMPLE!r}])")
+    # only the module declaring 'check': the others' requests cost more than the check
+    cli = {"wflang.cli", "wflang.cli.app", "wflang.cli.framework", "wflang.cli.files"}
+    assert {m for m in loaded if m.startswith("wflang.cli")} == cli | {"wflang.cli.source"}
     # Of the runtime, the checker knows only the errors it raises itself.
     later = ("wflang.store", "wflang.durable", "wflang.render", "wflang.runtime.")
     assert {m for m in loaded if m.startswith(later)} == {"wflang.runtime.failures"}

@@ -8,11 +8,11 @@ Exit codes: 0 clean, 1 findings at or above ``--fail-on`` (or files that ``fmt
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
 
 from wflang import __version__
-from wflang.cli import compile, diff, durable, instances, ops, render, source, worker
 from wflang.cli.framework import (
     EXIT_FINDINGS,
     EXIT_OK,
@@ -27,39 +27,50 @@ from wflang.cli.framework import (
     build_parser as add_commands,
 )
 
-#: Every command, in the order ``wf --help`` lists them (groups before their actions).
-COMMANDS: tuple[Command | Group, ...] = (
-    source.PARSE,
-    source.FMT,
-    source.CHECK,
-    source.RULES,
-    diff.DIFF,
-    compile.COMPILE,
-    compile.TABLE,
-    compile.RUN,
-    source.SCHEMA,
-    durable.STORE,
-    durable.STORE_MIGRATE,
-    durable.STORE_INFO,
-    durable.DEPLOY,
-    durable.START,
-    durable.VERSIONS,
-    worker.WORKER,
-    instances.SIGNAL,
-    instances.PUBLISH,
-    instances.TASKS,
-    instances.TASKS_LIST,
-    instances.TASKS_COMPLETE,
-    instances.STATUS,
-    instances.HISTORY,
-    instances.LIST,
-    *ops.COMMANDS,
-    durable.OUTBOX,
-    render.RENDER,
-)
+#: The first word of every command, in the order ``wf --help`` lists them, and the
+#: module of ``wflang.cli`` whose ``COMMANDS`` declare it. ``wf check`` imports
+#: ``source`` alone: the other modules' requests cost more to import than the check.
+HOMES: dict[str, str] = {
+    "parse": "source",
+    "fmt": "source",
+    "check": "source",
+    "rules": "source",
+    "diff": "diff",
+    "compile": "compile",
+    "table": "compile",
+    "run": "compile",
+    "schema": "source",
+    "store": "durable",
+    "deploy": "durable",
+    "start": "durable",
+    "versions": "durable",
+    "worker": "worker",
+    "signal": "instances",
+    "publish": "instances",
+    "tasks": "instances",
+    "status": "instances",
+    "history": "instances",
+    "list": "instances",
+    "ops": "ops",
+    "outbox": "durable",
+    "render": "render",
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def commands(*words: str) -> tuple[Command | Group, ...]:
+    """The entries of the commands named by their first word (every command when none
+    is named), in ``HOMES`` order, groups before their actions."""
+    chosen = words or tuple(HOMES)
+    found: list[Command | Group] = []
+    for word in chosen:
+        module = importlib.import_module(f"wflang.cli.{HOMES[word]}")
+        found.extend(e for e in module.COMMANDS if e.path[0] == word)
+    return tuple(found)
+
+
+def build_parser(*words: str) -> argparse.ArgumentParser:
+    """The parser of ``wf``, with every command or only those named (``run`` builds
+    the one it is given: its options, help and errors are the same)."""
     parser = argparse.ArgumentParser(
         prog="wf",
         description=(
@@ -73,7 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
         "Run 'wf COMMAND --help' for a command's options.",
     )
     parser.add_argument("--version", action="version", version=f"wf {__version__}")
-    return add_commands(parser, COMMANDS)
+    return add_commands(parser, commands(*words))
 
 
 def _not_utf8(text: str) -> bool:
@@ -91,7 +102,8 @@ def _refused(err: Exception) -> bool:
 
 
 def run(argv: Sequence[str]) -> int:
-    parser = build_parser()
+    named = argv[:1] if argv and argv[0] in HOMES else ()
+    parser = build_parser(*named)  # no command named: every one, for the usage or help
     for arg in argv:  # bytes that are not UTF-8 arrive as lone surrogates: no store takes them
         if not arg.isascii() and _not_utf8(arg):
             parser.error(f"argument {arg!r} is not valid UTF-8 text")

@@ -276,3 +276,6 @@ RUN = Command(
     "fire on a virtual clock that jumps to the next one, so nothing sleeps. Prints the "
     "history, the final status and the output.",
 )
+
+#: This module's commands, groups before their actions (``app.HOMES`` orders them).
+COMMANDS = (COMPILE, TABLE, RUN)

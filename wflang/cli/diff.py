@@ -205,3 +205,6 @@ DIFF = Command(
     "workflows are paired by name and removed or added ones reported. A breaking "
     "change with a raised version is reported as accepted and does not fail.",
 )
+
+#: This module's commands, groups before their actions (``app.HOMES`` orders them).
+COMMANDS = (DIFF,)

@@ -241,3 +241,6 @@ OUTBOX = Command(
     "--ack, handles them, then acknowledges them through the store API "
     "(Store.mark_published). Acknowledged events may be deleted by 'wf ops purge'.",
 )
+
+#: This module's commands, groups before their actions (``app.HOMES`` orders them).
+COMMANDS = (STORE, STORE_MIGRATE, STORE_INFO, DEPLOY, START, VERSIONS, OUTBOX)

@@ -380,3 +380,6 @@ LIST = Command(
     description="Instances, oldest first, with their workflow, version, status and "
     "last change; filter by status and workflow.",
 )
+
+#: This module's commands, groups before their actions (``app.HOMES`` orders them).
+COMMANDS = (SIGNAL, PUBLISH, TASKS, TASKS_LIST, TASKS_COMPLETE, STATUS, HISTORY, LIST)

@@ -79,3 +79,6 @@ RENDER = Command(
     "draws the path a recorded instance took. The same input gives the same DOT "
     "and Mermaid bytes.",
 )
+
+#: This module's commands, groups before their actions (``app.HOMES`` orders them).
+COMMANDS = (RENDER,)

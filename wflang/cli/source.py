@@ -253,3 +253,6 @@ SCHEMA = Command(
     description="Print the JSON Schema (draft 2020-12) that the output of "
     "'wf check --format json' follows; the document carries its own version.",
 )
+
+#: This module's commands, groups before their actions (``app.HOMES`` orders them).
+COMMANDS = (PARSE, FMT, CHECK, RULES, SCHEMA)

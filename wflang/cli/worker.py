@@ -163,3 +163,6 @@ WORKER = Command(
     "lease renewed by heartbeat. SIGTERM or Ctrl-C drains: no new claims, running "
     "calls finish and commit, then it exits.",
 )
+
+#: This module's commands, groups before their actions (``app.HOMES`` orders them).
+COMMANDS = (WORKER,)

@@ -26,13 +26,12 @@ from typing import Any
 import attrs
 from hypothesis import strategies as st
 from lark import Token
-from lark.lexer import LexerThread
 
 from wflang.compiler.compile import compile_workflow
 from wflang.dsl import parse
 from wflang.dsl import spec as sp
 from wflang.dsl.formatter import format_spec
-from wflang.dsl.parser import make_parser
+from wflang.dsl.parser import lex
 from wflang.runtime import instance as rt
 from wflang.runtime.engine import Engine, TaskCall, TaskError
 from wflang.runtime.ir import Value
@@ -71,16 +70,11 @@ def seeds() -> tuple[tuple[str, str], ...]:
     return tuple(found)
 
 
-@cache
-def _lexer() -> Any:
-    return make_parser()._build_lexer(dont_ignore=True)
-
-
 def tokens(text: str) -> list[Token]:
     """The tokens of ``text`` (blanks and comments included), as far as it lexes."""
     found: list[Token] = []
     try:
-        for t in LexerThread.from_text(_lexer(), text).lex(None):  # type: ignore[no-untyped-call]  # Lark's lexer is untyped
+        for t in lex(text):
             found.append(t)
     except Exception:  # a mutant need not lex: what lexed is enough
         pass

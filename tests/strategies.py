@@ -10,9 +10,9 @@ from wflang.dsl import expr as ex
 from wflang.dsl import spec as sp
 from wflang.dsl import types as ty
 from wflang.dsl.build.literals import parse_duration
-from wflang.dsl.parser import _parser
+from wflang.dsl.parser import vocabulary
 
-KEYWORDS = frozenset(_parser()[1].keywords) | {"true", "false", "null"}
+KEYWORDS = frozenset(vocabulary().keywords) | {"true", "false", "null"}
 names = st.from_regex(r"[a-z_][a-z0-9_]{0,7}", fullmatch=True).filter(lambda n: n not in KEYWORDS)
 idents = names.map(sp.Ident)
 dotted = st.lists(names, min_size=1, max_size=3).map(lambda p: sp.Ident(".".join(p)))

@@ -415,7 +415,7 @@ def test_json_logs_show_the_traceback_without_the_password(
     from wflang.durable import logs
     from wflang.store import postgres
 
-    postgres._Redacting.secrets.add("s3cr3t-json")
+    postgres.hide_in_logs("postgresql://postgres:s3cr3t-json@localhost/test")
     logs.configure("json", "info")
     try:
         try:

@@ -76,7 +76,7 @@ def test_bad_input_is_refused(
 def test_missing_handler_dead_letters(files: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from wflang.runtime import engine
 
-    engine._REGISTRY.pop("greet.say", None)
+    engine.unregister("greet.say")
     code = main(["run", str(files / "greet.wf"), "--input", '{"name": "Ada"}'])
     out = capsys.readouterr().out
     assert code == 1

@@ -9,7 +9,7 @@ import typing
 
 from wflang.runtime import instance as rt
 from wflang.runtime.commands import COMMANDS, Effects, child_outcome, interpret
-from wflang.runtime.engine import _Effects as EngineEffects
+from wflang.runtime.engine import EngineEffects
 from wflang.runtime.outcome import TaskCall, TaskError, call_handler
 from wflang.store.effects import StoreEffects
 

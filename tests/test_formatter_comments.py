@@ -13,17 +13,15 @@ from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lark import Token
-from lark.lexer import LexerThread
 
 from wflang.dsl import parse
 from wflang.dsl.formatter import format_spec
-from wflang.dsl.parser import make_parser
+from wflang.dsl.parser import lex
 
 ROOT = Path(__file__).parent.parent
 EVERY_BLOCK = ROOT / "tests" / "data" / "fmt" / "every_block.wf"
@@ -44,14 +42,8 @@ _LOOSE = {"COMMA", "LPAR", "RPAR", "LBRACE", "RBRACE"}
 _COMMENTS = {"LINE_COMMENT", "BLOCK_COMMENT"}
 
 
-@cache
-def _lexer() -> Any:
-    """Lark's lexer over every terminal, comments and blanks included (built once)."""
-    return make_parser()._build_lexer(dont_ignore=True)
-
-
 def _lex(text: str) -> list[Token]:
-    return list(LexerThread.from_text(_lexer(), text).lex(None))  # type: ignore[no-untyped-call]  # Lark's lexer is untyped
+    return list(lex(text))
 
 
 @cache

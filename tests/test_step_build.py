@@ -7,7 +7,7 @@ import attrs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.test_step_common import FANOUT, LOOP, _table
+from tests.test_step_common import FANOUT, LOOP, table_of
 from wflang.runtime import codec
 from wflang.runtime import instance as rt
 from wflang.runtime import step as sp
@@ -94,7 +94,7 @@ def test_every_instance_a_step_makes_round_trips(picks: list[int]) -> None:
     """Instances and tokens made by real steps (both paths) have exactly their fields,
     and equal themselves read back from JSON."""
     for source in (LOOP, FANOUT.replace("JOIN", "all")):
-        table = _table(source)
+        table = table_of(source)
         s = sp.start(table, "i1", {}, 0)
         for pick in picks:
             inst = s.instance

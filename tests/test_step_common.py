@@ -79,7 +79,8 @@ end done: completed { output { n: context.n } }
 Record = tuple[str, Any, tuple[str, ...]]
 
 
-def _table(source: str) -> Table:
+def table_of(source: str) -> Table:
+    """The compiled table of a workflow that must compile."""
     compiled = compile_workflow(parse(source, "common.wf"), LENIENT)
     assert compiled.table is not None, [d.message for d in compiled.check.diagnostics]
     return compiled.table
@@ -137,25 +138,25 @@ scripts = st.lists(st.tuples(st.integers(0, 7), st.integers(-3, 9)), max_size=30
 def test_the_common_path_steps_as_the_general_one(
     source: str, script: list[tuple[int, int]]
 ) -> None:
-    _both(_table(source), script)
+    _both(table_of(source), script)
 
 
 @settings(max_examples=60, deadline=None)
 @given(st.sampled_from(["all", "any", "2 of 3", "1 of 3"]), scripts)
 def test_fanout_joins_alike(join: str, script: list[tuple[int, int]]) -> None:
-    _both(_table(FANOUT.replace("JOIN", join)), script)
+    _both(table_of(FANOUT.replace("JOIN", join)), script)
 
 
 @settings(max_examples=60, deadline=None)
 @given(scripts)
 def test_loops_through_choices_alike(script: list[tuple[int, int]]) -> None:
-    _both(_table(LOOP), script)
+    _both(table_of(LOOP), script)
 
 
 def test_the_common_path_is_taken() -> None:
     """Not vacuous: a task's completion in a loop and a branch's end take it."""
     for source in (LOOP, FANOUT.replace("JOIN", "all")):
-        table = _table(source)
+        table = table_of(source)
         s = sp.start(table, "i1", {}, 0)
         key = next(c.key for c in s.commands if isinstance(c, rt.ScheduleTask))
         common = complete(sp.compiled(table), s.instance, rt.TaskCompleted(key, {"v": 1}))
@@ -180,7 +181,7 @@ parallel fan {
 }
 end done: completed
 """
-    table = _table(source)
+    table = table_of(source)
     inputs: list[dict[str, Value]] = [{}, {"x": 1}]
     for given_input in inputs:
         at_once = sp.start(table, "i1", given_input, 0)

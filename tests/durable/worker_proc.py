@@ -28,14 +28,9 @@ from wflang.durable.worker import Worker
 from wflang.runtime.engine import TaskCall, TaskError
 from wflang.store import open_store
 from wflang.store.records import Advanced
+from wflang.store.sqlite import switch_to_wal
 
 UNFINISHED = ("pending", "running", "compensating")
-
-
-def _wal(conn: sqlite3.Connection) -> None:
-    from wflang.store.sqlite import _wal as switch  # the store's retrying switch
-
-    switch(conn)
 
 
 class EffectLog:
@@ -53,7 +48,7 @@ class EffectLog:
             # The journal-mode pragma can fail with "database is locked" without waiting
             # when several threads open the file at once (after a crash, while one of them
             # recovers its WAL): the store's own connections handle it the same way.
-            _wal(conn)
+            switch_to_wal(conn)
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS effect (id integer PRIMARY KEY AUTOINCREMENT, "
                 "key text NOT NULL, service text NOT NULL, attempt integer NOT NULL, "

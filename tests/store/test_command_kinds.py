@@ -30,7 +30,7 @@ from wflang.store import Store
 
 from ..literals import same
 from .kit import Durable, VirtualClock
-from .test_differential import _difference
+from .test_differential import difference
 
 CHILD = """\
 workflow cmd_child version 1
@@ -192,11 +192,11 @@ class Both:
             want = [codec.unstructure_entry(e) for e in self.engine.history(one)]
             got = [codec.unstructure_entry(r.entry) for r in self.store.history(one)]
             if not same(want, got):
-                raise AssertionError(_difference(f"history of {one}", want, got))
+                raise AssertionError(difference(f"history of {one}", want, got))
             want_i = codec.unstructure_instance(self.engine.instance(one))
             got_i = codec.unstructure_instance(self.durable.instance(one))
             if not same(want_i, got_i):
-                raise AssertionError(_difference(f"instance {one}", want_i, got_i))
+                raise AssertionError(difference(f"instance {one}", want_i, got_i))
 
 
 def _call_key(b: Both, iid: str) -> str:

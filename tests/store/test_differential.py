@@ -178,10 +178,11 @@ def test_engine_and_store_give_identical_histories(
     )
     for label, want, got in compared:
         if not same(want, got):
-            raise AssertionError(_difference(label, want, got))
+            raise AssertionError(difference(label, want, got))
 
 
-def _difference(label: str, want: object, got: object) -> str:
+def difference(label: str, want: object, got: object) -> str:
+    """Where the engine's result and a store's first differ, for an assertion message."""
     if isinstance(want, list) and isinstance(got, list):
         for i, (a, b) in enumerate(zip(want, got, strict=False)):
             if not same(a, b):

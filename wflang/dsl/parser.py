@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gc
 import re
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from typing import Any
 from attrs import frozen
 from lark import Lark, Token
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedInput, UnexpectedToken
+from lark.lexer import LexerThread
 from lark.parsers.lalr_analysis import Shift
 
 from wflang.dsl import diagnostics as diag
@@ -98,6 +100,24 @@ def make_parser(transformer: SpecBuilder | None = None) -> Lark:
 def _parser() -> tuple[Lark, Vocabulary]:
     lark = make_parser(_BUILDER)
     return lark, Vocabulary.of(lark)
+
+
+def vocabulary() -> Vocabulary:
+    """The words of the grammar as the parser knows them: its keywords and terminals."""
+    return _parser()[1]
+
+
+@cache
+def _every_terminal_lexer() -> Any:
+    return make_parser()._build_lexer(dont_ignore=True)  # Lark has no public way to it
+
+
+def lex(text: str) -> Iterator[Token]:
+    """Every token of ``text`` in order, blanks and comments included (for tools that
+    work on tokens). Raises Lark's ``UnexpectedCharacters`` where the text stops lexing."""
+    thread = LexerThread.from_text(_every_terminal_lexer(), text)
+    tokens: Iterator[Token] = thread.lex(None)  # type: ignore[no-untyped-call]  # Lark's lexer is untyped
+    return tokens
 
 
 def parse(text: str, file: str = "<string>") -> ParseResult:

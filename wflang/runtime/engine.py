@@ -37,6 +37,7 @@ from wflang.runtime.validate import InvalidValue, exact, validate_input, validat
 
 __all__ = [
     "Engine",
+    "EngineEffects",
     "Handler",
     "HistoryEntry",
     "Result",
@@ -46,6 +47,7 @@ __all__ = [
     "handler",
     "pending",
     "registered_handlers",
+    "unregister",
 ]
 
 _REGISTRY: dict[str, Handler] = {}
@@ -70,6 +72,13 @@ def handler(service: str, *, at_most_once: bool = False) -> Callable[[Handler], 
         return fn
 
     return register
+
+
+def unregister(service: str) -> None:
+    """Forget the handler registered for a service, if any (a run without it dead-letters
+    its calls with ``NoHandler``)."""
+    _REGISTRY.pop(service, None)
+    _AT_MOST_ONCE.discard(service)
 
 
 def registered_handlers() -> dict[str, Handler]:
@@ -388,7 +397,7 @@ class Engine:
 
     def _apply(self, record: Record, commands: tuple[rt.Command, ...]) -> None:
         parent_key = None if record.parent is None else record.parent[1]
-        interpret(_Effects(self, record), record.instance.id, parent_key, commands)
+        interpret(EngineEffects(self, record), record.instance.id, parent_key, commands)
 
     def _call(self, record: Record, task: rt.ScheduleTask) -> None:
         fn = self.handlers.get(task.service)
@@ -415,7 +424,7 @@ class Engine:
         return list(self.records[instance_id].history)
 
 
-class _Effects:
+class EngineEffects:
     """The engine's ``commands.Effects`` for one instance: it keeps the tasks, timers
     and children in memory and queues the events they cause."""
 

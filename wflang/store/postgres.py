@@ -92,6 +92,12 @@ for _name in ("psycopg", "psycopg.pool", "wflang.worker", "wflang.client"):
     logging.getLogger(_name).addFilter(_REDACTING)
 
 
+def hide_in_logs(url: str) -> None:
+    """Keep the password of ``url`` out of every later log record of this process
+    (each URL a backend opens is hidden so)."""
+    _Redacting.secrets.update(url_secrets(url))
+
+
 def _readable(url: str) -> None:
     """Refuse a URL that libpq cannot read, saying why without its password (libpq's
     own message quotes the part it stumbled on, which may be the password)."""
@@ -111,7 +117,7 @@ class PostgresBackend:
         self, url: str, *, min_size: int = 1, max_size: int = 8, timeout: float = 30.0
     ) -> None:
         _readable(url)
-        _Redacting.secrets.update(url_secrets(url))
+        hide_in_logs(url)
         self.url = url
         self.pool: ConnectionPool[psycopg.Connection[tuple[object, ...]]] = ConnectionPool(
             url,

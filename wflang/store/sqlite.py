@@ -33,7 +33,7 @@ DIALECT = Dialect(
 )
 
 
-def _wal(conn: sqlite3.Connection) -> None:
+def switch_to_wal(conn: sqlite3.Connection) -> None:
     """Switch the file to WAL once; it stays WAL for every later connection.
 
     Two connections switching a new file at the same moment can get "database is
@@ -97,7 +97,7 @@ class SqliteBackend:
                 self.path, isolation_level=None, timeout=60.0, check_same_thread=False
             )
             conn.execute("PRAGMA busy_timeout=60000")
-            _wal(conn)
+            switch_to_wal(conn)
             conn.execute(f"PRAGMA synchronous={self.synchronous}")
             conn.execute("PRAGMA foreign_keys=ON")
             self._local.conn = conn

@@ -85,3 +85,47 @@ def test_what_an_operator_may_complete() -> None:
     assert completable("task") and completable("") and completable("entering")
     assert completable("signal:go") and not completable("signal:go", signals=False)
     assert not completable("join") and not completable("timer")
+
+
+@given(texts)
+def test_a_task_delivery_parses_back(key: str) -> None:
+    assert keys.parse_delivery(keys.task_delivery(key)) == (keys.Delivery.TASK, key)
+
+
+@given(texts)
+def test_a_timer_delivery_parses_back(timer: str) -> None:
+    assert keys.parse_delivery(keys.timer_delivery(timer)) == (keys.Delivery.TIMER, timer)
+
+
+@given(texts)
+def test_a_child_delivery_parses_back(call_key: str) -> None:
+    assert keys.parse_delivery(keys.child_delivery(call_key)) == (keys.Delivery.CHILD, call_key)
+
+
+@given(numbers)
+def test_a_publication_and_an_inbox_row_parse_back(n: int) -> None:
+    assert keys.parse_delivery(keys.publication_delivery(n)) == (keys.Delivery.PUBLICATION, str(n))
+    assert keys.parse_delivery(keys.inbox_row_delivery(n)) == (keys.Delivery.INBOX, str(n))
+
+
+@given(st.sampled_from([keys.Delivery.SIGNAL, keys.Delivery.MESSAGE]), names, texts)
+def test_a_keyed_delivery_parses_back(kind: keys.Delivery, name: str, key: str) -> None:
+    assert keys.parse_delivery(keys.delivery_key(kind, name, key)) == (kind, f"{name}:{key}")
+
+
+def test_the_stored_forms_of_deliveries() -> None:
+    """The forms already in stores' inboxes and histories: changing one needs a migration."""
+    assert keys.delivery_key("signal", "go", "k1") == "signal:go:k1"
+    assert keys.delivery_key(keys.Delivery.MESSAGE, "paid", "k:2") == "message:paid:k:2"
+    assert keys.publication_delivery(7) == "msg:7"
+    assert keys.timer_delivery("i:t:1:2:3:sleep") == "timer:i:t:1:2:3:sleep"
+    assert keys.task_delivery("i:t:1:2:3") == "task:i:t:1:2:3"
+    assert keys.child_delivery("i:c:1:2:1") == "child:i:c:1:2:1"
+    assert keys.PARENT_CANCEL_DELIVERY == "cancel:parent"
+    assert keys.inbox_row_delivery(12) == "inbox:12"
+    assert keys.parse_delivery(keys.PARENT_CANCEL_DELIVERY) == (keys.Delivery.CANCEL, "parent")
+
+
+@pytest.mark.parametrize("junk", ["", "task", "tasks:x", "join:1", ":x"])
+def test_junk_is_no_delivery(junk: str) -> None:
+    assert keys.parse_delivery(junk) is None

@@ -7,11 +7,13 @@ import collections
 import os
 import subprocess
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 from wflang.compiler.compile import compile_workflow
 from wflang.dsl.parser import parse_file
+from wflang.runtime.keys import Delivery, parse_delivery
 from wflang.runtime.table import Table
 from wflang.store import Clock, Store, open_store
 from wflang.store.records import HistoryRow
@@ -168,3 +170,15 @@ def history_gaps(store: Store, instance_id: str, rows: list[HistoryRow] | None =
             f"{instance_id}: instance at seq {info.instance.seq}, history has {len(seqs)}"
         )
     return problems
+
+
+def committed_by(store: Store, instance_ids: Iterable[str]) -> dict[str, str | None]:
+    """The worker that committed each task result the instances' histories record, by
+    the task's key."""
+    committed = {}
+    for iid in instance_ids:
+        for row in store.history(iid):
+            delivery = parse_delivery(row.idempotency_key)
+            if delivery is not None and delivery[0] is Delivery.TASK:
+                committed[delivery[1]] = row.worker
+    return committed

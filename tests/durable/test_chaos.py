@@ -30,7 +30,15 @@ from pathlib import Path
 
 from wflang.store import Store
 
-from .helpers import SUMMARY, expire_leases, finish, fixture_table, history_gaps, start_worker
+from .helpers import (
+    SUMMARY,
+    committed_by,
+    expire_leases,
+    finish,
+    fixture_table,
+    history_gaps,
+    start_worker,
+)
 from .worker_proc import EffectLog
 
 HEALTHY = [f"ok-{i:02d}" for i in range(40)]
@@ -124,19 +132,14 @@ def test_random_kills_with_poisonous_instances(
     by_key: dict[str, list[int]] = collections.defaultdict(list)
     for key, _service, _attempt, _epoch, pid in log.rows():
         by_key[key].append(pid)
-    committed_by = {
-        row.idempotency_key.removeprefix("task:"): row.worker
-        for iid in ids
-        for row in store.history(iid)
-        if row.idempotency_key.startswith("task:")
-    }
-    assert set(committed_by) <= set(by_key), sorted(set(committed_by) - set(by_key))
+    committed = committed_by(store, ids)
+    assert set(committed) <= set(by_key), sorted(set(committed) - set(by_key))
     rerun = 0
     for key, pids in by_key.items():
         assert len(set(pids)) == len(pids), f"{key} ran twice in one process: {pids}"
         assert set(pids[:-1]) <= set(dead), f"{key} ran again after a live worker ran it"
-        if key in committed_by:
-            assert committed_by[key] == f"proc-{pids[-1]}", (key, pids, committed_by[key])
+        if key in committed:
+            assert committed[key] == f"proc-{pids[-1]}", (key, pids, committed[key])
         rerun += len(pids) - 1
     assert rerun <= len(dead) * 4  # at most a pool's calls in flight per kill
 

@@ -37,6 +37,7 @@ from wflang.store import Store
 
 from .helpers import (
     SUMMARY,
+    committed_by,
     count_crash,
     expire_leases,
     finish,
@@ -202,24 +203,19 @@ def test_crash_and_restart(
     by_key: dict[str, list[int]] = collections.defaultdict(list)
     for key, _service, _attempt, _epoch, pid in log:
         by_key[key].append(pid)
-    committed_by = {
-        row.idempotency_key.removeprefix("task:"): row.worker
-        for iid in fails
-        for row in store.history(iid)
-        if row.idempotency_key.startswith("task:")
-    }
+    committed = committed_by(store, fails)
     dups = {k: pids for k, pids in by_key.items() if len(pids) > 1}
     for key, pids in dups.items():
         assert pids == [dead, alive], f"{key} ran {len(pids)} times, by {pids}"
-        assert committed_by.get(key) == f"proc-{alive}", (
-            f"{key} ran twice but its result was committed by {committed_by.get(key)}"
+        assert committed.get(key) == f"proc-{alive}", (
+            f"{key} ran twice but its result was committed by {committed.get(key)}"
         )
     if point.dups is None:
         assert len(dups) <= point.concurrency, f"{point.fault}: duplicated keys {sorted(dups)}"
     else:
         assert len(dups) == point.dups, f"{point.fault}: duplicated {sorted(dups)} ({point.why})"
     # Every call whose result was committed ran, under its own key.
-    missing = sorted(set(committed_by) - set(by_key))
+    missing = sorted(set(committed) - set(by_key))
     assert not missing, f"results committed without an effect: {missing}"
 
     # At most once: never twice, and the interrupted call took the instance's error path.
@@ -331,19 +327,14 @@ def test_crash_again_while_recovering(
     by_key: dict[str, list[int]] = collections.defaultdict(list)
     for key, _service, _attempt, _epoch, pid in EffectLog(effects).rows():
         by_key[key].append(pid)
-    committed_by = {
-        row.idempotency_key.removeprefix("task:"): row.worker
-        for iid in fails
-        for row in store.history(iid)
-        if row.idempotency_key.startswith("task:")
-    }
-    assert set(committed_by) == set(by_key)
+    committed = committed_by(store, fails)
+    assert set(committed) == set(by_key)
     rerun = 0
     for key, pids in by_key.items():
         assert len(set(pids)) == len(pids), f"{key} ran twice in one process: {pids}"
         assert pids == sorted(pids, key=order.index), f"{key}: {pids} out of order"
         assert set(pids[:-1]) <= set(dead), f"{key} ran again after a live worker ran it"
-        assert committed_by[key] == f"proc-{pids[-1]}", (key, pids, committed_by[key])
+        assert committed[key] == f"proc-{pids[-1]}", (key, pids, committed[key])
         rerun += len(pids) - 1
     # Each handler.after kill leaves one effect uncommitted; claim.before-commit:2 loses
     # the commit of one result; transition.after-commit loses none.

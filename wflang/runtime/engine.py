@@ -15,10 +15,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from attrs import define, field, frozen
 
 from wflang.runtime import instance as rt
+from wflang.runtime import keys
 from wflang.runtime import step as st
 from wflang.runtime.commands import PARENT_CANCEL, ChildOutcome, interpret, not_deployed
 from wflang.runtime.correlation import awaited_messages, correlation_text
-from wflang.runtime.ids import delivery_key
 from wflang.runtime.ir import Value
 from wflang.runtime.limits import DEFAULT as DEFAULT_LIMITS
 from wflang.runtime.limits import Limits
@@ -289,7 +289,7 @@ class Engine:
         kept = KeptMessage(self._published, message, text, data, key, self.now + ttl_ms)
         if ttl_ms > 0:
             self.kept.append(kept)
-        taken = delivery_key("message", message, key) if key else None
+        taken = keys.delivery_key(keys.Delivery.MESSAGE, message, key) if key else None
         reached = sorted(
             iid
             for iid, r in self.records.items()

@@ -1,4 +1,5 @@
-"""Ids and keys the runtime derives: the same functions in memory and in the stores."""
+"""Ids the runtime derives: the same functions in memory and in the stores (the keys
+are in ``wflang.runtime.keys``)."""
 
 from __future__ import annotations
 
@@ -23,14 +24,6 @@ def child_id(parent_id: str, key: str) -> str:
     root = _CHILD_SEGMENT.sub("", parent_id, count=1)
     digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:16]
     return f"{root}/{digest}"
-
-
-def delivery_key(kind: str, name: str, key: str) -> str:
-    """What makes a signal or a message with a ``key`` one delivery to an instance:
-    ``signal:NAME:KEY`` or ``message:NAME:KEY``. A key is unique per kind and name, so
-    the keys of a signal and of a message (or of two signals) never collide; the step,
-    the stores' inboxes and the engine all use this one form."""
-    return f"{kind}:{name}:{key}"
 
 
 def instance_seed(instance_id: str) -> int:

@@ -5,8 +5,11 @@ here only: the step function, the engine, the stores and the client all call the
 - a timer's id, ``TASK_KEY:PURPOSE``, and its purpose (``sleep``, ``until``,
   ``retry`` or ``boundary:K``);
 - a child instance's id, ``ROOT/HASH`` (``ids.child_id``, with the instance seeds);
-- the inbox keys that make a delivery unique: ``signal:NAME:KEY``,
-  ``message:NAME:KEY``, ``timer:TIMER_ID``, ``msg:PUBLICATION``.
+- the inbox keys that make a delivery unique (``Delivery``): ``signal:NAME:KEY``,
+  ``message:NAME:KEY``, ``msg:PUBLICATION``, ``timer:TIMER_ID``, ``task:TASK_KEY``,
+  ``child:CALL_KEY``, ``cancel:parent``; and in a store's history, the key of the
+  event a step took (``inbox:ROW`` for one taken from an inbox row), read back by
+  ``parse_delivery``.
 
 Node names are identifiers (no ``:``) and the numbers are decimal, so a key parses
 from the right whatever the instance id holds.
@@ -14,23 +17,31 @@ from the right whatever the instance id holds.
 
 from __future__ import annotations
 
+import enum
+
 from attrs import frozen
 
-from wflang.runtime.ids import child_id, delivery_key
+from wflang.runtime.ids import child_id
 
 __all__ = [
     "END_OF_SCOPE",
+    "PARENT_CANCEL_DELIVERY",
     "RETRY",
     "SLEEP",
     "UNTIL",
+    "Delivery",
     "TaskKey",
     "boundary",
     "boundary_index",
+    "child_delivery",
     "child_id",
     "delivery_key",
+    "inbox_row_delivery",
     "key_token",
+    "parse_delivery",
     "parse_task_key",
     "publication_delivery",
+    "task_delivery",
     "task_key",
     "timer_delivery",
     "timer_id",
@@ -104,14 +115,69 @@ def timer_id(task_key: str, purpose: str) -> str:
     return f"{task_key}:{purpose}"
 
 
-# ------------------------------------------------------------ children, inboxes
+# ------------------------------------------------------------------ inboxes
+
+
+class Delivery(enum.StrEnum):
+    """What brought an event to an instance: the prefix of its inbox key (before the
+    first ``:``), and of the key a store's history records for the step that took it."""
+
+    SIGNAL = "signal"  # ``signal:NAME:KEY``, a signal sent with a key
+    MESSAGE = "message"  # ``message:NAME:KEY``, a message sent or published with a key
+    PUBLICATION = "msg"  # ``msg:ID``, a message published without a key
+    TIMER = "timer"  # ``timer:TIMER_ID``, a timer's firing
+    TASK = "task"  # ``task:TASK_KEY``, a task's outcome (a result, an operator's, a loss)
+    CHILD = "child"  # ``child:CALL_KEY``, a called workflow's outcome
+    CANCEL = "cancel"  # ``cancel:parent``, the parent's cancel of its child
+    INBOX = "inbox"  # ``inbox:ROW``, in the history only: the inbox row a step took
+
+
+def delivery_key(kind: str, name: str, key: str) -> str:
+    """What makes a signal or a message with a ``key`` one delivery to an instance:
+    ``signal:NAME:KEY`` or ``message:NAME:KEY`` (``kind`` is the event's, a
+    ``Delivery.SIGNAL`` or ``Delivery.MESSAGE``). A key is unique per kind and name, so
+    the keys of a signal and of a message (or of two signals) never collide; the step,
+    the stores' inboxes and the engine all use this one form."""
+    return f"{kind}:{name}:{key}"
 
 
 def timer_delivery(timer: str) -> str:
     """The inbox key of a timer's firing: it fires once, however often it is asked to."""
-    return f"timer:{timer}"
+    return f"{Delivery.TIMER}:{timer}"
 
 
 def publication_delivery(message_id: int) -> str:
     """The inbox key of a message published without a key: its publication's own."""
-    return f"msg:{message_id}"
+    return f"{Delivery.PUBLICATION}:{message_id}"
+
+
+def task_delivery(key: str) -> str:
+    """The inbox key of a task's outcome (a human task's answer, an interrupted call) and
+    the history's key of a step that took a task's result: a task ends once."""
+    return f"{Delivery.TASK}:{key}"
+
+
+def child_delivery(call_key: str) -> str:
+    """The inbox key of a called workflow's outcome, by the call's key: told once."""
+    return f"{Delivery.CHILD}:{call_key}"
+
+
+#: The inbox key of a parent's cancel of its child: a child is cancelled once.
+PARENT_CANCEL_DELIVERY = f"{Delivery.CANCEL}:parent"
+
+
+def inbox_row_delivery(row_id: int) -> str:
+    """The history's key of a step that took the event of inbox row ``row_id``."""
+    return f"{Delivery.INBOX}:{row_id}"
+
+
+def parse_delivery(key: str) -> tuple[Delivery, str] | None:
+    """The kind of a key made above and what follows its first ``:`` (for a signal or
+    message ``NAME:KEY``); None for any other text."""
+    kind, colon, rest = key.partition(":")
+    if not colon:
+        return None
+    try:
+        return Delivery(kind), rest
+    except ValueError:
+        return None

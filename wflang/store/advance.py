@@ -27,7 +27,7 @@ from wflang.runtime import step as st
 from wflang.runtime.commands import interpret
 from wflang.runtime.correlation import awaited_messages
 from wflang.runtime.ir import Value
-from wflang.runtime.keys import timer_delivery
+from wflang.runtime.keys import inbox_row_delivery, task_delivery, timer_delivery
 from wflang.runtime.limits import Limits
 from wflang.runtime.outcome import bounded, checked
 from wflang.runtime.table import Table
@@ -306,9 +306,9 @@ class Advance:
                 if isinstance(event, rt.TimerFired) and row_id < 0:
                     w.events.append((event, timer_delivery(event.timer), None, None, None))
                 else:
-                    w.events.append((event, f"inbox:{row_id}", actor, reason, row_id))
+                    w.events.append((event, inbox_row_delivery(row_id), actor, reason, row_id))
         for iid, r in accepted:
-            work[iid].events.append((r.event, f"task:{r.key}", None, None, None))
+            work[iid].events.append((r.event, task_delivery(r.key), None, None, None))
 
     # -- stepping and writing -------------------------------------------------------
 

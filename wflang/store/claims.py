@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 
 from wflang.runtime import codec
 from wflang.runtime import instance as rt
+from wflang.runtime.keys import task_delivery
 from wflang.runtime.outcome import interrupted
 from wflang.store import inbox, rows
 from wflang.store.backend import Dialect, Param, Tx, placeholders
@@ -171,4 +172,4 @@ class Claims:
     def interrupt(self, key: str, instance_id: str, node: str) -> None:
         """An at-most-once call whose worker vanished after starting it: never run again."""
         self.tx.execute(_INTERRUPT, (key,))
-        inbox.put(self.tx, instance_id, interrupted(key, node), f"task:{key}", at=self.now)
+        inbox.put(self.tx, instance_id, interrupted(key, node), task_delivery(key), at=self.now)

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from wflang.runtime import codec
 from wflang.runtime import instance as rt
 from wflang.runtime.commands import PARENT_CANCEL, ChildOutcome, not_deployed
+from wflang.runtime.keys import PARENT_CANCEL_DELIVERY, child_delivery
 from wflang.runtime.table import Table
 from wflang.store import inbox, rows
 from wflang.store.backend import Tx, placeholders
@@ -108,7 +109,9 @@ class StoreEffects:
                 (c.workflow, c.version),
             )
         if not found:
-            inbox.put(self.tx, self.instance_id, not_deployed(c), f"child:{c.key}", at=self.now)
+            inbox.put(
+                self.tx, self.instance_id, not_deployed(c), child_delivery(c.key), at=self.now
+            )
             return
         version, digest = found[0]
         now = self.now
@@ -126,7 +129,7 @@ class StoreEffects:
             "AND parent_id = ?",
             (*instance_ids, self.instance_id),
         ):
-            inbox.put(self.tx, rows.text(child), PARENT_CANCEL, "cancel:parent", at=self.now)
+            inbox.put(self.tx, rows.text(child), PARENT_CANCEL, PARENT_CANCEL_DELIVERY, at=self.now)
 
     def finish(self, c: rt.Finish) -> None:
         stop_work(self.tx, self.claims, self.instance_id, self.now)
@@ -134,7 +137,7 @@ class StoreEffects:
 
     def tell_parent(self, event: ChildOutcome) -> None:
         assert self.parent_id is not None, "only a child has a parent to tell"
-        inbox.put(self.tx, self.parent_id, event, f"child:{event.key}", at=self.now)
+        inbox.put(self.tx, self.parent_id, event, child_delivery(event.key), at=self.now)
 
 
 def stop_work(tx: Tx, claims: Claims, instance_id: str, now: int) -> None:

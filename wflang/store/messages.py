@@ -31,7 +31,8 @@ from attrs import frozen
 from wflang.runtime import codec
 from wflang.runtime import instance as rt
 from wflang.runtime.ir import Value
-from wflang.runtime.keys import delivery_key, publication_delivery
+from wflang.runtime.keys import Delivery, delivery_key, publication_delivery
+from wflang.store import rows
 from wflang.store.backend import Dialect, Tx
 
 #: Puts an event in an instance's inbox (the store's ``_inbox``); False if its dedupe
@@ -58,7 +59,9 @@ def _dedupe(message_id: int, message: str, key: str | None) -> str:
     that key has too (``delivery_key``), so an instance that took it either way is not
     given it again, nor counted as reached; without, the publication's own."""
     return (
-        publication_delivery(message_id) if key is None else delivery_key("message", message, key)
+        publication_delivery(message_id)
+        if key is None
+        else delivery_key(Delivery.MESSAGE, message, key)
     )
 
 
@@ -90,16 +93,16 @@ def publish(
     kept_until = now + ttl_ms if ttl_ms > 0 else None
     dedupe: str | None = None
     if key is not None or kept_until is not None:
-        rows = tx.query(
+        published = tx.query(
             "INSERT INTO wf_message (message, correlation, payload, dedupe_key, actor, "
             "published_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
             (message, correlation, codec.dumps(dict(payload)), key, actor, now,
              kept_until if kept_until is not None else now),
         )  # fmt: skip
-        dedupe = _dedupe(int(str(rows[0][0])), message, key)
+        dedupe = _dedupe(rows.scalar(published), message, key)
     event = rt.SignalReceived(message, dict(payload), key or "", "message", correlation)
     delivered = [
-        str(iid)
+        rows.text(iid)
         for iid, digest in tx.query(
             "SELECT DISTINCT s.instance_id, i.table_hash FROM wf_subscription s "
             "JOIN wf_instance i ON i.id = s.instance_id "
@@ -107,7 +110,7 @@ def publish(
             (message, correlation),
         )
         # Each instance gets it only if its own version's declaration takes the payload.
-        if fits(str(digest), message, payload) and inbox(tx, str(iid), event, dedupe)
+        if fits(rows.text(digest), message, payload) and inbox(tx, rows.text(iid), event, dedupe)
     ]
     return Published(message, correlation, tuple(delivered), kept_until)
 
@@ -143,21 +146,15 @@ def resubscribe(
             "created_at) VALUES (?, ?, ?, ?, ?)",
             (instance_id, tid, message, correlation, now),
         )
-        for msg_id, payload, key in tx.query(
+        for msg_id, payload, dedupe_key in tx.query(
             "SELECT id, payload, dedupe_key FROM wf_message WHERE message = ? "
             "AND correlation = ? AND expires_at > ? ORDER BY id",
             (message, correlation, now),
         ):
-            data = codec.loads(str(payload))
+            data = codec.loads(rows.text(payload))
             if not fits(table_hash, message, data):  # kept for another version's declaration
                 continue
-            event = rt.SignalReceived(
-                message, data, "" if key is None else str(key), "message", correlation
-            )
-            handed += inbox(
-                tx,
-                instance_id,
-                event,
-                _dedupe(int(str(msg_id)), message, None if key is None else str(key)),
-            )
+            key = rows.maybe_text(dedupe_key)
+            event = rt.SignalReceived(message, data, key or "", "message", correlation)
+            handed += inbox(tx, instance_id, event, _dedupe(rows.integer(msg_id), message, key))
     return handed

@@ -14,6 +14,7 @@ from wflang.runtime import codec
 from wflang.runtime import instance as rt
 from wflang.runtime.ids import instance_seed
 from wflang.runtime.ir import Value
+from wflang.runtime.keys import task_delivery
 from wflang.runtime.values import identical
 from wflang.store import inbox, rows
 from wflang.store.backend import Dialect, Tx, placeholders
@@ -125,7 +126,7 @@ def close_human_task(
         f"UPDATE wf_task SET status = '{TaskStatus.DONE}', updated_at = ? WHERE key = ?",
         (now, key),
     )
-    inbox.put(tx, iid, event, f"task:{key}", at=now, actor=actor, reason=reason)
+    inbox.put(tx, iid, event, task_delivery(key), at=now, actor=actor, reason=reason)
 
 
 def heartbeat(tx: Tx, leases: Sequence[tuple[str, int]], lease_ms: int, now: int) -> list[str]:

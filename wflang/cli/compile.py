@@ -206,6 +206,7 @@ def _over_limits(tables: list[Table], bounds: Limits) -> str | None:
 def run(req: Run) -> Result:
     from wflang.runtime import codec
     from wflang.runtime.engine import Engine, registered_handlers
+    from wflang.runtime.instance import Status
     from wflang.runtime.validate import InvalidValue
 
     if req.handlers:
@@ -246,7 +247,7 @@ def run(req: Run) -> Result:
     waiting = sorted({t.waiting for t in inst.tokens if t.waiting})
     if not inst.status.finished and waiting:
         out.print("waiting for: " + ", ".join(waiting))
-    return out.done(EXIT_OK if inst.status.value in ("completed", "running") else EXIT_FINDINGS)
+    return out.done(EXIT_OK if inst.status in (Status.COMPLETED, Status.RUNNING) else EXIT_FINDINGS)
 
 
 def _summary(what: str) -> str:

@@ -176,6 +176,7 @@ class Status:
 def status(req: Status) -> Result:
     from wflang.runtime import codec
     from wflang.runtime.instance import Status as RunStatus
+    from wflang.store.status import TaskStatus
 
     store = open_cli_store(req.store)
     info = store.instance(req.instance)
@@ -212,7 +213,7 @@ def status(req: Status) -> Result:
         out.print(f"steps:    {inst.seq}")
     if info.unreadable:
         out.print(f"error:    {info.unreadable}")
-    for task in store.tasks(instance_id=info.id, status="open"):
+    for task in store.tasks(instance_id=info.id, status=TaskStatus.OPEN):
         out.print(f"open task: {task.key} ({task.node})")
     return out.done()
 

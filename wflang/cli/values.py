@@ -189,4 +189,6 @@ def when(ms: int | None) -> str:
 def outcome_label(status: str) -> str:
     """What an instance's ``error`` field is called when printed: the error of a failed or
     dead-lettered instance, the reason a compensated or cancelled one ended so."""
-    return "error" if status in ("failed", "dead_lettered") else "reason"
+    from wflang.runtime.instance import Status  # loaded: the caller shows an instance
+
+    return "error" if status in (Status.FAILED.value, Status.DEAD_LETTERED.value) else "reason"

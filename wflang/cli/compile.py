@@ -3,7 +3,7 @@ transition table, printed, or run in memory with Python handlers."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from attrs import field, frozen
 
@@ -63,6 +63,41 @@ def compiled(
     return result.table
 
 
+class _Compiles(Protocol):
+    """A request that compiles its workflow file under a check configuration."""
+
+    @property
+    def file(self) -> str: ...
+    @property
+    def stdin_filename(self) -> str | None: ...
+    @property
+    def config(self) -> str | None: ...
+    @property
+    def preset(self) -> str | None: ...
+    @property
+    def color(self) -> bool: ...
+
+
+def _compiled_as(req: _Compiles, path: str) -> Table:
+    """``compiled`` for a file of the request, under its configuration."""
+    return compiled(
+        path,
+        stdin_filename=req.stdin_filename,
+        config=req.config,
+        preset=req.preset,
+        color=req.color,
+    )
+
+
+def _table_or_findings(req: _Compiles, out: Out) -> Table | None:
+    """The table of the request's file; None once its findings are written to ``out``."""
+    try:
+        return _compiled_as(req, req.file)
+    except Refused as refused:
+        out.write(refused.report)
+        return None
+
+
 @frozen(kw_only=True)
 class Compile:
     file: str = field(metadata=arg(help="the .wf file, or - for standard input"))
@@ -80,16 +115,8 @@ def compile_table(req: Compile) -> Result:
     from wflang.runtime.table import dumps, table_hash
 
     out = Out()
-    try:
-        table = compiled(
-            req.file,
-            stdin_filename=req.stdin_filename,
-            config=req.config,
-            preset=req.preset,
-            color=req.color,
-        )
-    except Refused as refused:
-        out.write(refused.report)
+    table = _table_or_findings(req, out)
+    if table is None:
         return out.done(EXIT_FINDINGS)
     text = dumps(table)
     if req.output in (None, "-"):
@@ -117,18 +144,10 @@ def show_table(req: ShowTable) -> Result:
     from wflang.runtime.describe import describe
 
     out = Out()
-    try:
-        compiled_table = compiled(
-            req.file,
-            stdin_filename=req.stdin_filename,
-            config=req.config,
-            preset=req.preset,
-            color=req.color,
-        )
-    except Refused as refused:
-        out.write(refused.report)
+    table = _table_or_findings(req, out)
+    if table is None:
         return out.done(EXIT_FINDINGS)
-    out.write(describe(compiled_table))
+    out.write(describe(table))
     return out.done()
 
 
@@ -171,23 +190,14 @@ def _tables(req: Run) -> list[Table]:
     """The workflow's table last, after those of the workflows it imports or uses."""
     from wflang.compiler.program import load_program
 
-    def one(path: str) -> Table:
-        return compiled(
-            path,
-            stdin_filename=req.stdin_filename,
-            config=req.config,
-            preset=req.preset,
-            color=req.color,
-        )
-
-    main = one(req.file)
+    main = _compiled_as(req, req.file)
     program = load_program([load(req.file, req.stdin_filename)])
     imported = [
-        one(path)
+        _compiled_as(req, path)
         for path, module in sorted(program.modules.items())
         if path not in program.roots and module.spec is not None and module.spec.header
     ]
-    return [*imported, *(one(p) for p in req.uses), main]
+    return [*imported, *(_compiled_as(req, p) for p in req.uses), main]
 
 
 def _over_limits(tables: list[Table], bounds: Limits) -> str | None:

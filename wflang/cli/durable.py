@@ -4,6 +4,9 @@ events it keeps for other systems."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
+
 from attrs import field, frozen
 
 from wflang.cli.compile import Refused, compiled
@@ -14,12 +17,15 @@ from wflang.cli.stores import (
     client,
     json_field,
     json_text,
+    listing,
     open_cli_store,
     reason_field,
-    record,
     store_field,
 )
 from wflang.cli.values import JSON_TYPES, json_arg, positive, version_number, when
+
+if TYPE_CHECKING:
+    from wflang.store.records import VersionInfo
 
 
 @frozen(kw_only=True)
@@ -132,22 +138,22 @@ class Versions:
 
 
 def versions(req: Versions) -> Result:
-    rows = open_cli_store(req.store).versions(req.workflow)
-    out = Out()
-    if req.json:
-        out.print(json_text([record(r) for r in rows]))
-        return out.done()
-    if not rows:
-        out.print("no workflow is deployed")
-        return out.done()
-    out.print(f"{'workflow':24} {'version':>7} {'running':>8} {'finished':>9}  state     hash")
+    return listing(
+        open_cli_store(req.store).versions(req.workflow),
+        json=req.json,
+        empty="no workflow is deployed",
+        lines=_version_lines,
+    ).done()
+
+
+def _version_lines(rows: Sequence[VersionInfo]) -> Iterator[str]:
+    yield f"{'workflow':24} {'version':>7} {'running':>8} {'finished':>9}  state     hash"
     for r in rows:
         state = "latest" if r.latest else ("draining" if r.running else "drained")
-        out.print(
+        yield (
             f"{r.name:24} {r.version:>7} {r.running:>8} {r.finished:>9}  {state:9} "
             f"sha256:{r.hash[:12]}"
         )
-    return out.done()
 
 
 @frozen(kw_only=True)
@@ -173,14 +179,16 @@ def outbox(req: Outbox) -> Result:
 
     store = open_cli_store(req.store)
     events = store.outbox(limit=req.limit, after=req.after)
-    out = Out()
-    if req.json:
-        out.print(json_text([record(e) for e in events]))
-    elif not events:
-        out.print("no unpublished events")
-    for e in events if not req.json else ():
-        out.print(f"{e.id:>8}  {when(e.created_at)}  {e.kind:18} {e.instance_id}  "
-                  f"{codec.dumps(e.payload)}")  # fmt: skip
+    out = listing(
+        events,
+        json=req.json,
+        empty="no unpublished events",
+        lines=lambda events: (
+            f"{e.id:>8}  {when(e.created_at)}  {e.kind:18} {e.instance_id}  "
+            f"{codec.dumps(e.payload)}"
+            for e in events
+        ),
+    )
     if req.ack and events:
         with out.kept_on_error():  # the events were listed before the acknowledgement failed
             n = store.mark_published([e.id for e in events])

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from attrs import field, frozen
@@ -14,9 +15,9 @@ from wflang.cli.stores import (
     client,
     json_field,
     json_text,
+    listing,
     open_cli_store,
     reason_field,
-    record,
     store_field,
 )
 from wflang.cli.values import json_arg, outcome_label, parse_age, positive, when
@@ -24,7 +25,7 @@ from wflang.cli.values import json_arg, outcome_label, parse_age, positive, when
 if TYPE_CHECKING:
     from wflang.runtime.ir import Value
     from wflang.store import Store
-    from wflang.store.records import InstanceInfo
+    from wflang.store.records import InstanceInfo, TaskInfo
 
 #: The statuses ``wf list --status`` takes: ``pending`` and those of
 #: ``runtime.instance.Status`` (a test keeps them equal).
@@ -132,18 +133,19 @@ class TasksList:
 
 
 def tasks_list(req: TasksList) -> Result:
-    tasks = client(req.store).open_tasks(req.instance)
-    out = Out()
-    if req.json:
-        out.print(json_text([record(t) for t in tasks]))
-        return out.done()
-    if not tasks:
-        out.print("no open human tasks")
+    return listing(
+        client(req.store).open_tasks(req.instance),
+        json=req.json,
+        empty="no open human tasks",
+        lines=_task_lines,
+    ).done()
+
+
+def _task_lines(tasks: Sequence[TaskInfo]) -> Iterator[str]:
     for t in tasks:
         who = f" for {t.assignee}" if t.assignee else ""
         form = f" form: {', '.join(t.form)}" if t.form else ""
-        out.print(f"{t.key}  {t.service or 'user'} task {t.node}{who}{form}")
-    return out.done()
+        yield f"{t.key}  {t.service or 'user'} task {t.node}{who}{form}"
 
 
 @frozen(kw_only=True)
@@ -292,27 +294,30 @@ class List:
 
 
 def list_instances(req: List) -> Result:
-    rows = open_cli_store(req.store).instances(
-        status=req.status, workflow=req.workflow, limit=req.limit
-    )
-    out = Out()
-    if req.json:
-        keys = ("instance", "workflow", "version", "status", "created_at", "updated_at")
-        out.print(json_text([
-            dict(zip(keys, (r.id, r.workflow, r.version, r.status, r.created_at, r.updated_at),
-                     strict=True))
-            for r in rows
-        ]))  # fmt: skip
-        return out.done()
-    if not rows:
-        out.print("no instances")
-        return out.done()
+    return listing(
+        open_cli_store(req.store).instances(
+            status=req.status, workflow=req.workflow, limit=req.limit
+        ),
+        json=req.json,
+        document=lambda r: {
+            "instance": r.id,
+            "workflow": r.workflow,
+            "version": r.version,
+            "status": r.status,
+            "created_at": r.created_at,
+            "updated_at": r.updated_at,
+        },
+        empty="no instances",
+        lines=_instance_lines,
+    ).done()
+
+
+def _instance_lines(rows: Sequence[InstanceInfo]) -> Iterator[str]:
     ids = max(len(r.id) for r in rows)
     flows = max(len(f"{r.workflow} v{r.version}") for r in rows)
     for r in rows:
         flow = f"{r.workflow} v{r.version}"
-        out.print(f"{r.id:{ids}}  {flow:{flows}}  {r.status:14} {when(r.updated_at)}")
-    return out.done()
+        yield f"{r.id:{ids}}  {flow:{flows}}  {r.status:14} {when(r.updated_at)}"
 
 
 SIGNAL = Command(

@@ -9,7 +9,15 @@ from typing import Any
 from attrs import field, frozen
 
 from wflang.cli.framework import Command, Group, Out, Result, UsageError, arg
-from wflang.cli.stores import actor_field, client, json_field, json_text, reason_field, store_field
+from wflang.cli.stores import (
+    actor_field,
+    client,
+    json_field,
+    json_text,
+    listing,
+    reason_field,
+    store_field,
+)
 from wflang.cli.values import json_arg, parse_age, positive
 
 #: ``store.retention.ENDED`` and ``PURGEABLE`` (a test keeps them equal).
@@ -31,26 +39,22 @@ class DeadLetters:
 
 
 def dead_letters(req: DeadLetters) -> Result:
-    rows = client(req.store).dead_letters(req.workflow)
-    out = Out()
-    if req.json:
-        out.print(json_text([
-            {
-                "instance": r.id,
-                "workflow": r.workflow,
-                "version": r.version,
-                "error": r.instance.error if r.instance else None,
-                "snapshot": r.instance.snapshot if r.instance else None,
-            }
+    return listing(
+        client(req.store).dead_letters(req.workflow),
+        json=req.json,
+        document=lambda r: {
+            "instance": r.id,
+            "workflow": r.workflow,
+            "version": r.version,
+            "error": r.instance.error if r.instance else None,
+            "snapshot": r.instance.snapshot if r.instance else None,
+        },
+        empty="no dead-lettered instances",
+        lines=lambda rows: (
+            f"{r.id:40} {r.workflow} v{r.version}  {r.instance.error if r.instance else ''}"
             for r in rows
-        ]))  # fmt: skip
-        return out.done()
-    if not rows:
-        out.print("no dead-lettered instances")
-    for r in rows:
-        error = r.instance.error if r.instance else ""
-        out.print(f"{r.id:40} {r.workflow} v{r.version}  {error}")
-    return out.done()
+        ),
+    ).done()
 
 
 @frozen(kw_only=True)

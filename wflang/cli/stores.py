@@ -1,5 +1,5 @@
 """What the durable commands share: the options ``--store``, ``--reason``, ``--actor``
-and ``--json``, opening the store, and printing records as JSON.
+and ``--json``, opening the store, and printing records as JSON, or a listing of them.
 
 Each durable command opens the store named by ``--store`` (default
 ``$WFLANG_STORE``, else ``sqlite:///.wflang/state.db``), checks its request through
@@ -10,12 +10,13 @@ changed; a usage or connection problem exits 2.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from attrs import field
 
-from wflang.cli.framework import UsageError, arg
+from wflang.cli.framework import Out, UsageError, arg
 
 if TYPE_CHECKING:
     from wflang.durable.client import Client
@@ -111,3 +112,29 @@ def record(value: object) -> dict[str, Any]:
     import attrs
 
     return attrs.asdict(value)  # type: ignore[arg-type]
+
+
+Item = TypeVar("Item")
+
+
+def listing(
+    items: Sequence[Item],
+    *,
+    json: bool,
+    document: Callable[[Item], object] = record,
+    empty: str,
+    lines: Callable[[Sequence[Item]], Iterable[str]],
+) -> Out:
+    """The output of a listing command: with ``--json`` a JSON list (an item's
+    ``document``, by default its record), else the sentence ``empty`` when there is
+    nothing, or the ``lines`` the items make (given all of them: a table's columns are
+    as wide as its widest cell)."""
+    out = Out()
+    if json:
+        out.print(json_text([document(item) for item in items]))
+    elif not items:
+        out.print(empty)
+    else:
+        for line in lines(items):
+            out.print(line)
+    return out

@@ -14,10 +14,13 @@ from wflang.compiler.diff.rules.common import (
     CONSUMERS,
     SAFE,
     WARNING,
+    changed,
     key,
     path,
+    removed,
+    retyped,
 )
-from wflang.compiler.diff.types import Change, compare
+from wflang.compiler.diff.types import Change
 from wflang.compiler.registry import Finding
 from wflang.dsl import spec as sp
 from wflang.dsl.formatter import format_expr
@@ -72,11 +75,13 @@ def field_made_required(p: Pairing) -> Iterator[Finding]:
     for where, fields in p.caller_fields():
         for x in fields.both:
             if is_optional(x.old) and not is_optional(x.new):
-                yield Finding(
+                yield changed(
+                    p,
                     f"{where} field '{x.key}' became required: callers of the old version "
                     "may leave it out",
                     x.new.name.span,
-                    related=p.was(x.old.span, "optional in the old version"),
+                    was=x.old.span,
+                    old="optional in the old version",
                     key=key(path(where, x.key)),
                 )
 
@@ -99,16 +104,14 @@ def field_type_narrowed(p: Pairing) -> Iterator[Finding]:
     """
     for where, fields in p.caller_fields():
         for x in fields.both:
-            change = compare(x.old.type, x.new.type)
-            if change in (Change.NARROWER, Change.OTHER):
-                what = "narrowed" if change is Change.NARROWER else "changed"
-                yield Finding(
-                    f"{where} field '{x.key}' type {what} from {x.old.type} to {x.new.type}: "
-                    "values old callers send may be refused",
-                    x.new.type.span,
-                    related=p.was(x.old.type.span),
-                    key=key(path(where, x.key), x.old.type, x.new.type),
-                )
+            yield from retyped(
+                p,
+                x,
+                f"{where} field '{x.key}'",
+                path(where, x.key),
+                (Change.NARROWER, Change.OTHER),
+                ": values old callers send may be refused",
+            )
 
 
 @diff_rule(
@@ -129,13 +132,9 @@ def field_type_widened(p: Pairing) -> Iterator[Finding]:
     """
     for where, fields in p.caller_fields():
         for x in fields.both:
-            if compare(x.old.type, x.new.type) is Change.WIDER:
-                yield Finding(
-                    f"{where} field '{x.key}' type widened from {x.old.type} to {x.new.type}",
-                    x.new.type.span,
-                    related=p.was(x.old.type.span),
-                    key=key(path(where, x.key), x.old.type, x.new.type),
-                )
+            yield from retyped(
+                p, x, f"{where} field '{x.key}'", path(where, x.key), (Change.WIDER,)
+            )
 
 
 @diff_rule(
@@ -158,10 +157,10 @@ def field_removed(p: Pairing) -> Iterator[Finding]:
     """
     for where, fields in p.caller_fields():
         for name, f in fields.removed:
-            yield Finding(
+            yield removed(
+                p,
                 f"{where} field '{name}' was removed: callers of the old version still send it",
-                p.anchor,
-                related=p.was(f.span),
+                was=f.span,
                 key=key(path(where, name)),
             )
 
@@ -212,10 +211,11 @@ def enum_value_removed(p: Pairing) -> Iterator[Finding]:
         new = {m.text for m in e.new.members}
         for m in e.old.members:
             if m.text not in new:
-                yield Finding(
+                yield changed(
+                    p,
                     f"enum {e.key} lost its member '{m.text}'",
                     e.new.name.span,
-                    related=p.was(m.span),
+                    was=m.span,
                     key=key(f"enum:{e.key}", m.text),
                 )
 
@@ -240,10 +240,11 @@ def enum_value_added(p: Pairing) -> Iterator[Finding]:
         old = {m.text for m in e.old.members}
         for m in e.new.members:
             if m.text not in old:
-                yield Finding(
+                yield changed(
+                    p,
                     f"enum {e.key} gained the member '{m.text}'",
                     m.span,
-                    related=p.was(e.old.name.span),
+                    was=e.old.name.span,
                     key=key(f"enum:{e.key}", m.text),
                 )
 
@@ -264,12 +265,14 @@ def signal_removed(p: Pairing) -> Iterator[Finding]:
 
         // no signal approval
     """
-    for name, s in p.signals.removed:
-        yield Finding(f"signal '{name}' was removed: senders of it are refused",
-                      p.anchor, related=p.was(s.span), key=key(f"signal:{name}"))  # fmt: skip
-    for name, m in p.messages.removed:
-        yield Finding(f"message '{name}' was removed: senders of it are refused",
-                      p.anchor, related=p.was(m.span), key=key(f"message:{name}"))  # fmt: skip
+    for what, gone in (("signal", p.signals.removed), ("message", p.messages.removed)):
+        for name, decl in gone:
+            yield removed(
+                p,
+                f"{what} '{name}' was removed: senders of it are refused",
+                was=decl.span,
+                key=key(f"{what}:{name}"),
+            )
 
 
 @diff_rule(
@@ -295,13 +298,19 @@ def record_field_changed(p: Pairing) -> Iterator[Finding]:
         new = {f.name.text: f for f in r.new.fields}
         for name, f in old.items():
             if name not in new:
-                yield Finding(f"type {r.key} lost its field '{name}'", r.new.name.span,
-                              related=p.was(f.span), key=key(f"type:{r.key}.{name}"))  # fmt: skip
+                yield changed(
+                    p,
+                    f"type {r.key} lost its field '{name}'",
+                    r.new.name.span,
+                    was=f.span,
+                    key=key(f"type:{r.key}.{name}"),
+                )
             elif f != new[name]:
-                yield Finding(
+                yield changed(
+                    p,
                     f"type {r.key} field '{name}' changed from {_field(f)} to {_field(new[name])}",
                     new[name].span,
-                    related=p.was(f.span),
+                    was=f.span,
                     key=key(f"type:{r.key}.{name}", _field(f), _field(new[name])),
                 )
         for name, f in new.items():
@@ -336,9 +345,10 @@ def workflow_renamed(p: Pairing) -> Iterator[Finding]:
     """
     old, new = p.old.header, p.new.header
     if old is not None and new is not None and old.name.text != new.name.text:
-        yield Finding(
+        yield changed(
+            p,
             f"workflow '{old.name.text}' was renamed to '{new.name.text}'",
             new.name.span,
-            related=p.was(old.name.span),
+            was=old.name.span,
             key=key("workflow", old.name.text, new.name.text),
         )

@@ -11,9 +11,12 @@ from wflang.compiler.diff.rules.common import (
     CONSUMERS,
     SAFE,
     WARNING,
+    changed,
     key,
+    removed,
+    retyped,
 )
-from wflang.compiler.diff.types import Change, compare
+from wflang.compiler.diff.types import Change
 from wflang.compiler.registry import Finding
 from wflang.dsl import spec as sp
 
@@ -37,10 +40,10 @@ def end_removed(p: Pairing) -> Iterator[Finding]:
     new_ends = p.ends(p.new_nodes)
     for name, end in p.ends(p.old_nodes).items():
         if name not in new_ends and name not in p.renames:
-            yield Finding(
+            yield removed(
+                p,
                 f"end '{name}' ({end.outcome.value}) was removed",
-                p.anchor,
-                related=p.was(end.name.span),
+                was=end.name.span,
                 key=key(f"node:{name}", end.outcome.value),
             )
 
@@ -65,10 +68,11 @@ def outcome_kind_changed(p: Pairing) -> Iterator[Finding]:
     for name, old in p.ends(p.old_nodes).items():
         new = new_ends.get(name)
         if new is not None and new.outcome is not old.outcome:
-            yield Finding(
+            yield changed(
+                p,
                 f"end '{name}' now ends {new.outcome.value}, not {old.outcome.value}",
                 new.name.span,
-                related=p.was(old.name.span),
+                was=old.name.span,
                 key=key(f"node:{name}", old.outcome.value, new.outcome.value),
             )
 
@@ -147,11 +151,8 @@ def output_field_removed(p: Pairing) -> Iterator[Finding]:
         output { order_id: string }
     """
     for name, f in p.output.removed:
-        yield Finding(
-            f"output field '{name}' was removed",
-            p.anchor,
-            related=p.was(f.span),
-            key=key(f"output.{name}"),
+        yield removed(
+            p, f"output field '{name}' was removed", was=f.span, key=key(f"output.{name}")
         )
 
 
@@ -172,16 +173,14 @@ def output_field_loosened(p: Pairing) -> Iterator[Finding]:
         output { shipment_id: string? }
     """
     for x in p.output.both:
-        change = compare(x.old.type, x.new.type)
-        if change in (Change.WIDER, Change.OTHER):
-            what = "widened" if change is Change.WIDER else "changed"
-            yield Finding(
-                f"output field '{x.key}' type {what} from {x.old.type} to {x.new.type}: "
-                "consumers may get values they do not expect",
-                x.new.type.span,
-                related=p.was(x.old.type.span),
-                key=key(f"output.{x.key}", x.old.type, x.new.type),
-            )
+        yield from retyped(
+            p,
+            x,
+            f"output field '{x.key}'",
+            f"output.{x.key}",
+            (Change.WIDER, Change.OTHER),
+            ": consumers may get values they do not expect",
+        )
 
 
 @diff_rule(
@@ -227,10 +226,11 @@ def call_version_changed(p: Pairing) -> Iterator[Finding]:
         if not (isinstance(old, sp.CallNode) and isinstance(new, sp.CallNode)):
             continue
         if (old.workflow.text, old.version) != (new.workflow.text, new.version):
-            yield Finding(
+            yield changed(
+                p,
                 f"call '{x.key}' now starts {_callee(new)}, not {_callee(old)}",
                 new.workflow.span,
-                related=p.was(old.workflow.span),
+                was=old.workflow.span,
                 key=key(f"node:{x.key}", _callee(old), _callee(new)),
             )
 

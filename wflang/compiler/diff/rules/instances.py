@@ -13,8 +13,10 @@ from wflang.compiler.diff.rules.common import (
     INSTANCES,
     SAFE,
     WARNING,
+    changed,
     key,
     kind,
+    removed,
 )
 from wflang.compiler.registry import Finding
 from wflang.dsl import spec as sp
@@ -40,10 +42,10 @@ def node_removed(p: Pairing) -> Iterator[Finding]:
     for name, rec in p.nodes.removed:
         if name in p.renames or (rec.scope == TOP and isinstance(rec.node, sp.EndNode)):
             continue  # node-renamed, end-removed
-        yield Finding(
+        yield removed(
+            p,
             f"{kind(rec.node)} '{name}' was removed",
-            p.anchor,
-            related=p.was(rec.node.name.span),
+            was=rec.node.name.span,
             key=key(f"node:{name}", kind(rec.node)),
         )
 
@@ -68,12 +70,13 @@ def node_renamed(p: Pairing) -> Iterator[Finding]:
     """
     for old_name, new_name in p.renames.items():
         old, new = p.old_nodes[old_name].node, p.new_nodes[new_name].node
-        yield Finding(
+        yield changed(
+            p,
             f"{kind(old)} '{old_name}' was removed and '{new_name}' added with the same body",
             new.name.span,
             hint=f"if '{new_name}' is '{old_name}' renamed, say so inside it: "
             f"'renamed from {old_name}' (then the rename is safe)",
-            related=p.was(old.name.span),
+            was=old.name.span,
             key=key(f"node:{old_name}", new_name),
         )
 
@@ -100,10 +103,11 @@ def node_renamed_declared(p: Pairing) -> Iterator[Finding]:
     for old_name, new_name in p.declared_renames.items():
         rec = p.new_nodes[old_name]
         was = rec.node.renamed_from
-        yield Finding(
+        yield changed(
+            p,
             f"'{old_name}' is renamed to '{new_name}'",
             was.span if was is not None else rec.node.name.span,
-            related=p.was(p.old_nodes[old_name].node.name.span),
+            was=p.old_nodes[old_name].node.name.span,
             key=key(f"node:{old_name}", new_name),
         )
 
@@ -126,10 +130,11 @@ def node_kind_changed(p: Pairing) -> Iterator[Finding]:
     """
     for x in p.nodes.both:
         if kind(x.old.node) != kind(x.new.node):
-            yield Finding(
+            yield changed(
+                p,
                 f"'{x.key}' is now a {kind(x.new.node)}, not a {kind(x.old.node)}",
                 x.new.node.name.span,
-                related=p.was(x.old.node.name.span),
+                was=x.old.node.name.span,
                 key=key(f"node:{x.key}", kind(x.old.node), kind(x.new.node)),
             )
 
@@ -153,10 +158,11 @@ def edge_retargeted(p: Pairing) -> Iterator[Finding]:
     for x, edges in p.edges():
         for e in edges.both:
             if e.old.target != e.new.target:
-                yield Finding(
+                yield changed(
+                    p,
                     f"'{e.key}' of '{x.key}' now leads to '{e.new.target}', not '{e.old.target}'",
                     e.new.span,
-                    related=p.was(e.old.span),
+                    was=e.old.span,
                     key=key(f"node:{x.key}/{e.key}", e.old.target, e.new.target),
                 )
 
@@ -190,10 +196,12 @@ def steps_reordered(p: Pairing) -> Iterator[Finding]:
             if e.old.target == e.new.target or second not in p.new_nodes:
                 continue
             if first in later(second) and second not in later(first):
-                yield Finding(
+                yield changed(
+                    p,
                     f"'{second}' came after '{first}'; now '{first}' comes after '{second}'",
                     p.new_nodes[second].node.name.span,
-                    related=p.was(e.old.span, "the old order"),
+                    was=e.old.span,
+                    old="the old order",
                     key=key(f"order:{first}", second),
                 )
 
@@ -243,10 +251,11 @@ def edge_removed(p: Pairing) -> Iterator[Finding]:
     """
     for x, edges in p.edges():
         for label, e in edges.removed:
-            yield Finding(
+            yield changed(
+                p,
                 f"'{label}' of '{x.key}' (to '{e.target}') was removed",
                 x.new.node.name.span,
-                related=p.was(e.span),
+                was=e.span,
                 key=key(f"node:{x.key}/{label}", e.target),
             )
 
@@ -271,10 +280,11 @@ def start_changed(p: Pairing) -> Iterator[Finding]:
 
     old, new = start_of(p.old), start_of(p.new)
     if old is not None and new is not None and old.target.text != new.target.text:
-        yield Finding(
+        yield changed(
+            p,
             f"the workflow now starts at '{new.target.text}', not '{old.target.text}'",
             new.target.span,
-            related=p.was(old.target.span),
+            was=old.target.span,
             key=key("start", old.target.text, new.target.text),
         )
 
@@ -296,11 +306,8 @@ def context_field_removed(p: Pairing) -> Iterator[Finding]:
         context { }
     """
     for name, f in p.context.removed:
-        yield Finding(
-            f"context field '{name}' was removed",
-            p.anchor,
-            related=p.was(f.span),
-            key=key(f"context.{name}"),
+        yield removed(
+            p, f"context field '{name}' was removed", was=f.span, key=key(f"context.{name}")
         )
 
 
@@ -322,10 +329,11 @@ def context_field_retyped(p: Pairing) -> Iterator[Finding]:
     """
     for x in p.context.both:
         if x.old.type != x.new.type:
-            yield Finding(
+            yield changed(
+                p,
                 f"context field '{x.key}' type changed from {x.old.type} to {x.new.type}",
                 x.new.type.span,
-                related=p.was(x.old.type.span),
+                was=x.old.type.span,
                 key=key(f"context.{x.key}", x.old.type, x.new.type),
             )
 
@@ -379,10 +387,12 @@ def no_longer_completes(p: Pairing) -> Iterator[Finding]:
     """
     for x in p.nodes.both:
         if x.key in p.old_completes and x.key not in p.new_completes:
-            yield Finding(
+            yield changed(
+                p,
                 f"'{x.key}' can no longer reach an end: instances there would never finish",
                 x.new.node.name.span,
-                related=p.was(x.old.node.name.span, "could complete in the old version"),
+                was=x.old.node.name.span,
+                old="could complete in the old version",
                 key=key(f"node:{x.key}"),
             )
 
@@ -413,10 +423,11 @@ def node_moved(p: Pairing) -> Iterator[Finding]:
     """
     for x in p.nodes.both:
         if x.old.scope != x.new.scope:
-            yield Finding(
+            yield changed(
+                p,
                 f"'{x.key}' moved from {_scope(x.old.scope)} to {_scope(x.new.scope)}",
                 x.new.node.name.span,
-                related=p.was(x.old.node.name.span),
+                was=x.old.node.name.span,
                 key=key(f"node:{x.key}", x.old.scope, x.new.scope),
             )
 

@@ -12,6 +12,7 @@ from wflang.compiler.diff.registry import diff_rule
 from wflang.compiler.diff.rules.common import (
     INSTANCES,
     WARNING,
+    changed,
     key,
 )
 from wflang.compiler.registry import Finding
@@ -174,10 +175,11 @@ def service_changed(p: Pairing) -> Iterator[Finding]:
             and isinstance(new.work, sp.ServiceWork)
             and old.work.service.text != new.work.service.text
         ):
-            yield Finding(
+            yield changed(
+                p,
                 f"'{x.key}' now calls {new.work.service.text}, not {old.work.service.text}",
                 new.work.service.span,
-                related=p.was(old.work.service.span),
+                was=old.work.service.span,
                 key=key(f"node:{x.key}/service", old.work.service.text, new.work.service.text),
             )
 
@@ -205,9 +207,10 @@ def join_changed(p: Pairing) -> Iterator[Finding]:
             and isinstance(new, sp.ParallelNode)
             and old.join != new.join
         ):
-            yield Finding(
+            yield changed(
+                p,
                 f"the join of '{x.key}' changed",
                 new.join.span if new.join is not None else new.name.span,
-                related=p.was(old.join.span if old.join is not None else old.name.span),
+                was=old.join.span if old.join is not None else old.name.span,
                 key=key(f"node:{x.key}/join"),
             )

@@ -13,6 +13,7 @@ from wflang.compiler.diff.rules.common import (
     CALLERS,
     INSTANCES,
     SAFE,
+    changed,
     key,
 )
 from wflang.compiler.registry import Finding
@@ -36,10 +37,11 @@ def version_decreased(p: Pairing) -> Iterator[Finding]:
     """
     old, new = p.old.header, p.new.header
     if old is not None and new is not None and new.version < old.version:
-        yield Finding(
+        yield changed(
+            p,
             f"the version went down from {old.version} to {new.version}",
             new.span,
-            related=p.was(old.span),
+            was=old.span,
             key=key("workflow", old.version, new.version),
         )
 

@@ -83,6 +83,13 @@ class Out:
             raise
 
 
+def said(line: str) -> Result:
+    """The result of a command that succeeds and prints one line (what it did)."""
+    out = Out()
+    out.print(line)
+    return out.done()
+
+
 def emit(chunks: Sequence[Chunk]) -> None:
     """Print a command's output on the process's streams."""
     for stream, data in chunks:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from attrs import field, frozen
 
-from wflang.cli.framework import Command, Group, Out, Result, UsageError, arg
+from wflang.cli.framework import Command, Group, Out, Result, UsageError, arg, said
 from wflang.cli.stores import (
     actor_field,
     client,
@@ -163,9 +163,7 @@ def tasks_complete(req: TasksComplete) -> Result:
     durable = client(req.store, req.actor)
     output = json_arg(req.output, "--output")
     task = durable.complete_task(req.key, output, reason=req.reason)
-    out = Out()
-    out.print(f"task {task.key} completed")
-    return out.done()
+    return said(f"task {task.key} completed")
 
 
 @frozen(kw_only=True)

@@ -8,7 +8,7 @@ from typing import Any
 
 from attrs import field, frozen
 
-from wflang.cli.framework import Command, Group, Out, Result, UsageError, arg
+from wflang.cli.framework import Command, Group, Out, Result, UsageError, arg, said
 from wflang.cli.stores import (
     actor_field,
     client,
@@ -67,9 +67,7 @@ class Retry:
 
 def retry(req: Retry) -> Result:
     client(req.store, req.actor).retry(req.instance, reason=req.reason)
-    out = Out()
-    out.print(f"{req.instance}: retry requested; a worker resumes it from the failed step")
-    return out.done()
+    return said(f"{req.instance}: retry requested; a worker resumes it from the failed step")
 
 
 @frozen(kw_only=True)
@@ -90,9 +88,7 @@ class Replay:
 def replay(req: Replay) -> Result:
     data = None if req.input is None else json_arg(req.input, "--input")
     client(req.store, req.actor).replay_from(req.instance, req.step, input=data, reason=req.reason)
-    out = Out()
-    out.print(f"{req.instance}: replay from {req.step} requested")
-    return out.done()
+    return said(f"{req.instance}: replay from {req.step} requested")
 
 
 @frozen(kw_only=True)
@@ -111,9 +107,7 @@ def force_complete(req: ForceComplete) -> Result:
     output = json_arg(req.output, "--output")
     durable = client(req.store, req.actor)
     durable.force_complete(req.instance, req.step, output, reason=req.reason)
-    out = Out()
-    out.print(f"{req.instance}: {req.step} will be completed with the given output")
-    return out.done()
+    return said(f"{req.instance}: {req.step} will be completed with the given output")
 
 
 @frozen(kw_only=True)
@@ -127,9 +121,7 @@ class Skip:
 
 def skip(req: Skip) -> Result:
     client(req.store, req.actor).skip_compensation(req.instance, req.step, reason=req.reason)
-    out = Out()
-    out.print(f"{req.instance}: compensation {req.step} will be skipped; the rest then run")
-    return out.done()
+    return said(f"{req.instance}: compensation {req.step} will be skipped; the rest then run")
 
 
 @frozen(kw_only=True)
@@ -151,9 +143,7 @@ class FireTimers:
 def fire_timers(req: FireTimers) -> Result:
     durable = client(req.store, req.actor)
     fired = durable.fire_timers(req.instance, timer=req.timer, reason=req.reason)
-    out = Out()
-    out.print(f"{req.instance}: firing {', '.join(fired)}")
-    return out.done()
+    return said(f"{req.instance}: firing {', '.join(fired)}")
 
 
 @frozen(kw_only=True)
@@ -173,9 +163,7 @@ class Cancel:
 def cancel(req: Cancel) -> Result:
     client(req.store, req.actor).cancel(req.instance, compensate=req.compensate, reason=req.reason)
     how = "with compensation" if req.compensate else "without compensation"
-    out = Out()
-    out.print(f"{req.instance}: cancel requested ({how})")
-    return out.done()
+    return said(f"{req.instance}: cancel requested ({how})")
 
 
 @frozen(kw_only=True)

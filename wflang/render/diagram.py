@@ -78,6 +78,18 @@ class Diagram:
     legend_title: str = ""
     legend: tuple[LegendEntry, ...] = ()
 
+    def contents(self) -> tuple[dict[str | None, list[DNode]], dict[str | None, list[Cluster]]]:
+        """The nodes and the clusters drawn directly in each container, by its key (None:
+        the top level, where a node of a cluster the diagram does not have goes too)."""
+        cluster_keys = {c.key for c in self.clusters}
+        nodes: dict[str | None, list[DNode]] = {}
+        for n in self.nodes:
+            nodes.setdefault(n.cluster if n.cluster in cluster_keys else None, []).append(n)
+        clusters: dict[str | None, list[Cluster]] = {}
+        for c in self.clusters:
+            clusters.setdefault(c.parent, []).append(c)
+        return nodes, clusters
+
 
 @frozen
 class Overlay:

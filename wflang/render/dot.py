@@ -187,12 +187,7 @@ def _legend(d: Diagram) -> str:
 def to_dot(d: Diagram) -> str:
     """The DOT text of a diagram; the same diagram always gives the same bytes."""
     cluster_keys = {c.key for c in d.clusters}
-    by_cluster: dict[str | None, list[DNode]] = {}
-    for n in d.nodes:
-        by_cluster.setdefault(n.cluster if n.cluster in cluster_keys else None, []).append(n)
-    children: dict[str | None, list[Cluster]] = {}
-    for c in d.clusters:
-        children.setdefault(c.parent, []).append(c)
+    by_cluster, children = d.contents()
     title = f"<b>{dot_html(d.title)}</b>"
     if d.legend or d.legend_title:
         title = f'<table border="0" cellspacing="4"><tr><td>{title}</td></tr>'

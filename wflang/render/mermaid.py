@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import textwrap
 
-from wflang.render.diagram import Cluster, Diagram, DNode
+from wflang.render.diagram import Diagram, DNode
 from wflang.render.escape import mermaid_id, mermaid_text
 from wflang.render.kinds import KINDS
 from wflang.render.marks import MARKS, strongest
@@ -74,12 +74,7 @@ def to_mermaid(d: Diagram) -> str:
     """The Mermaid text of a diagram; the same diagram always gives the same bytes."""
     ids = _Ids()
     cluster_keys = {c.key for c in d.clusters}
-    by_cluster: dict[str | None, list[DNode]] = {}
-    for n in d.nodes:
-        by_cluster.setdefault(n.cluster if n.cluster in cluster_keys else None, []).append(n)
-    children: dict[str | None, list[Cluster]] = {}
-    for c in d.clusters:
-        children.setdefault(c.parent, []).append(c)
+    by_cluster, children = d.contents()
     out = ["---", f'title: "{mermaid_text(d.title)}"', "---", "flowchart TD"]
     classes: dict[str, list[str]] = {}
 

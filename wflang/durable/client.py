@@ -27,6 +27,7 @@ from wflang.runtime.ir import Value
 from wflang.runtime.keys import delivery_key, timer_delivery
 from wflang.runtime.table import CallEntry, Table, table_hash
 from wflang.runtime.validate import (
+    publication_problems,
     validate_input,
     validate_result,
     validate_signal,
@@ -225,16 +226,12 @@ class Client:
             raise InvalidValue("the correlation", [str(err)]) from err
         if not 0 <= ttl_ms <= _LONGEST_MS:
             raise InvalidValue("the TTL", ["must be between 0 and 100 years"])
-        declaring = [
-            t for t in self.store.tables() if any(m.name == message for m in t.types.messages)
-        ]
-        if not declaring:
+        # It goes only to instances whose own version's declaration it fits.
+        problems = publication_problems(self.store.tables(), message, payload)
+        if problems is None:
             raise UnknownWorkflow(f"no deployed workflow declares a message '{message}'")
-        # Versions may declare it differently: it must fit one of them, and goes only
-        # to instances whose own version's declaration it fits.
-        refusals = [validate_signal(t, "message", message, payload) for t in declaring]
-        if all(refusals):
-            raise InvalidValue(f"the message '{message}'", sorted({p for r in refusals for p in r}))
+        if problems:
+            raise InvalidValue(f"the message '{message}'", problems)
         return self.store.publish(
             message, text, payload, key=key, ttl_ms=ttl_ms, actor=self.actor, reason=reason
         )

@@ -33,7 +33,13 @@ from wflang.runtime.outcome import (
     pending,
 )
 from wflang.runtime.table import Table
-from wflang.runtime.validate import InvalidValue, exact, validate_input, validate_signal
+from wflang.runtime.validate import (
+    InvalidValue,
+    exact,
+    publication_problems,
+    validate_input,
+    validate_signal,
+)
 
 __all__ = [
     "Engine",
@@ -474,12 +480,10 @@ class EngineEffects:
 
 def _check_publishable(tables: Iterable[Table], message: str, payload: Mapping[str, Value]) -> None:
     """A ValueError unless some declaration of the message takes the payload."""
-    declaring = [t for t in tables if any(m.name == message for m in t.types.messages)]
-    if not declaring:
+    problems = publication_problems(tables, message, payload)
+    if problems is None:
         raise ValueError(f"no registered workflow declares a message '{message}'")
-    refusals = [validate_signal(t, "message", message, payload) for t in declaring]
-    if all(refusals):
-        problems = sorted({p for r in refusals for p in r})
+    if problems:
         raise ValueError(f"the message '{message}' does not fit: " + "; ".join(problems))
 
 

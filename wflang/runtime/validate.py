@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal
 
 from wflang.runtime.failures import RUNTIME_ERRORS
@@ -67,6 +67,19 @@ def validate_signal(table: Table, kind: str, name: str, payload: Mapping[str, Va
             )
     known = ", ".join(s.name for s in shapes) or "none"
     return [f"{table.workflow} declares no {kind} '{name}' ({kind}s: {known})"]
+
+
+def publication_problems(
+    tables: Iterable[Table], message: str, payload: Mapping[str, Value]
+) -> list[str] | None:
+    """Why a message cannot be published: versions may declare it differently, and it
+    must fit one of them (then ``[]``), else every version's problems, sorted; None when
+    no version declares it."""
+    declaring = [t for t in tables if any(m.name == message for m in t.types.messages)]
+    if not declaring:
+        return None
+    refusals = [validate_signal(t, "message", message, payload) for t in declaring]
+    return sorted({p for r in refusals for p in r}) if all(refusals) else []
 
 
 def validate_result(table: Table, state: str, output: Mapping[str, Value]) -> list[str]:

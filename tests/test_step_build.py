@@ -38,9 +38,12 @@ def test_a_new_draft_freezes_to_the_tokens_defaults() -> None:
     _same(build.token_of(draft), rt.Token(3, 4, 1, 2, side=True, locals=(("x", 1),)))
 
 
-def test_a_scheduled_task_is_its_fields() -> None:
-    made = rt.ScheduleTask("k", 1, "n", "s.x", {"a": 1}, 2)
-    _same(build.schedule_task("k", 1, "n", "s.x", {"a": 1}, 2), made)
+def test_a_call_is_its_fields_and_its_token_waits_for_it() -> None:
+    token = rt.Token(1, 4, attempt=2, waiting="entering", visit=7)
+    fields = token.__dict__.copy()
+    made = rt.ScheduleTask(task_key("i", "n", 7, 1, 2), 1, "n", "s.x", {"a": 1}, 2)
+    _same(build.call(fields, "i", "n", "s.x", {"a": 1}), made)
+    _same(build.token_with(fields), attrs.evolve(token, waiting="task"))
 
 
 def test_a_draft_of_a_token_has_its_fields() -> None:
@@ -75,7 +78,7 @@ def test_a_step_is_its_fields() -> None:
     join = rt.Join(0, 2)
     index: build.Index = ({0: token}, {timer.id: timer}, {0: join})
     commands: tuple[rt.Command, ...] = (rt.CancelTimer(timer.id),)
-    step = build.stepped(old, {"n": 1}, index, commands, ("why",), {"status": rt.Status.FAILED})
+    step = build.frozen(old, {"n": 1}, index, commands, ("why",), {"status": rt.Status.FAILED})
     made = attrs.evolve(
         old, context={"n": 1}, status=rt.Status.FAILED, tokens=(token,), timers=(timer,),
         joins=(join,), seq=5,
@@ -83,9 +86,22 @@ def test_a_step_is_its_fields() -> None:
     _same(step, sp.Step(made, commands, ("why",)))
     new = step.instance
     _same(new, made)
-    assert build.read_index(new) is index
-    copies = build.index_of(new)
+    copies = build.index_of(new)  # the index it keeps, copied
     assert copies == index and all(c is not i for c, i in zip(copies, index, strict=True))
+    # A step of the common path keeps no index: the next one builds it from the fields.
+    later = build.stepped(new, {"n": 2}, (), (), ())
+    _same(later.instance, attrs.evolve(made, context={"n": 2}, tokens=(), seq=6))
+    assert "_step_index" not in vars(later.instance)
+    assert build.index_of(later.instance) == ({}, {timer.id: timer}, {0: join})
+
+
+@given(st.lists(st.integers(0, 30), unique=True, max_size=8), st.integers(0, 31))
+def test_position_finds_a_token_by_id(ids: list[int], wanted: int) -> None:
+    tokens = tuple(rt.Token(i, 0) for i in sorted(ids))
+    at = build.position(tokens, wanted)
+    assert (at >= 0) == (wanted in ids)
+    if at >= 0:
+        assert tokens[at].id == wanted
 
 
 @settings(max_examples=30, deadline=None)

@@ -116,6 +116,8 @@ def checked(table: Table, node: str, outcome: Outcome) -> Outcome:
         output, problems = {}, [f"the result cannot be checked: {bounded(err)}"]
     if problems:
         return rt.TaskFailed(outcome.key, INVALID_RESULT, False, "; ".join(problems))
+    if output is outcome.result:  # already in the runtime's form
+        return outcome
     return rt.TaskCompleted(outcome.key, output)
 
 

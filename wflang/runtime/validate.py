@@ -153,15 +153,18 @@ def check_handler_result(
     """What a service handler returned, in the runtime's one form of values (``exact``),
     and the problems with it: the one check of every engine and store, so that a value
     it lets through is one the step can use (a JSON float for a decimal field becomes
-    an exact decimal, not a float that fails the next ``+``)."""
-    if _plain(result):  # the usual case: a copy (the handler may change its own later)
-        output: dict[str, Value] = dict(result)  # type: ignore[arg-type]
+    an exact decimal, not a float that fails the next ``+``).
+
+    ``result`` is the caller's own (``outcome.returned`` copies what a handler returned,
+    a store decodes it): a result already in that form comes back as it is, not copied."""
+    if _plain(result):  # the usual case
+        output: dict[str, Value] = result if type(result) is dict else dict(result)  # type: ignore[arg-type]
     else:
         value, problems = exact(result, f"result of {state}")
         if problems:
             return {}, [f"{p} in the result of {state}" for p in problems]
         assert isinstance(value, dict)
-        output = dict(value) if value is result else value
+        output = value
     return output, validate_handler_result(table, state, output)
 
 

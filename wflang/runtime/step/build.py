@@ -9,19 +9,24 @@ handing it a complete dict of its fields (``object.__new__`` and the ``__dict__`
 ``tests/test_step_build.py`` checks that every value made here has exactly the
 attrs fields of its class, and equals the value its constructor makes.
 
-A new instance also keeps, beside its fields (not one of them: not compared, not
-serialised), its tokens, timers and joins by id (``index_of``), so that the next step
-copies three dicts instead of rebuilding them one value at a time.
+An instance made on the general path also keeps, beside its fields (not one of them:
+not compared, not serialised), its tokens, timers and joins by id (``index_of``), so
+that the next general step copies three dicts instead of rebuilding them one value at
+a time. The common path needs no index: it finds its token in the tuple
+(``position``) and makes the new tuples by slicing, so a step of a wide parallel
+costs no copy of a dict of all its tokens.
 """
 
 from __future__ import annotations
 
 import operator
+from bisect import bisect_left
 from typing import Any
 
 from wflang.runtime import instance as rt
 from wflang.runtime.instance import NO_TOKEN
 from wflang.runtime.ir import Value
+from wflang.runtime.keys import task_key
 from wflang.runtime.step.values import Step
 from wflang.runtime.waiting import Wait
 
@@ -32,7 +37,7 @@ _JOIN_TOKEN = operator.attrgetter("token")
 #: Where an instance made here keeps its tokens, timers and joins by id.
 _INDEX = "_step_index"
 #: Waits as the text a token keeps (``Wait`` members are a ``str`` subclass).
-_IDLE, _ENTERING = Wait.IDLE.value, Wait.ENTERING.value
+_IDLE, _ENTERING, _TASK = Wait.IDLE.value, Wait.ENTERING.value, Wait.TASK.value
 
 
 class Draft:
@@ -132,50 +137,71 @@ def index_of(inst: rt.Instance) -> Index:
     if index is not None:
         tokens, timers, joins = index
         return tokens.copy(), timers.copy(), joins.copy()
-    return _built(inst)
-
-
-def read_index(inst: rt.Instance) -> Index:
-    """``index_of`` to read only: the dicts themselves, not copies."""
-    index: Index | None = inst.__dict__.get(_INDEX)
-    return _built(inst) if index is None else index
-
-
-def _built(inst: rt.Instance) -> Index:
     return (
         dict(zip(map(_ID, inst.tokens), inst.tokens, strict=True)),
-        dict(zip(map(_ID, inst.timers), inst.timers, strict=True)),
-        dict(zip(map(_JOIN_TOKEN, inst.joins), inst.joins, strict=True)),
+        dict(zip(map(_ID, inst.timers), inst.timers, strict=True)) if inst.timers else {},
+        dict(zip(map(_JOIN_TOKEN, inst.joins), inst.joins, strict=True)) if inst.joins else {},
     )
 
 
-def stepped(
+def position(tokens: tuple[rt.Token, ...], token_id: int) -> int:
+    """Where the token ``token_id`` is in an instance's tokens, or -1.
+
+    A step keeps the tokens in id order (a new token comes after all the others), so
+    this is a binary search. For tokens in another order (an instance made by hand)
+    it may miss a token that is there: the common path then hands the event to the
+    general path, which looks the token up by id."""
+    at = bisect_left(tokens, token_id, key=_ID)
+    return at if at < len(tokens) and tokens[at].id == token_id else -1
+
+
+def frozen(
     old: rt.Instance,
     context: dict[str, Value],
     index: Index,
     commands: tuple[rt.Command, ...],
     decisions: tuple[str, ...],
-    changes: dict[str, object] | None = None,
+    changes: dict[str, object],
 ) -> Step:
-    """The step that made the instance after ``old``: its context and other fields
-    ``changes``, its tokens, timers and joins those of ``index`` (all frozen, and
-    never changed afterwards).
+    """``stepped`` with the tokens, timers and joins of ``index`` (all frozen, and never
+    changed afterwards), which the new instance keeps for the next step; ``changes``
+    (the step's own dict) gets the new timers and joins.
+
+    The dicts keep insertion order, and tokens are inserted in id order, so the tuples
+    come out in a stable order without sorting."""
+    tokens, timers, joins = index
+    changes["timers"] = tuple(timers.values()) if timers else ()
+    changes["joins"] = tuple(joins.values()) if joins else ()
+    # (every draft is frozen by now: ``Run.freeze``)
+    frozen_tokens: tuple[rt.Token, ...] = tuple(tokens.values())  # type: ignore[arg-type]
+    return stepped(old, context, frozen_tokens, commands, decisions, changes, index)
+
+
+def stepped(
+    old: rt.Instance,
+    context: dict[str, Value],
+    tokens: tuple[rt.Token, ...],
+    commands: tuple[rt.Command, ...],
+    decisions: tuple[str, ...],
+    changes: dict[str, object] | None = None,
+    index: Index | None = None,
+) -> Step:
+    """The step that made the instance after ``old``: its context, its tokens and other
+    fields ``changes`` (the timers and joins, if they changed), and ``index`` to keep
+    for the next step (see ``index_of``).
 
     A copy of the old one's ``__dict__`` (its id, workflow, version and seed never
-    change), about half the cost of calling the 20-field constructor. The dicts keep
-    insertion order, and tokens are inserted in id order, so the tuples come out in a
-    stable order without sorting.
-    """
-    tokens, timers, joins = index
+    change), about half the cost of calling the 20-field constructor."""
     fields = old.__dict__.copy()
     fields["context"] = context
+    fields["tokens"] = tokens
+    fields["seq"] = old.seq + 1
     if changes is not None:
         fields.update(changes)
-    fields["tokens"] = tuple(tokens.values())
-    fields["timers"] = tuple(timers.values()) if timers else ()
-    fields["joins"] = tuple(joins.values()) if joins else ()
-    fields["seq"] = old.seq + 1
-    fields[_INDEX] = index
+    if index is not None:
+        fields[_INDEX] = index
+    elif _INDEX in fields:  # the old one's, which no longer holds
+        del fields[_INDEX]
     inst: rt.Instance = _new(rt.Instance)
     _set_dict(inst, "__dict__", fields)
     step: Step = _new(Step)
@@ -183,13 +209,17 @@ def stepped(
     return step
 
 
-def schedule_task(
-    key: str, token: int, node: str, service: str, args: dict[str, Value], attempt: int
+def call(
+    fields: TokenFields, iid: str, node: str, service: str, args: dict[str, Value]
 ) -> rt.ScheduleTask:
-    """``rt.ScheduleTask(key, token, node, service, args, attempt)``: the commonest command."""
+    """A token (its ``fields``) now waits at the service task ``node`` of instance
+    ``iid``: the command calling the task's handler (``rt.ScheduleTask``, the commonest
+    command), keyed by the token's visit and attempt."""
+    fields["waiting"] = _TASK
+    token, attempt = fields["id"], fields["attempt"]
     command: rt.ScheduleTask = _new(rt.ScheduleTask)
     _set_dict(command, "__dict__", {
-        "key": key, "token": token, "node": node, "service": service, "args": args,
-        "attempt": attempt,
+        "key": task_key(iid, node, fields["visit"], token, attempt), "token": token,
+        "node": node, "service": service, "args": args, "attempt": attempt,
     })  # fmt: skip
     return command

@@ -16,10 +16,10 @@ from wflang.runtime import instance as rt
 from wflang.runtime import table as tb
 from wflang.runtime.instance import NO_TOKEN, Status
 from wflang.runtime.ir import ExpressionError, Value
-from wflang.runtime.step.build import counted, entered, read_index, stepped, token_with
+from wflang.runtime.keys import key_token
+from wflang.runtime.step.build import call, counted, entered, position, stepped, token_with
 from wflang.runtime.step.compiled import CHOICE, END, TASK, Compiled, StateInfo, Transition, choose
-from wflang.runtime.step.enter import call
-from wflang.runtime.step.events import keyed
+from wflang.runtime.step.events import answers
 from wflang.runtime.step.scopes import UNDECIDED, verdict
 from wflang.runtime.step.values import Step
 from wflang.runtime.waiting import TASKS
@@ -36,15 +36,20 @@ def complete(c: Compiled, inst: rt.Instance, e: rt.TaskCompleted) -> Step | None
     own; transitions (the task's ``done`` row, then the arms of the choices it passes)
     that only write into the context; and the token comes to wait at a service task
     without boundary timers, or ends its branch of a parallel whose join stays
-    undecided.
+    undecided. It reads and makes the instance's tuples (no index by id: see
+    ``build.position``).
     """
     if inst.status is not _RUNNING:
         return None
-    tokens, timers, joins = read_index(inst)
-    token = keyed(e.key, tokens, inst.id, c.names, TASKS)
-    if token is None or token.locals or token.state < 0:
-        return None  # stale (the general path says so), or in a map
-    if timers and any(t.token == token.id for t in timers.values()):
+    tokens = inst.tokens
+    token_id = key_token(e.key)
+    at = -1 if token_id is None else position(tokens, token_id)
+    if at < 0:
+        return None  # no such token: stale (the general path says so)
+    token = tokens[at]
+    if not answers(token, e.key, inst.id, c.names, TASKS) or token.locals or token.state < 0:
+        return None  # stale, or in a map
+    if inst.timers and any(t.token == token_id for t in inst.timers):
         return None
     info = c.states[token.state]
     in_branch = token.parent != NO_TOKEN
@@ -61,29 +66,30 @@ def complete(c: Compiled, inst: rt.Instance, e: rt.TaskCompleted) -> Step | None
         if target.arrive == TASK:  # ``enter``, then the service task's ``_schedule``
             fields = token.__dict__.copy()
             entered(fields, target.id, inst.seq + 1)
-            command = call(target, fields, inst.id, target.args(env))
-            tokens = tokens.copy()
-            tokens[token.id] = token_with(fields)
-            return stepped(inst, context, (tokens, timers, joins), (command,), tuple(decisions))
+            command = call(fields, inst.id, target.name, target.service, target.args(env))
+            tokens = (*tokens[:at], token_with(fields), *tokens[at + 1 :])
+            return stepped(inst, context, tokens, (command,), tuple(decisions))
         if target.arrive == END and in_branch:  # ``_enter_end``, ``scope_end``, ``child_ended``
             if target.has_output:  # for its errors: a parallel keeps no branch's output
                 target.args(env)
             if token.side or token.compensating:
                 return None
-            tokens = tokens.copy()
-            del tokens[token.id]
-            parent = tokens.get(token.parent)
-            join = joins.get(token.parent)
-            if parent is not None and join is not None:
-                entry = c.states[parent.state].entry
-                if not isinstance(entry, tb.ParallelEntry):
-                    return None
-                join = counted(join, target.ends_ok, token.index, {}, False)
-                if verdict(entry, join) != UNDECIDED:
-                    return None  # the join decides: the general path
-                joins = joins.copy()
-                joins[parent.id] = join
-            return stepped(inst, context, (tokens, timers, joins), (), tuple(decisions))
+            tokens = tokens[:at] + tokens[at + 1 :]
+            parent = position(tokens, token.parent)
+            joins = inst.joins
+            k = len(joins) - 1  # its parallel's join (a few: one per parallel or map running)
+            while k >= 0 and joins[k].token != token.parent:
+                k -= 1
+            if parent < 0 or k < 0:
+                return stepped(inst, context, tokens, (), tuple(decisions))
+            entry = c.states[tokens[parent].state].entry
+            if not isinstance(entry, tb.ParallelEntry):
+                return None
+            join = counted(joins[k], target.ends_ok, token.index, {}, False)
+            if verdict(entry, join) != UNDECIDED:
+                return None  # the join decides: the general path
+            joins = (*joins[:k], join, *joins[k + 1 :])
+            return stepped(inst, context, tokens, (), tuple(decisions), {"joins": joins})
     except ExpressionError:
         pass
     return None

@@ -12,15 +12,8 @@ from wflang.runtime import keys
 from wflang.runtime import table as tb
 from wflang.runtime.instance import NO_TOKEN
 from wflang.runtime.ir import ExpressionError, Value
-from wflang.runtime.step.build import (
-    AnyToken,
-    TokenFields,
-    entered,
-    schedule_task,
-    token_fields,
-    token_with,
-)
-from wflang.runtime.step.compiled import Env, StateInfo, plain_service_task
+from wflang.runtime.step.build import AnyToken, call, token_fields, token_with
+from wflang.runtime.step.compiled import Env, plain_service_task
 from wflang.runtime.step.scopes import fill, scope_end
 from wflang.runtime.step.values import WorkflowError
 from wflang.runtime.waiting import Wait
@@ -29,16 +22,7 @@ if TYPE_CHECKING:
     from wflang.runtime.step.compiled import Enter
     from wflang.runtime.step.run import Run
 
-_TASK, _IDLE = Wait.TASK.value, Wait.IDLE.value
-
-
-def call(info: StateInfo, fields: TokenFields, iid: str, args: dict[str, Value]) -> rt.ScheduleTask:
-    """A token (its ``fields``) waits at a service task: the command calling the task's
-    handler, keyed by the token's visit and attempt."""
-    fields["waiting"] = _TASK
-    token, attempt = fields["id"], fields["attempt"]
-    key = keys.task_key(iid, info.name, fields["visit"], token, attempt)
-    return schedule_task(key, token, info.name, info.service, args, attempt)
+_ENTERING = Wait.ENTERING.value
 
 
 def _enter_task(run: Run, token: AnyToken, entry: tb.TaskEntry) -> None:
@@ -60,7 +44,7 @@ def _schedule(run: Run, token: AnyToken) -> AnyToken:
     info = run.states[token.state]
     args = info.args(run.env(token))
     draft = run.draft(token)
-    run.commands.append(call(info, draft.__dict__, run.inst.id, args))
+    run.commands.append(call(draft.__dict__, run.inst.id, info.name, info.service, args))
     return draft
 
 
@@ -188,17 +172,16 @@ def _enter_tasks_now(run: Run, parent: int, branches: tuple[int, ...]) -> None:
     for index, first in enumerate(branches):
         info = states[first]
         decisions.append(info.enter_decision)
-        fields = token_fields(first_id + index, first, parent, index, _IDLE, 0)
-        entered(fields, first, visit)
+        # (``new_token`` and ``enter``: its first attempt there, about to act)
+        fields = token_fields(first_id + index, first, parent, index, _ENTERING, visit)
         try:
             args = info.args(env)
         except ExpressionError:
             for j in range(index, len(branches)):  # left entering
-                fields = token_fields(first_id + j, branches[j], parent, j, _IDLE, 0)
-                entered(fields, branches[j], visit)
+                fields = token_fields(first_id + j, branches[j], parent, j, _ENTERING, visit)
                 tokens[first_id + j] = token_with(fields)
             raise
-        commands.append(call(info, fields, iid, args))
+        commands.append(call(fields, iid, info.name, info.service, args))
         tokens[first_id + index] = token_with(fields)
 
 

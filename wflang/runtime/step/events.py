@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 
 from wflang.runtime import instance as rt
 from wflang.runtime import keys
@@ -20,25 +20,23 @@ from wflang.runtime.waiting import TASKS, Wait, completable, parse, takes
 
 def by_key(run: Run, key: str, kinds: tuple[str, ...]) -> AnyToken | None:
     """The token waiting for the task or child with this key; None if it moved on."""
-    return keyed(key, run.tokens, run.inst.id, run.c.names, kinds)
-
-
-def keyed(
-    key: str, tokens: Mapping[int, AnyToken], iid: str, names: list[str], kinds: tuple[str, ...]
-) -> AnyToken | None:
-    """The token among ``tokens`` that waits (one of ``kinds``) for the task or child
-    with this key. A key names an instance, a node, the step its visit began, a token
-    and an attempt, so an answer for an earlier attempt or visit, a cancelled task or
-    a delivery seen twice finds no token."""
     token_id = keys.key_token(key)
-    token = None if token_id is None else tokens.get(token_id)
-    if token is None or token.waiting not in kinds:
-        return None
-    state = token.state
-    name = keys.END_OF_SCOPE if state == NO_STATE else names[state]
-    if key != keys.task_key(iid, name, token.visit, token.id, token.attempt):
+    token = None if token_id is None else run.tokens.get(token_id)
+    if token is None or not answers(token, key, run.inst.id, run.c.names, kinds):
         return None
     return token
+
+
+def answers(token: AnyToken, key: str, iid: str, names: list[str], kinds: tuple[str, ...]) -> bool:
+    """Whether ``token`` (the one the key names) waits (one of ``kinds``) for the task or
+    child with this key. A key names an instance, a node, the step its visit began, a
+    token and an attempt, so an answer for an earlier attempt or visit, a cancelled task
+    or a delivery seen twice is answered by no token."""
+    if token.waiting not in kinds:
+        return False
+    state = token.state
+    name = keys.END_OF_SCOPE if state == NO_STATE else names[state]
+    return key == keys.task_key(iid, name, token.visit, token.id, token.attempt)
 
 
 def _on_task_completed(run: Run, e: rt.TaskCompleted) -> None:

@@ -15,7 +15,7 @@ from wflang.runtime import keys
 from wflang.runtime import table as tb
 from wflang.runtime.instance import NO_TOKEN, Status
 from wflang.runtime.ir import Value
-from wflang.runtime.step.build import AnyToken, Draft, draft_of, entered, index_of, stepped
+from wflang.runtime.step.build import AnyToken, Draft, draft_of, entered, frozen, index_of
 from wflang.runtime.step.build import token_of as _token_of
 from wflang.runtime.step.compiled import Compiled, Transition, choose
 from wflang.runtime.step.scopes import scope_end
@@ -109,7 +109,7 @@ class Run:
                 changes[name] = tuple(value) if name in _TUPLES else value
         index = (tokens, self.timers, self.joins)
         commands, decisions = tuple(self.commands), tuple(self.decisions)
-        return stepped(self.inst, self.context, index, commands, decisions, changes)
+        return frozen(self.inst, self.context, index, commands, decisions, changes)
 
     def decide(self, text: str) -> None:
         self.decisions.append(text)

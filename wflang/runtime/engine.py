@@ -408,19 +408,6 @@ class Engine:
         parent_key = None if record.parent is None else record.parent[1]
         interpret(record.effects, record.instance.id, parent_key, commands)
 
-    def _call(self, record: Record, task: rt.ScheduleTask) -> None:
-        fn = self.handlers.get(task.service)
-        iid = record.instance.id
-        if fn is None:
-            self.queue.append((iid, no_handler(task)))
-            return
-        call = TaskCall(iid, task.node, task.attempt, task.key)
-        outcome = call_handler(fn, task.args, call, task.service)
-        if outcome is None:
-            return  # pending: the test kit delivers it later
-        record.tasks.pop(task.key, None)
-        self.queue.append((iid, checked(record.table, task.node, outcome)))
-
     # -- reading -----------------------------------------------------------------------
 
     def instance(self, instance_id: str) -> rt.Instance:
@@ -441,8 +428,20 @@ class EngineEffects:
         self.engine, self.record = engine, record
 
     def schedule_task(self, task: rt.ScheduleTask) -> None:
-        self.record.tasks[task.key] = task
-        self.engine._call(self.record, task)
+        """Call the handler now; its outcome is the instance's next event."""
+        record, queue = self.record, self.engine.queue
+        record.tasks[task.key] = task
+        fn = self.engine.handlers.get(task.service)
+        iid = record.instance.id
+        if fn is None:
+            queue.append((iid, no_handler(task)))
+            return
+        call = TaskCall(iid, task.node, task.attempt, task.key)
+        outcome = call_handler(fn, task.args, call, task.service)
+        if outcome is None:
+            return  # pending: the test kit delivers it later
+        record.tasks.pop(task.key, None)
+        queue.append((iid, checked(record.table, task.node, outcome)))
 
     def open_human_task(self, task: rt.CreateHumanTask) -> None:
         self.record.tasks[task.key] = task

@@ -97,7 +97,7 @@ def call_handler(
 def returned(key: str, service: str, result: object) -> Outcome:
     """What a handler returned, as an outcome: an object (or nothing) completes the
     task; anything else is a bug in the handler and fails the attempt for good."""
-    if result is None or isinstance(result, Mapping):
+    if type(result) is dict or result is None or isinstance(result, Mapping):
         return rt.TaskCompleted(key, dict(result or {}))
     problem = f"the handler of {service} returned {type(result).__name__}, not an object"
     return rt.TaskFailed(key, INVALID_RESULT, False, problem)

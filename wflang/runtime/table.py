@@ -222,11 +222,14 @@ class Types:
 
 @define(eq=False)
 class Memo:
-    """What the runtime prepares from a table, once (``runtime.step.compiled``): kept
-    with the table, never part of its value (not compared, hashed or serialised)."""
+    """What the runtime prepares from a table, once (``runtime.step.compiled``,
+    ``runtime.validate``): kept with the table, never part of its value (not compared,
+    hashed or serialised)."""
 
     key: object = None
     value: object = None
+    # the declared result of each step with its quick check (``runtime.validate``)
+    results: object = None
 
 
 @frozen

@@ -84,9 +84,10 @@ def publication_problems(
 
 def validate_result(table: Table, state: str, output: Mapping[str, Value]) -> list[str]:
     """Problems with the output given to a step (a human task's form, a service's result)."""
-    fields = _results(table).get(state)
+    declared = _results(table).get(state)
     where = f"output of {state}"
-    if fields is not None:
+    if declared is not None:
+        fields = declared[0]
         return _sized(output, where) or validate_fields(table.types, fields, output, where)
     if output:
         return [f"{state} declares no output, but fields were given: {', '.join(output)}"]
@@ -133,18 +134,32 @@ def _sized(value: object, where: str) -> list[str]:
     return [f"the {where} is {size:,} bytes as JSON; the limit is {MAX_VALUE_BYTES:,}"]
 
 
-#: The result shapes of each table seen, by step name (tables live as long as the
-#: process: a few per workflow version). Keyed by identity: hashing a table is costly.
-_RESULTS: dict[int, tuple[Table, dict[str, tuple[FieldType, ...]]]] = {}
+#: A quick check of a result: (name, accepted types, optional, has a default) per
+#: declared field when every field is a scalar; None when some field needs the full check.
+_Plan = tuple[tuple[str, tuple[type, ...], bool, bool], ...]
+#: A step's declared result: its fields and their quick check.
+_Declared = tuple[tuple[FieldType, ...], _Plan | None]
 
 
-def _results(table: Table) -> dict[str, tuple[FieldType, ...]]:
-    hit = _RESULTS.get(id(table))
-    if hit is None or hit[0] is not table:
-        if len(_RESULTS) >= 256:
-            _RESULTS.clear()
-        hit = _RESULTS[id(table)] = (table, {s.name: s.fields for s in table.types.results})
-    return hit[1]
+def _results(table: Table) -> dict[str, _Declared]:
+    """The declared result of each step, by step name, with its quick check: made once
+    per table and kept with it (``Table.memo``)."""
+    memo = table.memo
+    results: dict[str, _Declared] | None = memo.results  # type: ignore[assignment]
+    if results is None:
+        results = {s.name: (s.fields, _plan(s.fields)) for s in table.types.results}
+        memo.results = results
+    return results
+
+
+def _plan(fields: Sequence[FieldType]) -> _Plan | None:
+    plan = tuple(
+        (f.name, _SCALARS[t.removesuffix("?")], t.endswith("?"), f.has_default)
+        for f in fields
+        for t in (f.type.strip(),)
+        if t.removesuffix("?") in _SCALARS and t.removesuffix("?") not in ("bool", "decimal")
+    )
+    return plan if len(plan) == len(fields) else None
 
 
 def check_handler_result(
@@ -241,39 +256,21 @@ def validate_handler_result(table: Table, state: str, result: Mapping[str, Value
     """Problems with what a service handler returned: the declared fields must be there
     with their types; fields beyond them are let through (a handler may return a whole
     API response), since nothing can read them (``wf check`` refuses such reads)."""
-    fields = _results(table).get(state)
-    if fields is None:
+    declared = _results(table).get(state)
+    if declared is None:
         return []
-    if _plainly_fits(fields, result):  # the usual case, without building any message
+    fields, plan = declared
+    if plan is not None and _fits(plan, result):  # the usual case, without any message
         return []
     return validate_fields(table.types, fields, result, f"result of {state}", extra=True)
 
 
-#: Per field list (by identity, kept alive beside it): (name, accepted types, optional,
-#: has a default) when every field is a scalar; None when some field needs the full check.
-_PLAIN: dict[
-    int, tuple[Sequence[FieldType], tuple[tuple[str, tuple[type, ...], bool, bool], ...] | None]
-] = {}
-
-
-def _plainly_fits(fields: Sequence[FieldType], data: Mapping[str, Value]) -> bool:
-    """A quick yes for a result whose declared fields are all scalars present with
+def _fits(plan: _Plan, data: Mapping[str, Value]) -> bool:
+    """A quick yes for a result whose declared fields (all scalars) are present with
     their type (extra fields allowed); False means: run the full check for the words."""
-    hit = _PLAIN.get(id(fields))
-    if hit is None or hit[0] is not fields:
-        if len(_PLAIN) >= 1024:
-            _PLAIN.clear()
-        plan = tuple(
-            (f.name, _SCALARS[t.removesuffix("?")], t.endswith("?"), f.has_default)
-            for f in fields
-            for t in (f.type.strip(),)
-            if t.removesuffix("?") in _SCALARS and t.removesuffix("?") not in ("bool", "decimal")
-        )
-        hit = _PLAIN[id(fields)] = (fields, plan if len(plan) == len(fields) else None)
-    checks = hit[1]
-    if checks is None or not isinstance(data, dict):
+    if not isinstance(data, dict):
         return False
-    for name, kinds, optional, has_default in checks:
+    for name, kinds, optional, has_default in plan:
         value = data.get(name, _MISSING)
         if value is _MISSING:
             if not (optional or has_default):

@@ -67,7 +67,8 @@ def complete(c: Compiled, inst: rt.Instance, e: rt.TaskCompleted) -> Step | None
             fields = token.__dict__.copy()
             entered(fields, target.id, inst.seq + 1)
             command = call(fields, inst.id, target.name, target.service, target.args(env))
-            tokens = (*tokens[:at], token_with(fields), *tokens[at + 1 :])
+            # (concatenated, not unpacked: no list made on the way)
+            tokens = tokens[:at] + (token_with(fields),) + tokens[at + 1 :]  # noqa: RUF005
             return stepped(inst, context, tokens, (command,), tuple(decisions))
         if target.arrive == END and in_branch:  # ``_enter_end``, ``scope_end``, ``child_ended``
             if target.has_output:  # for its errors: a parallel keeps no branch's output
@@ -88,7 +89,7 @@ def complete(c: Compiled, inst: rt.Instance, e: rt.TaskCompleted) -> Step | None
             join = counted(joins[k], target.ends_ok, token.index, {}, False)
             if verdict(entry, join) != UNDECIDED:
                 return None  # the join decides: the general path
-            joins = (*joins[:k], join, *joins[k + 1 :])
+            joins = joins[:k] + (join,) + joins[k + 1 :]  # noqa: RUF005
             return stepped(inst, context, tokens, (), tuple(decisions), {"joins": joins})
     except ExpressionError:
         pass

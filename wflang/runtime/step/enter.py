@@ -169,16 +169,20 @@ def _enter_tasks_now(run: Run, parent: int, branches: tuple[int, ...]) -> None:
     run.next_token += len(branches)
     tokens, states, commands, decisions = run.tokens, run.states, run.commands, run.decisions
     iid = run.inst.id
+    # A branch's token as ``new_token`` and ``enter`` make it (its first attempt at its
+    # first state, about to act), copied for each branch.
+    entering = token_fields(first_id, branches[0], parent, 0, _ENTERING, visit)
     for index, first in enumerate(branches):
         info = states[first]
         decisions.append(info.enter_decision)
-        # (``new_token`` and ``enter``: its first attempt there, about to act)
-        fields = token_fields(first_id + index, first, parent, index, _ENTERING, visit)
+        fields = entering.copy()
+        fields["id"], fields["state"], fields["index"] = first_id + index, first, index
         try:
             args = info.args(env)
         except ExpressionError:
             for j in range(index, len(branches)):  # left entering
-                fields = token_fields(first_id + j, branches[j], parent, j, _ENTERING, visit)
+                fields = entering.copy()
+                fields["id"], fields["state"], fields["index"] = first_id + j, branches[j], j
                 tokens[first_id + j] = token_with(fields)
             raise
         commands.append(call(fields, iid, info.name, info.service, args))

@@ -142,7 +142,7 @@ def test_every_top_level_end_of_every_example_is_reached() -> None:
             for s in table.states
             if s.kind == "end" and s.owner == tb.NO_STATE
         }
-    assert len({w for w, _ in ends}) == 10
+    assert len({w for w, _ in ends}) == 11
     assert ends - REACHED == set()
     assert REACHED - ends == set()
 
@@ -1537,3 +1537,131 @@ def test_subscription_lapsed_after_dunning(how: str) -> None:
     assert env.services_called().count("payments.charge") == 4
     assert [c["template"] for c in calls(env, "notify.send")] == ["payment-failed"] * 4
     assert decisions.count("enter dunning_pause") == 4
+
+
+# ------------------------------------------------------------- purchase_quotes
+
+
+def order_line(
+    sku: str, qty: int, price: str, hazardous: bool = False, note: str | None = None
+) -> dict[str, Value]:
+    return {
+        "sku": sku,
+        "qty": qty,
+        "unit_price": Decimal(price),
+        "hazardous": hazardous,
+        "note": note,
+    }
+
+
+PURCHASE: dict[str, Value] = {
+    "order_id": "po-1",
+    "lines": [order_line("bolt", 100, "0.25", note="zinc"), order_line("nut", 100, "0.10")],
+    "extras": [order_line("glue", 2, "4.50")],
+    "budget": Decimal("50"),
+}
+#: The supplier's lead time of each sku, in days.
+LEAD_DAYS = {"bolt": 3, "nut": 5, "glue": 21, "solvent": 10}
+
+
+def quote(order_id: str, lines: list[dict[str, Value]], **_: Value) -> dict[str, Value]:
+    """A quote per line: its quantity times its unit price, and the sku's lead time."""
+    quotes: list[Value] = []
+    for item in lines:
+        qty, price, sku = item["qty"], item["unit_price"], item["sku"]
+        assert isinstance(qty, int) and isinstance(price, Decimal | int) and isinstance(sku, str)
+        quotes.append({"sku": sku, "amount": price * qty, "lead_days": LEAD_DAYS[sku]})
+    return {"quotes": quotes}
+
+
+def purchasing(**handlers: Script) -> WorkflowEnv:
+    return env_of(
+        "purchase_quotes.wf",
+        **{
+            "pricing__quote": quote,
+            "purchasing__approve": succeed({"approver": "kim"}),
+            **handlers,
+        },
+    )
+
+
+@reaches("purchase_quotes", "approved")
+def test_purchase_approved_for_a_slow_quote() -> None:
+    """The glue takes 21 days: within budget (25 + 10 + 9 = 44), but a person approves."""
+    env = purchasing()
+    iid = env.start("purchase_quotes", PURCHASE)
+    finished(
+        env, iid, "approved", "completed",
+        {
+            "order_id": "po-1", "status": "approved", "total": Decimal("44.00"),
+            "skus": ["bolt", "nut", "glue"], "slow_skus": ["glue"], "notes": ["zinc"],
+            "approved_by": "kim",
+        },
+        quick=False, hazardous=False, approver="kim",
+    )  # fmt: skip
+    (sent,) = calls(env, "purchasing.approve")
+    assert sent == {"order_id": "po-1", "total": Decimal("44.00"), "hazardous_skus": []}
+    (priced,) = calls(env, "pricing.quote")
+    lines = priced["lines"]
+    assert isinstance(lines, list)
+    assert [item["sku"] for item in lines if isinstance(item, dict)] == ["bolt", "nut", "glue"]
+
+
+@reaches("purchase_quotes", "accepted")
+def test_purchase_accepted_within_budget_and_quick() -> None:
+    env = purchasing()
+    iid = env.start("purchase_quotes", {**PURCHASE, "extras": []})
+    finished(
+        env, iid, "accepted", "completed",
+        {
+            "order_id": "po-1", "status": "accepted", "total": Decimal("35.00"),
+            "skus": ["bolt", "nut"], "slow_skus": [], "notes": ["zinc"],
+        },
+        quick=True, hazardous=False,
+    )  # fmt: skip
+    assert calls(env, "purchasing.approve") == []
+
+
+def test_purchase_of_something_hazardous_is_approved_by_a_person() -> None:
+    env = purchasing()
+    solvent = order_line("solvent", 1, "3.00", hazardous=True, note="flammable")
+    iid = env.start("purchase_quotes", {**PURCHASE, "extras": [solvent]})
+    assert env.status(iid) == "completed"
+    (sent,) = calls(env, "purchasing.approve")
+    assert sent["hazardous_skus"] == ["solvent"]
+    assert env.instance(iid).output == {
+        "order_id": "po-1",
+        "status": "approved",
+        "total": Decimal("38.00"),
+        "skus": ["bolt", "nut", "solvent"],
+        "slow_skus": [],
+        "notes": ["zinc", "flammable"],
+        "approved_by": "kim",
+    }
+
+
+@reaches("purchase_quotes", "over_budget")
+def test_purchase_far_over_budget_fails() -> None:
+    env = purchasing()
+    iid = env.start("purchase_quotes", {**PURCHASE, "budget": Decimal("30")})
+    finished(env, iid, "over_budget", "failed", None, total=Decimal("44.00"))
+    assert env.instance(iid).error == "OverBudget"
+    assert calls(env, "purchasing.approve") == []
+
+
+@reaches("purchase_quotes", "rejected")
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"lines": [], "extras": []},
+        {"blocked_skus": ["glue"]},
+        {"extras": [order_line("glue", 0, "4.50")]},
+    ],
+    ids=["empty", "blocked", "no-quantity"],
+)
+def test_purchase_rejected_before_pricing(change: dict[str, Value]) -> None:
+    env = purchasing()
+    iid = env.start("purchase_quotes", {**PURCHASE, **change})
+    finished(env, iid, "rejected", "failed", None)
+    assert env.instance(iid).error == "OrderRejected"
+    assert env.services_called() == []

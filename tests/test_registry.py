@@ -23,7 +23,7 @@ def test_every_code_but_the_parser_and_loader_ones_is_a_registered_rule() -> Non
 
 
 def test_the_blocking_rules_are_flagged_errors_in_the_registry() -> None:
-    assert blocking_rules() == {"WF101", "WF102", "WF103", "WF107", "WF115"}
+    assert blocking_rules() == {"WF101", "WF102", "WF103", "WF107", "WF115", "WF323"}
     assert all(RULES[code].code.severity is Severity.ERROR for code in blocking_rules())
     # Turned off for `wf check`, a blocking rule still stops `wf compile`.
     parsed = parse("workflow w version 1\nstart a\ntask a: script { next nowhere }\n")
@@ -32,6 +32,15 @@ def test_the_blocking_rules_are_flagged_errors_in_the_registry() -> None:
     compiled = compile_workflow(parsed, config)
     assert compiled.table is None
     assert any(d.code == "WF102" for d in compiled.check.diagnostics)
+    # A lambda out of place has nothing to lower to, whatever the configuration says.
+    misplaced = parse(
+        "workflow w version 1\ninput { xs: list[int] }\nstart c\n"
+        "choice c { when len(x => x) > 0 -> e else -> e }\nend e: completed\n"
+    )
+    off = parse_config({"rules": {"misplaced-lambda": "off"}})
+    compiled = compile_workflow(misplaced, off)
+    assert compiled.table is None
+    assert [d.code for d in compiled.check.diagnostics] == ["WF323"]
 
 
 def test_meta_rules_are_configured_like_every_rule() -> None:

@@ -18,6 +18,8 @@ from wflang.durable.worker import Worker
 from wflang.runtime import instance as rt
 from wflang.runtime.engine import Handler, TaskError
 from wflang.runtime.ir import Value
+from wflang.runtime.limits import DEFAULT as DEFAULT_LIMITS
+from wflang.runtime.limits import Limits
 from wflang.runtime.replay import replay
 from wflang.runtime.table import Table
 from wflang.store import Store
@@ -184,13 +186,14 @@ def seq_problems(store: Store, iid: str) -> list[str]:
     return problems
 
 
-def replays_exactly(store: Store, iid: str) -> None:
-    """The stored history, replayed on the pinned table, gives the stored instance."""
+def replays_exactly(store: Store, iid: str, limits: Limits = DEFAULT_LIMITS) -> None:
+    """The stored history, replayed on the pinned table (with the limits it ran with),
+    gives the stored instance."""
     info = store.instance(iid)
     table = store.table_for(info.table_hash)
     assert info.instance is not None
     entries = [r.entry for r in store.history(iid)]
-    got = replay(table, iid, entries, seed=info.instance.seed)
+    got = replay(table, iid, entries, seed=info.instance.seed, limits=limits)
     assert got.ok, got.divergence
     assert got.reproduces(info.instance), (got.instance, info.instance)
 

@@ -368,6 +368,24 @@ SUB_HANDLERS = handlers_of(
     notify__send=ok({"message_id": "m-1"}),
 )
 
+
+def purchase_quotes(d: Driver) -> str:
+    """Priced line by line, one quote slow and one line hazardous: approved by a person."""
+    from ..test_examples_run import PURCHASE, order_line
+
+    solvent = order_line("solvent", 1, "3.00", hazardous=True, note="flammable")
+    extras: list[Value] = [*PURCHASE["extras"], solvent]  # type: ignore[misc]
+    return d.start("purchase_quotes", {**PURCHASE, "extras": extras}, "po-1")
+
+
+def _quote(**args: Value) -> Mapping[str, Value]:
+    from ..test_examples_run import quote
+
+    return quote(**args)  # type: ignore[arg-type]
+
+
+PURCHASE_HANDLERS = handlers_of(pricing__quote=_quote, purchasing__approve=ok({"approver": "kim"}))
+
 Scenario = Callable[[Driver], str]
 SCENARIOS: dict[str, tuple[Scenario, tuple[str, ...], dict[str, Handler], str, str]] = {
     # name: (drive, tables, handlers, end status, end node)
@@ -421,6 +439,13 @@ SCENARIOS: dict[str, tuple[Scenario, tuple[str, ...], dict[str, Handler], str, s
         SHIP_HANDLERS,
         "completed",
         "delivered",
+    ),
+    "purchase_quotes": (
+        purchase_quotes,
+        ("purchase_quotes",),
+        PURCHASE_HANDLERS,
+        "completed",
+        "approved",
     ),
     "subscription_renewal": (
         subscription_renewal,

@@ -20,7 +20,7 @@ from attrs import define, field
 
 from wflang.compiler.inference import typing_of
 from wflang.compiler.model import Model
-from wflang.compiler.types import DECIMAL, DURATION, UNKNOWN, Type, strip
+from wflang.compiler.types import DECIMAL, DURATION, UNKNOWN, ListT, Type, strip
 from wflang.dsl import expr as ex
 from wflang.dsl import spec as sp
 from wflang.dsl.walk import walk_nodes
@@ -108,15 +108,27 @@ class _Lowering:
                 return ir.Get(self.lower_expr(target), e.name)
             case ex.Index():
                 return ir.At(self.lower_expr(e.target), self.lower_expr(e.index))
+            case ex.Call() if e.function in ex.LAMBDA_BUILTINS:
+                items, fn = e.args
+                if not isinstance(fn, ex.Lambda):  # WF323, which blocks compiling
+                    raise ValueError(f"{e.function}() needs a lambda")
+                body = self.lower_expr(fn.body)
+                return ir.Each(e.function, self.lower_expr(items), fn.param, body)
             case ex.Call():
                 args = tuple(self.lower_expr(a) for a in e.args)
                 return ir.Apply(self.typed_op(e.function, e), args)
+            case ex.Project():
+                return ir.Project(self.lower_expr(e.target), e.fields)
+            case ex.Lambda():  # WF323, which blocks compiling
+                raise ValueError(f"'{e.param} => …' out of place")
             case ex.Unary():
                 return ir.Apply(self.typed_op(_UNARY[e.op], e), (self.lower_expr(e.operand),))
             case ex.Binary():
                 op = _BINARY[e.op]
                 if op == "div" and self.type_of(e.left) == DURATION:
                     op = "div_int"
+                if op == "add" and isinstance(self.type_of(e), ListT):
+                    op = "concat"
                 op = self.typed_op(op, e)
                 return ir.Apply(op, (self.lower_expr(e.left), self.lower_expr(e.right)))
             case ex.ListLit():

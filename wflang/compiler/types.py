@@ -9,7 +9,7 @@ from everything, so one mistake is reported once, not at every use.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import assert_never
 
 from attrs import define, field, frozen
@@ -93,10 +93,16 @@ class Unknown:
 
 Type = Prim | ListT | MapT | Opt | Record | Enum | EnumNamespace | Unknown
 
-INT, DECIMAL, STRING, BOOL = Prim("int"), Prim("decimal"), Prim("string"), Prim("bool")
-DURATION, TIMESTAMP, NULL = Prim("duration"), Prim("timestamp"), Prim("null")
-UNKNOWN = Unknown()
-NUMERIC = (INT, DECIMAL)
+# Annotated, since ``builtin_types`` imports them back while this module loads.
+INT: Prim = Prim("int")
+DECIMAL: Prim = Prim("decimal")
+STRING: Prim = Prim("string")
+BOOL: Prim = Prim("bool")
+DURATION: Prim = Prim("duration")
+TIMESTAMP: Prim = Prim("timestamp")
+NULL: Prim = Prim("null")
+UNKNOWN: Unknown = Unknown()
+NUMERIC: tuple[Prim, Prim] = (INT, DECIMAL)
 
 
 class Fit(enum.Enum):
@@ -135,11 +141,18 @@ def strip(t: Type) -> Type:
     return t.inner if isinstance(t, Opt) else t
 
 
+#: The kinds of problem of the list forms (issue 14), each reported by its own rule.
+LIST_ELEMENT = "list-element"  # an aggregate of the wrong items, '+' of different lists
+PREDICATE = "predicate"  # the body of a predicate is not a bool
+PROJECTION = "projection"  # ``xs[*].f`` where the items have no field f
+LAMBDA = "lambda"  # a lambda out of place, missing, or naming an existing name
+
+
 @frozen
 class TypeProblem:
     """A problem found while typing an expression: which kind, where, what."""
 
-    kind: str  # "mismatch", "unknown-field", "optional"
+    kind: str  # "mismatch", "unknown-field", "optional", or one of the list kinds below
     message: str
     span: Span
     hint: str | None = None
@@ -422,8 +435,11 @@ def _binary(inf: Inference, e: ex.Binary) -> Type:
         else:
             ok = container == STRING and strip(left) == STRING
         if not ok:
-            inf.problem("mismatch", f"'{op}' cannot look for {left} in {right}", e.span)
+            kind = LIST_ELEMENT if isinstance(container, ListT) else "mismatch"
+            inf.problem(kind, f"'{op}' cannot look for {left} in {right}", e.span)
         return BOOL
+    if op == "+" and isinstance(strip(left), ListT) and isinstance(strip(right), ListT):
+        return concat_type(inf, e, left, right)
     result = _ARITHMETIC.get((op, strip(left), strip(right)))
     if result is None:
         inf.problem("mismatch", f"'{op}' does not apply to {left} and {right}", e.span)
@@ -486,77 +502,14 @@ def _optional(t: Type) -> Type:
     return t if isinstance(t, Opt) else Opt(t)
 
 
-def _call(inf: Inference, e: ex.Call) -> Type:
-    low, high = ex.BUILTINS.get(e.function, (0, 99))
-    if not low <= len(e.args) <= high:
-        want = str(low) if low == high else f"{low} to {high}"
-        inf.problem("mismatch", f"{e.function}() takes {want} arguments, not {len(e.args)}", e.span)
-        return UNKNOWN
-    if e.function in _NULLABLE_ARGUMENTS:
-        args = [inf.infer(a) for a in e.args]
-    else:
-        args = [inf.value(a, f"the argument of {e.function}()") for a in e.args]
-    builtin = _BUILTIN_TYPES.get(e.function)
-    if builtin is None:
-        return UNKNOWN
-    result = builtin(args)
-    if result is None:
-        shown = ", ".join(str(a) for a in args)
-        inf.problem("mismatch", f"{e.function}() does not take ({shown})", e.span)
-        return UNKNOWN
-    return result
-
-
-#: Builtins that take null: the others fail on it.
-_NULLABLE_ARGUMENTS = frozenset({"coalesce", "string"})
-
-
-def _one(args: list[Type], ok: Callable[[Type], bool], result: Type) -> Type | None:
-    return result if all(ok(strip(a)) or isinstance(a, Unknown) for a in args) else None
-
-
-def _numeric(args: list[Type]) -> Type | None:
-    flat = [a.elem if isinstance(a, ListT) and len(args) == 1 else a for a in args]
-    flat = [strip(a) for a in flat]
-    if all(a in NUMERIC or a == DURATION or isinstance(a, Unknown) for a in flat):
-        return DECIMAL if DECIMAL in flat else flat[0]
-    return None
-
-
-def _coalesce(args: list[Type]) -> Type | None:
-    last = args[-1]
-    for a in args[:-1]:
-        if fits(strip(a), strip(last)) is Fit.MISMATCH:
-            return None
-    return last
-
-
-_BUILTIN_TYPES: dict[str, Callable[[list[Type]], Type | None]] = {
-    "len": lambda a: _one(a, lambda t: isinstance(t, ListT | MapT) or t == STRING, INT),
-    "lower": lambda a: _one(a, lambda t: t == STRING, STRING),
-    "upper": lambda a: _one(a, lambda t: t == STRING, STRING),
-    "trim": lambda a: _one(a, lambda t: t == STRING, STRING),
-    "starts_with": lambda a: _one(a, lambda t: t == STRING, BOOL),
-    "ends_with": lambda a: _one(a, lambda t: t == STRING, BOOL),
-    "contains": lambda a: (
-        BOOL
-        if (strip(a[0]) == STRING and strip(a[1]) == STRING)
-        or (isinstance(strip(a[0]), ListT | Unknown))
-        else None
-    ),
-    "coalesce": _coalesce,
-    "min": _numeric,
-    "max": _numeric,
-    "sum": _numeric,
-    "abs": _numeric,
-    "round": lambda a: DECIMAL if strip(a[0]) in NUMERIC or isinstance(a[0], Unknown) else None,
-    "keys": lambda a: (
-        ListT(strip(a[0]).key)  # type: ignore[union-attr]
-        if isinstance(strip(a[0]), MapT)
-        else None
-    ),
-    "string": lambda a: STRING,
-}
+# The builtins and the list forms are typed beside the builtins' table; they use
+# the classes above, so they are imported after them.
+from wflang.compiler.builtin_types import (  # noqa: E402
+    call_type,
+    concat_type,
+    lambda_out_of_place,
+    project_type,
+)
 
 
 def _infer(inf: Inference, e: ex.Expr) -> Type:
@@ -571,7 +524,11 @@ def _infer(inf: Inference, e: ex.Expr) -> Type:
         case ex.Unary():
             return _unary(inf, e)
         case ex.Call():
-            return _call(inf, e)
+            return call_type(inf, e)
+        case ex.Project():
+            return project_type(inf, e)
+        case ex.Lambda():
+            return lambda_out_of_place(inf, e)
         case ex.Index():
             return _index(inf, e)
         case ex.ListLit():

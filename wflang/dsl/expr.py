@@ -30,7 +30,18 @@ BUILTINS: dict[str, tuple[int, int]] = {
     "sum": (1, 1),
     "keys": (1, 1),
     "string": (1, 1),
+    "any": (2, 2),
+    "all": (2, 2),
+    "filter": (2, 2),
+    "map": (2, 2),
 }
+
+#: The builtins whose second argument is a ``Lambda`` over the items of their first
+#: (a predicate for ``any``, ``all`` and ``filter``, a value for ``map``); no other
+#: place takes a lambda.
+LAMBDA_BUILTINS: frozenset[str] = frozenset({"any", "all", "filter", "map"})
+#: Of those, the ones whose lambda is a predicate (its body is a ``bool``).
+PREDICATE_BUILTINS: frozenset[str] = frozenset({"any", "all", "filter"})
 
 #: Binary operators, loosest binding first; operators on one line bind equally.
 BINARY_PRECEDENCE: dict[str, int] = {
@@ -41,6 +52,7 @@ BINARY_PRECEDENCE: dict[str, int] = {
     "*": 6, "/": 6, "%": 6,
 }  # fmt: skip
 UNARY_PRECEDENCE: dict[str, int] = {"not": 3, "-": 7, "+": 7}
+LAMBDA_PRECEDENCE = 0  # ``x => body`` takes everything to its right
 ATOM_PRECEDENCE = 9
 
 
@@ -126,6 +138,25 @@ class Call:
 
 
 @frozen
+class Project:
+    """``target[*].a.b``: the field ``a.b`` of every item of the list ``target``."""
+
+    target: Expr
+    fields: tuple[str, ...]
+    span: Span = span_field()
+
+
+@frozen
+class Lambda:
+    """``param => body``: an argument of one of the ``LAMBDA_BUILTINS``, whose body
+    sees each item of the list as ``param``."""
+
+    param: str
+    body: Expr
+    span: Span = span_field()
+
+
+@frozen
 class Unary:
     op: str
     operand: Expr
@@ -158,6 +189,8 @@ Expr = (
     | Ref
     | Member
     | Index
+    | Project
+    | Lambda
     | Call
     | Unary
     | Binary
@@ -171,4 +204,6 @@ def precedence(expr: Expr) -> int:
         return BINARY_PRECEDENCE[expr.op]
     if isinstance(expr, Unary):
         return UNARY_PRECEDENCE[expr.op]
+    if isinstance(expr, Lambda):
+        return LAMBDA_PRECEDENCE
     return ATOM_PRECEDENCE

@@ -59,6 +59,10 @@ def format_expr(e: ex.Expr) -> str:
             return _member(e)
         case ex.Index():
             return _index(e)
+        case ex.Project():
+            return _project(e)
+        case ex.Lambda():
+            return f"{e.param} => {format_expr(e.body)}"
         case ex.Call():
             return _call_expr(e)
         case ex.ListLit():
@@ -143,6 +147,10 @@ def _member(e: ex.Member) -> str:
 
 def _index(e: ex.Index) -> str:
     return f"{_postfix_target(e.target)}[{format_expr(e.index)}]"
+
+
+def _project(e: ex.Project) -> str:
+    return f"{_postfix_target(e.target)}[*]" + "".join(f".{f}" for f in e.fields)
 
 
 def _call_expr(e: ex.Call) -> str:

@@ -30,7 +30,7 @@ TERMINAL_WORDS: dict[str, str] = {
 _END_KINDS = ("completed", "failed", "cancelled", "compensated")
 #: Terminals that only continue an expression; listing them all buries the point.
 _OPERATORS = frozenset(
-    {"COMP_OP", "ADD_OP", "MUL_OP", "PERCENT", "OR", "AND", "IN", "NOT", "DOT", "LSQB"}
+    {"COMP_OP", "ADD_OP", "MUL_OP", "PERCENT", "OR", "AND", "IN", "NOT", "DOT", "LSQB", "SPREAD"}
 )
 
 
@@ -108,6 +108,8 @@ def hint_for(vocab: Vocabulary, token: Token, expected: Collection[str]) -> str 
             return f"did you mean '{suggestion}'?"
         if "NEXT" in expected and token.type == "NAME":
             return f"a transition is written 'next {value}'"
+    if token.type == "FAT_ARROW":
+        return "'x => …' can only be an argument of any(), all(), filter() or map()"
     if token.type == "COLON" and "LBRACE" in expected:
         return "only task, wait, call and end nodes take ': kind' after their name"
     if token.type == "RBRACE" and "NAME" in expected and "ARROW" not in expected:

@@ -118,8 +118,10 @@ def child_expressions(e: ex.Expr) -> Iterator[ex.Expr]:
             | ex.Ref()
         ):
             return
-        case ex.Member():
+        case ex.Member() | ex.Project():
             yield e.target
+        case ex.Lambda():
+            yield e.body
         case ex.Index():
             yield e.target
             yield e.index

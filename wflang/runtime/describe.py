@@ -22,6 +22,10 @@ def show_ir(node: ir.IR) -> str:
         return f"{show_ir(node.obj)}[{show_ir(node.index)}]"
     if isinstance(node, ir.MakeList):
         return "[" + ", ".join(show_ir(i) for i in node.items) + "]"
+    if isinstance(node, ir.Project):
+        return f"{show_ir(node.obj)}[*]" + "".join(f".{f}" for f in node.path)
+    if isinstance(node, ir.Each):
+        return f"{node.op}({show_ir(node.items)}, {node.param} => {show_ir(node.body)})"
     return f"{node.op}(" + ", ".join(show_ir(a) for a in node.args) + ")"
 
 

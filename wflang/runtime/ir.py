@@ -3,9 +3,11 @@
 The compiler lowers type-checked expressions to this IR; ``compile_ir`` turns an
 IR tree into a closure once, when a table is loaded. There is no ``eval``, no
 attribute access beyond record fields, and no loops: the work an expression does
-is bounded by its size. Run-time failures (division by zero, a null where a
-value is needed, an index out of range) raise ``ExpressionError`` with a message
-that names what went wrong; the step function turns it into a workflow error.
+is bounded by its size and, where it goes over lists (``wflang.runtime.lists``), by
+a budget of the items it may touch (``Limits.list_elements``). Run-time failures
+(division by zero, a null where a value is needed, an index out of range, a budget
+spent) raise ``ExpressionError`` with a message that names what went wrong; the step
+function turns it into a workflow error.
 
 Values are JSON-like: None, bool, int, Decimal, str, list and dict. Durations
 are int milliseconds and timestamps int milliseconds since the Unix epoch. Numbers
@@ -18,9 +20,11 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable, Mapping
 from decimal import Decimal
+from typing import assert_never
 
 from attrs import field, frozen
 
+from wflang.runtime import lists
 from wflang.runtime.limits import DEFAULT as DEFAULT_LIMITS
 from wflang.runtime.limits import Limits
 
@@ -94,12 +98,56 @@ class MakeList:
     items: tuple[IR, ...]
 
 
-IR = Const | Dec | Load | Get | At | Apply | MakeList
+@frozen
+class Project:
+    """``obj[*].a.b``: the field ``path`` of every item of a list."""
+
+    obj: IR
+    path: tuple[str, ...]
+
+
+@frozen
+class Each:
+    """``op(items, param => body)``, ``op`` one of ``any``, ``all``, ``filter``, ``map``:
+    ``body`` evaluated with ``param`` bound to each item of ``items``."""
+
+    op: str
+    items: IR
+    param: str
+    body: IR
+
+
+IR = Const | Dec | Load | Get | At | Apply | MakeList | Project | Each
+
+
+def reads_lists(node: IR) -> bool:
+    """Whether evaluating ``node`` may go over the items of lists (it needs a budget)."""
+    match node:
+        case Project() | Each():
+            return True
+        case Apply():
+            return node.op in lists.READS_ITEMS or any(reads_lists(a) for a in node.args)
+        case Get():
+            return reads_lists(node.obj)
+        case At():
+            return reads_lists(node.obj) or reads_lists(node.index)
+        case MakeList():
+            return any(reads_lists(i) for i in node.items)
+        case Const() | Dec() | Load():
+            return False
+        case _:
+            assert_never(node)
 
 
 def compile_ir(node: IR, limits: Limits = DEFAULT_LIMITS, depth: int = 0) -> Compiled:
     """Turn an IR tree into a closure over an environment of roots; the strings and
-    lists it builds are bounded by ``limits``."""
+    lists it builds, and the list items it touches, are bounded by ``limits``."""
+    if depth == 0 and reads_lists(node):
+        return lists.budgeted(_compile(node, limits, 1), limits.list_elements)
+    return _compile(node, limits, depth)
+
+
+def _compile(node: IR, limits: Limits, depth: int) -> Compiled:
     if depth > MAX_IR_DEPTH:
         raise ValueError(f"expression nested deeper than {MAX_IR_DEPTH}")
     if isinstance(node, Const):
@@ -121,7 +169,7 @@ def compile_ir(node: IR, limits: Limits = DEFAULT_LIMITS, depth: int = 0) -> Com
     if isinstance(node, Get):
         if isinstance(node.obj, Load):  # ``root.field``, the commonest read: one closure
             return _compile_root_field(node.obj.root, node.field)
-        obj, field = compile_ir(node.obj, limits, depth + 1), node.field
+        obj, field = _compile(node.obj, limits, depth + 1), node.field
 
         def get(env: Env) -> Value:
             record = obj(env)
@@ -134,8 +182,8 @@ def compile_ir(node: IR, limits: Limits = DEFAULT_LIMITS, depth: int = 0) -> Com
         return get
     if isinstance(node, At):
         obj, index = (
-            compile_ir(node.obj, limits, depth + 1),
-            compile_ir(node.index, limits, depth + 1),
+            _compile(node.obj, limits, depth + 1),
+            _compile(node.index, limits, depth + 1),
         )
 
         def at(env: Env) -> Value:
@@ -152,11 +200,18 @@ def compile_ir(node: IR, limits: Limits = DEFAULT_LIMITS, depth: int = 0) -> Com
 
         return at
     if isinstance(node, MakeList):
-        items = [compile_ir(i, limits, depth + 1) for i in node.items]
+        items = [_compile(i, limits, depth + 1) for i in node.items]
         if len(items) > limits.list_items:
             most = limits.list_items
             raise ValueError(f"a list of {len(items)} items is over the limit of {most}")
         return lambda env: [item(env) for item in items]
+    if isinstance(node, Project):
+        obj = _compile(node.obj, limits, depth + 1)
+        return lists.compile_project(obj, node.path, limits.list_elements)
+    if isinstance(node, Each):
+        items_of = _compile(node.items, limits, depth + 1)
+        body = _compile(node.body, limits, depth + 1)
+        return lists.compile_each(node.op, items_of, node.param, body, limits.list_elements)
     return _compile_apply(node, limits, depth)
 
 
@@ -284,19 +339,25 @@ def _fused(args: tuple[IR, ...], generic: Compiled, fast: Callable[[int, int], V
     return field_const
 
 
-#: The operators that build a string (``trim`` and ``coalesce`` only pass one on or cut it).
-_BUILDS_STRINGS = frozenset({"add", "upper", "lower", "string"})
+#: The operators that build a string (``trim`` and ``coalesce`` only pass one on or cut
+#: it) or a list, with the limit on what they build: (type built, its limit, its unit).
+_BUILDS: dict[str, tuple[type, str, str]] = {
+    **dict.fromkeys(("add", "upper", "lower", "string"), (str, "string_chars", "characters")),
+    "concat": (list, "list_items", "items"),
+}
 
 
-def _bounded(fn: Callable[..., Value], most: int) -> Callable[..., Value]:
-    """``fn``, refusing a string longer than ``most`` characters."""
+def _bounded(fn: Callable[..., Value], op: str, limits: Limits) -> Callable[..., Value]:
+    """``fn``, refusing a string or a list it builds over its limit."""
+    built, name, unit = _BUILDS[op]
+    most: int = getattr(limits, name)
+    what = "a string" if built is str else "a list"
 
     def bounded(*args: Value) -> Value:
         result = fn(*args)
-        if type(result) is str and len(result) > most:
+        if type(result) is built and isinstance(result, str | list) and len(result) > most:
             raise ExpressionError(
-                f"a string of {len(result):,} characters is over the limit of {most:,}"
-                " (Limits.string_chars)"
+                f"{what} of {len(result):,} {unit} is over the limit of {most:,} (Limits.{name})"
             )
         return result
 
@@ -304,7 +365,7 @@ def _bounded(fn: Callable[..., Value], most: int) -> Callable[..., Value]:
 
 
 def _compile_apply(node: Apply, limits: Limits, depth: int) -> Compiled:
-    args = [compile_ir(a, limits, depth + 1) for a in node.args]
+    args = [_compile(a, limits, depth + 1) for a in node.args]
     if node.op in ("and", "or"):
         left, right = args
         if node.op == "and":
@@ -314,8 +375,10 @@ def _compile_apply(node: Apply, limits: Limits, depth: int) -> Compiled:
         fn = OPS[node.op]
     except KeyError:
         raise ValueError(f"unknown operator {node.op!r}") from None
-    if node.op in _BUILDS_STRINGS:
-        fn = _bounded(fn, limits.string_chars)
+    if node.op in _BUILDS:
+        fn = _bounded(fn, node.op, limits)
+    if node.op in lists.READS_ITEMS:
+        return lists.compile_reading(fn, args, limits.list_elements)
     if len(args) == 1:
         (only,) = args
         return lambda env: fn(only(env))

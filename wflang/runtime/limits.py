@@ -27,14 +27,18 @@ class Limits:
 
     #: characters of a string an expression builds (``+``, ``upper``, ``string``...)
     string_chars: int = 1_000_000
-    #: items of a list an expression builds (a list literal, ``keys``)
+    #: items of a list an expression builds (a list literal, ``keys``, ``+`` of lists)
     list_items: int = 100_000
+    #: list items one evaluation of an expression may touch (``xs[*].a``, ``any``,
+    #: ``all``, ``filter``, ``map``, ``sum``, ``min``, ``max``, ``contains``, ``in``,
+    #: ``+`` of lists each count the items they read): ``wflang.runtime.lists``
+    list_elements: int = 1_000_000
     #: the context's size as JSON text (about: a string counts its characters), checked
     #: when a step writes a string of more than ``LONG`` characters, a list or a map
     context_chars: int = 16_000_000
 
     def __attrs_post_init__(self) -> None:
-        for name in ("string_chars", "list_items", "context_chars"):
+        for name in ("string_chars", "list_items", "list_elements", "context_chars"):
             if getattr(self, name) < 1:
                 raise ValueError(f"Limits.{name} must be at least 1")
 

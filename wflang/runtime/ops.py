@@ -174,6 +174,13 @@ def _contains(container: Value, item: Value) -> Value:
     raise ExpressionError(f"'in' needs a list, a map or a string, got {show(container)}")
 
 
+def _concat(a: Value, b: Value) -> Value:
+    """``xs + ys`` of two lists: the items of both, in order."""
+    if type(a) is list and type(b) is list:
+        return a + b
+    raise ExpressionError(f"'+' of lists needs two lists, got {show(a)} and {show(b)}")
+
+
 def _len(x: Value) -> Value:
     if isinstance(x, str | list | dict):
         return len(x)
@@ -307,6 +314,7 @@ OPS: dict[str, Callable[..., Value]] = {
     "round": _round,
     "keys": lambda m: sorted(m) if isinstance(m, dict) else _fail("keys() needs a map"),
     "string": _string,
+    "concat": _concat,
 }
 
 

@@ -12,6 +12,7 @@ from wflang.compiler.guards import uncovered_cases
 from wflang.compiler.inference import type_env, typing_of
 from wflang.compiler.model import Model
 from wflang.compiler.registry import Finding, Pass, rule
+from wflang.compiler.types import LAMBDA, LIST_ELEMENT, PREDICATE, PROJECTION
 from wflang.dsl import spec as sp
 from wflang.dsl.diagnostics import Severity
 
@@ -122,6 +123,144 @@ def optional_unchecked(m: Model) -> Iterator[Finding]:
         choice c { when context.charge != null and context.charge.amount > 0 -> refund else -> done }
     """
     yield from _findings(m, "optional")
+
+
+@rule(
+    "WF320",
+    "list-item-type",
+    severity=Severity.ERROR,
+    category="type",
+    pass_=Pass.TYPES,
+    summary="Checks that what reads the items of a list gets items it applies to.",
+)
+def list_item_type(m: Model) -> Iterator[Finding]:
+    """``sum``, ``min`` and ``max`` of a list add or order its items, which must be
+    numbers or durations; ``+`` joins two lists whose items are of one type;
+    ``contains`` and ``in`` look for a value of the items' type; ``any``, ``all``,
+    ``filter`` and ``map`` go over a list.
+
+    Bad:
+
+        type Line { sku: string, amount: decimal }
+        input { lines: list[Line], skus: list[string] }
+        output { total: decimal, all_skus: list[string] }
+        start done
+        end done: completed { output { total: sum(input.skus), all_skus: input.skus + input.lines } }
+
+    Good:
+
+        type Line { sku: string, amount: decimal }
+        input { lines: list[Line], skus: list[string] }
+        output { total: decimal, all_skus: list[string] }
+        start done
+        end done: completed { output { total: sum(input.lines[*].amount), all_skus: input.skus + input.lines[*].sku } }
+    """
+    yield from _findings(m, LIST_ELEMENT)
+
+
+@rule(
+    "WF321",
+    "predicate-not-bool",
+    severity=Severity.ERROR,
+    category="type",
+    pass_=Pass.TYPES,
+    summary="Checks that the predicate of any, all and filter is a bool.",
+)
+def predicate_not_bool(m: Model) -> Iterator[Finding]:
+    """The lambda given to ``any``, ``all`` or ``filter`` says whether an item is
+    taken: its body is a ``bool``, not the value of a field.
+
+    Bad:
+
+        type Line { sku: string, qty: int }
+        input { lines: list[Line] }
+        start c
+        choice c { when any(input.lines, l => l.qty) -> done else -> done }
+        end done: completed
+
+    Good:
+
+        type Line { sku: string, qty: int }
+        input { lines: list[Line] }
+        start c
+        choice c { when any(input.lines, l => l.qty > 5) -> done else -> done }
+        end done: completed
+    """
+    yield from _findings(m, PREDICATE)
+
+
+@rule(
+    "WF322",
+    "projection-field",
+    severity=Severity.ERROR,
+    category="type",
+    pass_=Pass.TYPES,
+    summary="Checks that 'xs[*].field' projects a field the items of a list have.",
+)
+def projection_field(m: Model) -> Iterator[Finding]:
+    """``xs[*].a.b`` is the list of every item's ``.a.b``: ``xs`` is a list, its
+    items are records with a field ``a`` (and so on), and ``[*]`` is followed by
+    the field it projects.
+
+    Bad:
+
+        type Line { sku: string, amount: decimal }
+        input { lines: list[Line] }
+        output { total: decimal }
+        start done
+        end done: completed { output { total: sum(input.lines[*].price) } }
+
+    Good:
+
+        type Line { sku: string, amount: decimal }
+        input { lines: list[Line] }
+        output { total: decimal }
+        start done
+        end done: completed { output { total: sum(input.lines[*].amount) } }
+    """
+    yield from _findings(m, PROJECTION)
+
+
+@rule(
+    "WF323",
+    "misplaced-lambda",
+    severity=Severity.ERROR,
+    category="type",
+    pass_=Pass.TYPES,
+    summary="Checks that lambdas are only given to any, all, filter and map, with a new name.",
+    blocks=True,
+)
+def misplaced_lambda(m: Model) -> Iterator[Finding]:
+    """``x => …`` is the second argument of ``any``, ``all``, ``filter`` or ``map``
+    and nothing else; those four take one. Its name is new where it is written: it
+    may not hide a root (``input``, ``context``, ``result``…), a map's item, an
+    outer lambda's name or a type, so that a name always means one thing.
+
+    Bad:
+
+        type Line { sku: string, qty: int }
+        input { lines: list[Line] }
+        start each
+        map each over input.lines as line {
+            choice c { when any(input.lines, line => line.qty > 5) -> ok else -> ok }
+            end ok: completed
+            next done
+        }
+        end done: completed
+
+    Good:
+
+        type Line { sku: string, qty: int }
+        input { lines: list[Line] }
+        start each
+        map each over input.lines as line {
+            choice c { when any(input.lines, other => other.qty > line.qty) -> ok else -> ok }
+            end ok: completed
+            next done
+        }
+        end done: completed
+    """
+    yield from _findings(m, LAMBDA)
 
 
 @rule(

@@ -40,9 +40,22 @@ class ExpressionRules(BuilderBase):
         return self._nest(node, operand)
 
     @v_args(inline=True)
-    def member(self, target: ex.Expr, name: Token) -> ex.Member:
-        node = ex.Member(target, str(name), span=target.span.to(self._tspan(name)))
+    def member(self, target: ex.Expr, name: Token) -> ex.Member | ex.Project:
+        span = target.span.to(self._tspan(name))
+        if isinstance(target, ex.Project):  # ``lines[*].item.price``: one projection
+            projected = ex.Project(target.target, (*target.fields, str(name)), span=span)
+            return self._nest(projected, target.target)
+        return self._nest(ex.Member(target, str(name), span=span), target)
+
+    @v_args(inline=True)
+    def project(self, target: ex.Expr, spread: Token) -> ex.Project:
+        node = ex.Project(target, (), span=target.span.to(self._tspan(spread)))
         return self._nest(node, target)
+
+    @v_args(inline=True)
+    def lambda_arg(self, param: Token, _arrow: Token, body: ex.Expr) -> ex.Lambda:
+        node = ex.Lambda(str(param), body, span=self._tspan(param).to(body.span))
+        return self._nest(node, body)
 
     @v_args(inline=True)
     def index(self, target: ex.Expr, idx: ex.Expr, close: Token) -> ex.Index:

@@ -33,9 +33,17 @@ leaves: st.SearchStrategy[ex.Expr] = st.one_of(
 )
 
 
+def _with_lambda(fn: str, items: ex.Expr, param: str, body: ex.Expr) -> ex.Call:
+    return ex.Call(fn, (items, ex.Lambda(param, body)))
+
+
 def _extend(inner: st.SearchStrategy[ex.Expr]) -> st.SearchStrategy[ex.Expr]:
+    # ``xs[*].a`` then ``.b`` is the projection ``xs[*].a.b``: no member of a projection.
+    not_projected = inner.filter(lambda e: not isinstance(e, ex.Project))
     return st.one_of(
-        st.builds(ex.Member, inner, names),
+        st.builds(ex.Member, not_projected, names),
+        st.builds(ex.Project, inner, st.lists(names, min_size=1, max_size=2).map(tuple)),
+        st.builds(_with_lambda, st.sampled_from(sorted(ex.LAMBDA_BUILTINS)), inner, names, inner),
         st.builds(ex.Index, inner, inner),
         st.builds(
             ex.Call, st.sampled_from(sorted(ex.BUILTINS)), st.lists(inner, max_size=3).map(tuple)

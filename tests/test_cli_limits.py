@@ -1,5 +1,6 @@
 """``wf run`` and ``wf worker`` take the runtime's ``Limits`` as options (issue 12
-leftover): ``--max-string-chars``, ``--max-list-items``, ``--max-context-chars``."""
+leftover): ``--max-string-chars``, ``--max-list-items``, ``--max-context-chars`` and
+(issue 14) ``--max-list-elements``."""
 
 from __future__ import annotations
 
@@ -75,3 +76,25 @@ def test_a_limit_must_be_a_whole_number_from_one(
         main(["run", grow, "--max-string-chars", value])
     assert exit.value.code == 2
     assert "is not a whole number from 1" in capsys.readouterr().err
+
+
+TOUCHING = """\
+workflow touching version 1
+input { xs: list[int] }
+output { big: int }
+start done
+end done: completed { output { big: len(filter(input.xs, x => x > 1)) } }
+"""
+TOUCHED = "the expression touches more than 3 list items (Limits.list_elements)"
+
+
+def test_wf_run_applies_the_budget_of_list_items(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "touching.wf").write_text(TOUCHING)
+    path = str(tmp_path / "touching.wf")
+    assert main(["run", path, "--input", '{"xs": [1, 2, 3]}', "--max-list-elements", "3"]) == 0
+    assert 'output: {"big": 2}' in capsys.readouterr().out
+    assert main(["run", path, "--input", '{"xs": [1, 2, 3, 4]}', "--max-list-elements", "3"]) == 1
+    out = capsys.readouterr().out
+    assert "status: dead_lettered" in out and TOUCHED in out

@@ -18,6 +18,7 @@ from wflang.compiler.compile import compile_workflow
 from wflang.dsl import expr as ex
 from wflang.dsl.formatter import format_expr, format_spec
 from wflang.dsl.parser import parse
+from wflang.dsl.spec import WorkflowSpec
 from wflang.runtime import instance as rt
 from wflang.runtime import table as tb
 from wflang.runtime.engine import Engine
@@ -411,3 +412,48 @@ def test_sum_of_items_that_may_be_null_is_a_warning() -> None:
     assert [(d.code, d.message) for d in found] == [
         ("WF302", "the items of sum()'s list may be null (list[decimal?])")
     ]
+
+
+def test_a_literal_list_costs_no_budget() -> None:
+    """``x in ["a", "b"]`` is bounded by its size: it keeps its plain closure."""
+    from wflang.runtime.ir import Apply, MakeList, reads_lists
+
+    assert not reads_lists(Apply("in", (Load("x"), MakeList((Const("a"), Const("b"))))))
+    assert reads_lists(Apply("in", (Const("a"), Load("xs"))))
+    assert reads_lists(Apply("contains", (Load("xs"), Const("a"))))
+    assert not reads_lists(Apply("contains", (MakeList((Const("a"),)), Load("x"))))
+
+
+# -- diff ------------------------------------------------------------------------------
+
+GUARDED = """\
+workflow guarded version 1
+type Line { sku: string, qty: int }
+input { lines: list[Line] }
+start c
+choice c {
+    when any(input.lines, l => l.qty > 5) -> big
+    else -> small
+}
+end big: completed
+end small: completed
+"""
+
+
+def test_diff_sees_an_edited_list_guard_and_not_its_layout() -> None:
+    from wflang.compiler.diff import diff_specs
+
+    def spec_of(text: str) -> WorkflowSpec:
+        parsed = parse(text, "g.wf")
+        assert parsed.spec is not None, parsed.diagnostics
+        return parsed.spec
+
+    old = spec_of(GUARDED)
+    edited = spec_of(GUARDED.replace("l.qty > 5", "l.qty > 9"))
+    relaid = spec_of(GUARDED.replace("l => l.qty > 5", "l=>l.qty>5"))
+    renamed = spec_of(GUARDED.replace("l => l.qty", "x => x.qty"))
+    changed = [c.diagnostic for c in diff_specs(old, edited).changes]
+    assert {d.code for d in changed} >= {"WF644"}
+    assert any("any(input.lines, l => l.qty > 5)" in d.message for d in changed)
+    assert not diff_specs(old, relaid).changes
+    assert diff_specs(old, renamed).changes  # a new name is a new text: an edited guard

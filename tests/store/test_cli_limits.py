@@ -35,3 +35,25 @@ def test_wf_worker_applies_the_string_limit(
     wf("worker", "--once", "--log-level", "error", "--max-string-chars", "1000")
     status = wf("status", "bounded")
     assert "status:   dead_lettered" in status and STRING_CAUGHT in status
+
+
+def test_wf_worker_applies_the_budget_of_list_items(
+    tmp_path: Path, url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ..test_cli_limits import TOUCHED, TOUCHING
+
+    (tmp_path / "touching.wf").write_text(TOUCHING)
+
+    def wf(*argv: str) -> str:
+        assert main([*argv, "--store", url]) == 0
+        return capsys.readouterr().out
+
+    wf("store", "migrate")
+    wf("deploy", str(tmp_path / "touching.wf"))
+    wf("start", "touching", "--input", '{"xs": [1, 2, 3, 4]}', "--id", "free")
+    wf("worker", "--once", "--log-level", "error")
+    assert "status:   completed" in wf("status", "free")
+    wf("start", "touching", "--input", '{"xs": [1, 2, 3, 4]}', "--id", "bounded")
+    wf("worker", "--once", "--log-level", "error", "--max-list-elements", "3")
+    status = wf("status", "bounded")
+    assert "status:   dead_lettered" in status and TOUCHED in status

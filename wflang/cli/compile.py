@@ -179,6 +179,7 @@ class Run:
     )
     max_string_chars: int = limit_field("string_chars")
     max_list_items: int = limit_field("list_items")
+    max_list_elements: int = limit_field("list_elements")
     max_context_chars: int = limit_field("context_chars")
     preset: str | None = preset_field()
     config: str | None = config_field()
@@ -229,7 +230,9 @@ def run(req: Run) -> Result:
         out.write(refused.report)
         return out.done(EXIT_FINDINGS)
     main_table = tables[-1]
-    bounds = limits(req.max_string_chars, req.max_list_items, req.max_context_chars)
+    bounds = limits(
+        req.max_string_chars, req.max_list_items, req.max_context_chars, req.max_list_elements
+    )
     over = _over_limits(tables, bounds)
     if over:  # refused when loaded, before anything runs (as a worker's store would)
         out.print(f"wf: error: {over}", err=True)

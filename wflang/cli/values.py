@@ -65,10 +65,16 @@ version_number = bounded(1, MAX_VERSION)
 
 #: ``runtime.limits.Limits()``: the defaults of the limits on the values an instance
 #: computes, for the help (a test keeps them equal).
-LIMITS = {"string_chars": 1_000_000, "list_items": 100_000, "context_chars": 16_000_000}
+LIMITS = {
+    "string_chars": 1_000_000,
+    "list_items": 100_000,
+    "list_elements": 1_000_000,
+    "context_chars": 16_000_000,
+}
 _LIMIT_HELP = {
     "string_chars": "the longest string an expression may build, in characters",
     "list_items": "the most items a list an expression builds may hold",
+    "list_elements": "the most list items one evaluation of an expression may touch",
     "context_chars": "the largest context of an instance, in characters of JSON",
 }
 
@@ -87,11 +93,16 @@ def limit_field(name: str) -> Any:
     )
 
 
-def limits(string_chars: int, list_items: int, context_chars: int) -> Limits:
+def limits(string_chars: int, list_items: int, context_chars: int, list_elements: int) -> Limits:
     """The ``Limits`` the options name."""
     from wflang.runtime.limits import Limits
 
-    return Limits(string_chars=string_chars, list_items=list_items, context_chars=context_chars)
+    return Limits(
+        string_chars=string_chars,
+        list_items=list_items,
+        context_chars=context_chars,
+        list_elements=list_elements,
+    )
 
 
 #: The most read from an ``@file`` of JSON: room for indentation around a value of the

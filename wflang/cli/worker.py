@@ -104,6 +104,7 @@ class Worker:
     )
     max_string_chars: int = limit_field("string_chars")
     max_list_items: int = limit_field("list_items")
+    max_list_elements: int = limit_field("list_elements")
     max_context_chars: int = limit_field("context_chars")
     store: str | None = store_field()
 
@@ -129,7 +130,9 @@ def worker(req: Worker) -> Result:
         poll_ms=req.poll,
         group_commit=not req.no_group_commit,
         at_most_once=at_most_once_services() | frozenset(req.at_most_once),
-        limits=limits(req.max_string_chars, req.max_list_items, req.max_context_chars),
+        limits=limits(
+            req.max_string_chars, req.max_list_items, req.max_context_chars, req.max_list_elements
+        ),
     )
     if req.metrics_port:
         from wflang.durable.metrics import serve

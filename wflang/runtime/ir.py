@@ -126,7 +126,7 @@ def reads_lists(node: IR) -> bool:
         case Project() | Each():
             return True
         case Apply():
-            return node.op in lists.READS_ITEMS or any(reads_lists(a) for a in node.args)
+            return _reads_items(node) or any(reads_lists(a) for a in node.args)
         case Get():
             return reads_lists(node.obj)
         case At():
@@ -145,6 +145,16 @@ def compile_ir(node: IR, limits: Limits = DEFAULT_LIMITS, depth: int = 0) -> Com
     if depth == 0 and reads_lists(node):
         return lists.budgeted(_compile(node, limits, 1), limits.list_elements)
     return _compile(node, limits, depth)
+
+
+def _reads_items(node: Apply) -> bool:
+    """Whether ``node`` reads the items of a list that is not a literal (a literal's
+    items are bounded by the expression's size: ``x in ["a", "b"]`` costs no budget)."""
+    if node.op not in lists.READS_ITEMS:
+        return False
+    where = lists.READS_ITEMS[node.op]
+    listed = node.args if where is None else [node.args[i] for i in where if i < len(node.args)]
+    return not all(isinstance(a, MakeList | Const | Dec) for a in listed)
 
 
 def _compile(node: IR, limits: Limits, depth: int) -> Compiled:
@@ -377,7 +387,7 @@ def _compile_apply(node: Apply, limits: Limits, depth: int) -> Compiled:
         raise ValueError(f"unknown operator {node.op!r}") from None
     if node.op in _BUILDS:
         fn = _bounded(fn, node.op, limits)
-    if node.op in lists.READS_ITEMS:
+    if _reads_items(node):
         return lists.compile_reading(fn, args, limits.list_elements)
     if len(args) == 1:
         (only,) = args

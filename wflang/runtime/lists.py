@@ -27,8 +27,18 @@ Compiled = Callable[[Env], Value]
 
 #: The builtins a lambda is given to, and what each makes of the lambda's results.
 LAMBDA_OPS = ("any", "all", "filter", "map")
-#: The operators that read every item of the lists they are given.
-READS_ITEMS = frozenset({"sum", "sum_decimal", "min", "max", "contains", "in", "not_in", "concat"})
+#: The operators that read every item of the lists they are given, with the positions
+#: of the arguments that may be such lists (None: every argument).
+READS_ITEMS: dict[str, tuple[int, ...] | None] = {
+    "sum": None,
+    "sum_decimal": None,
+    "min": None,
+    "max": None,
+    "concat": None,
+    "contains": (0,),
+    "in": (1,),
+    "not_in": (1,),
+}
 
 
 class Budget:

@@ -118,8 +118,6 @@ class Record:
     parent: tuple[str, str] | None = None  # (parent instance, call key) for a child workflow
     tasks: dict[str, rt.ScheduleTask | rt.CreateHumanTask] = field(factory=dict)
     children: dict[str, str] = field(factory=dict)  # call key -> child instance id
-    # what its commands do here: made once, not on every step (set by ``Engine._start``)
-    effects: EngineEffects = field(init=False, eq=False, repr=False)
 
 
 @define
@@ -222,7 +220,6 @@ class Engine:
             seed = self.seed + self._ids
         result = st.start(table, instance_id, input, self.now, seed, self.limits)
         record = Record(table, result.instance, parent=parent)
-        record.effects = EngineEffects(self, record)
         self.records[instance_id] = record
         record.history.append(
             HistoryEntry(
@@ -406,7 +403,8 @@ class Engine:
 
     def _apply(self, record: Record, commands: tuple[rt.Command, ...]) -> None:
         parent_key = None if record.parent is None else record.parent[1]
-        interpret(record.effects, record.instance.id, parent_key, commands)
+        # (made for each step: kept on the record, it would tie the engine in a cycle)
+        interpret(EngineEffects(self, record), record.instance.id, parent_key, commands)
 
     # -- reading -----------------------------------------------------------------------
 

@@ -144,15 +144,19 @@ def index_of(inst: rt.Instance) -> Index:
     )
 
 
-def position(tokens: tuple[rt.Token, ...], token_id: int) -> int:
-    """Where the token ``token_id`` is in an instance's tokens, or -1.
+def position(tokens: tuple[rt.Token, ...], token_id: int, end: int) -> int:
+    """Where the token ``token_id`` is among ``tokens[:end]`` (an instance's tokens;
+    ``end`` at most their number), or -1.
 
-    A step keeps the tokens in id order (a new token comes after all the others), so
-    this is a binary search. For tokens in another order (an instance made by hand)
-    it may miss a token that is there: the common path then hands the event to the
-    general path, which looks the token up by id."""
-    at = bisect_left(tokens, token_id, key=_ID)
-    return at if at < len(tokens) and tokens[at].id == token_id else -1
+    A step keeps the tokens in id order (a new token comes after all the others), and
+    ids are unique and not negative, so this is a binary search, and no token is
+    further from the start than its id. For tokens in another order (an instance made
+    by hand) it may miss a token that is there: the common path then hands the event
+    to the general path, which looks the token up by id."""
+    if token_id < end:
+        end = token_id + 1
+    at = bisect_left(tokens, token_id, 0, end, key=_ID)
+    return at if at < end and tokens[at].id == token_id else -1
 
 
 def frozen(

@@ -43,7 +43,7 @@ def complete(c: Compiled, inst: rt.Instance, e: rt.TaskCompleted) -> Step | None
         return None
     tokens = inst.tokens
     token_id = key_token(e.key)
-    at = -1 if token_id is None else position(tokens, token_id)
+    at = -1 if token_id is None else position(tokens, token_id, len(tokens))
     if at < 0:
         return None  # no such token: stale (the general path says so)
     token = tokens[at]
@@ -62,33 +62,35 @@ def complete(c: Compiled, inst: rt.Instance, e: rt.TaskCompleted) -> Step | None
         if moved is None:
             return None
         target, context = moved
-        env = {"input": inst.input, "context": context}
         if target.arrive == TASK:  # ``enter``, then the service task's ``_schedule``
             fields = token.__dict__.copy()
             entered(fields, target.id, inst.seq + 1)
-            command = call(fields, inst.id, target.name, target.service, target.args(env))
+            args = target.args({"input": inst.input, "context": context})
+            command = call(fields, inst.id, target.name, target.service, args)
             # (concatenated, not unpacked: no list made on the way)
             tokens = tokens[:at] + (token_with(fields),) + tokens[at + 1 :]  # noqa: RUF005
             return stepped(inst, context, tokens, (command,), tuple(decisions))
         if target.arrive == END and in_branch:  # ``_enter_end``, ``scope_end``, ``child_ended``
             if target.has_output:  # for its errors: a parallel keeps no branch's output
-                target.args(env)
+                target.args({"input": inst.input, "context": context})
             if token.side or token.compensating:
                 return None
-            tokens = tokens[:at] + tokens[at + 1 :]
-            parent = position(tokens, token.parent)
+            # its parallel's token (made before it: before it) and join (a few joins:
+            # one per parallel or map running); without them, the general path
+            parent = position(tokens, token.parent, at)
             joins = inst.joins
-            k = len(joins) - 1  # its parallel's join (a few: one per parallel or map running)
+            k = len(joins) - 1
             while k >= 0 and joins[k].token != token.parent:
                 k -= 1
             if parent < 0 or k < 0:
-                return stepped(inst, context, tokens, (), tuple(decisions))
+                return None
             entry = c.states[tokens[parent].state].entry
             if not isinstance(entry, tb.ParallelEntry):
                 return None
             join = counted(joins[k], target.ends_ok, token.index, {}, False)
             if verdict(entry, join) != UNDECIDED:
                 return None  # the join decides: the general path
+            tokens = tokens[:at] + tokens[at + 1 :]
             joins = joins[:k] + (join,) + joins[k + 1 :]  # noqa: RUF005
             return stepped(inst, context, tokens, (), tuple(decisions), {"joins": joins})
     except ExpressionError:

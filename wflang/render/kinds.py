@@ -54,6 +54,13 @@ _EVENT: dict[str, Any] = {
     "fill": "#fff8e1",
     "border": "#a0740b",
 }
+#: Forks and joins: the gateways of a parallel or a map.
+_GATEWAY: dict[str, Any] = {
+    "shape": "diamond",
+    "mermaid": ("{", "}"),
+    "fill": "#fffde7",
+    "border": "#8d6e00",
+}
 _END: dict[str, Any] = {
     "shape": "circle",
     "mermaid": ("((", "))"),
@@ -88,34 +95,12 @@ KINDS: dict[str, Style] = {
         description="call of a sub-workflow",
     ),
     "fork.parallel": Style(
-        "diamond",
-        ("{", "}"),
-        marker="+",
-        fill="#fffde7",
-        border="#8d6e00",
-        width=0.4,
-        show_name=False,
-        description="parallel fork",
+        **_GATEWAY, marker="+", width=0.4, show_name=False, description="parallel fork"
     ),
     "fork.map": Style(
-        "diamond",
-        ("{", "}"),
-        marker="|||",
-        fill="#fffde7",
-        border="#8d6e00",
-        width=0.4,
-        show_name=False,
-        description="map: one item each",
+        **_GATEWAY, marker="|||", width=0.4, show_name=False, description="map: one item each"
     ),
-    "join": Style(
-        "diamond",
-        ("{", "}"),
-        marker="+",
-        fill="#fffde7",
-        border="#8d6e00",
-        small=True,
-        description="join",
-    ),
+    "join": Style(**_GATEWAY, marker="+", small=True, description="join"),
     "end.completed": Style(
         **_END, fill="#e8f5e9", border="#2e7d32", marker="✓", description="end: completed"
     ),

@@ -146,25 +146,21 @@ class Claims:
         if not keys:
             return ()
         leased = self.tx.query(
-            f"{_LEASE}WHERE key IN ({placeholders(len(keys))}) "
-            "RETURNING key, instance_id, node, service, args, attempt, lease_epoch, claims, "
-            "at_most_once",
+            f"{_LEASE}WHERE key IN ({placeholders(len(keys))}) RETURNING {rows.LEASED_COLUMNS}",
             (self.worker, self.until, self.now, *keys),
         )
         claimed: list[ClaimedTask] = []
-        for row in leased:
-            key, iid, node, service = str(row[0]), str(row[1]), str(row[2]), str(row[3])
-            args, attempt, epoch, claims, was_once = row[4:]
+        for call in map(rows.leased, leased):
             # A call that was started as at-most-once is never started again, whatever
             # this worker was told: the flag recorded on the task decides.
-            if rows.integer(was_once) and rows.integer(claims) > 1:
-                self.interrupt(key, iid, node)
+            if call.at_most_once and call.claims > 1:
+                self.interrupt(call.key, call.instance_id, call.node)
                 continue
-            if service in self.once and not rows.integer(was_once):
-                self.tx.execute("UPDATE wf_task SET at_most_once = 1 WHERE key = ?", (key,))
+            if call.service in self.once and not call.at_most_once:
+                self.tx.execute("UPDATE wf_task SET at_most_once = 1 WHERE key = ?", (call.key,))
             claimed.append(
-                ClaimedTask(key, iid, node, service, codec.loads(rows.text(args)),
-                            rows.integer(attempt), rows.integer(epoch), self.until)
+                ClaimedTask(call.key, call.instance_id, call.node, call.service,
+                            codec.loads(call.args_json), call.attempt, call.epoch, self.until)
             )  # fmt: skip
         claimed.sort(key=lambda c: c.key)
         return tuple(claimed)

@@ -203,3 +203,37 @@ def inbox_row(row: Row) -> InboxRow:
         maybe_text(reason),
         integer(at),
     )
+
+
+#: The columns of a call a worker leases (``leased``).
+LEASED_COLUMNS = "key, instance_id, node, service, args, attempt, lease_epoch, claims, at_most_once"
+
+
+class Leased(NamedTuple):
+    """A call as its lease returned it: how often it has been claimed, and whether it was
+    started as at-most-once (its arguments still as stored)."""
+
+    key: str
+    instance_id: str
+    node: str
+    service: str
+    args_json: str
+    attempt: int
+    epoch: int
+    claims: int
+    at_most_once: bool
+
+
+def leased(row: Row) -> Leased:
+    key, iid, node, service, args, attempt, epoch, claims, once = row
+    return Leased(
+        text(key),
+        text(iid),
+        text(node),
+        text(service),
+        text(args),
+        integer(attempt),
+        integer(epoch),
+        integer(claims),
+        bool(integer(once)),
+    )

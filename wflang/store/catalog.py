@@ -105,7 +105,7 @@ def register(
         (table.workflow, table.version),
     )
     if found:
-        old_hash, old_text = rows.text(found[0][0]), rows.text(found[0][1])
+        old_hash, old_text = (rows.text(x) for x in found[0])
         if old_hash == digest or same_behaviour(loads(old_text), table):
             return False
         raise VersionConflict(
@@ -115,8 +115,9 @@ def register(
         )
     other = tx.query("SELECT name, version FROM wf_workflow WHERE hash = ?", (digest,))
     if other:
+        other_name, other_version = other[0]
         raise VersionConflict(
-            f"this table is already deployed as {other[0][0]} version {other[0][1]}"
+            f"this table is already deployed as {other_name} version {other_version}"
         )
     tx.execute(
         "INSERT INTO wf_workflow (name, version, hash, table_json, source_file, "
@@ -149,6 +150,7 @@ def versions(tx: Tx, name: str | None) -> list[VersionInfo]:
     if name and not found:
         raise UnknownWorkflow(f"no deployed workflow '{name}'")
     latest: dict[str, int] = {}
-    for r in found:
-        latest[rows.text(r[0])] = max(latest.get(rows.text(r[0]), 0), rows.integer(r[1]))
-    return [rows.version_info(r, latest[rows.text(r[0])]) for r in found]
+    for workflow, version, *_ in found:
+        named = rows.text(workflow)
+        latest[named] = max(latest.get(named, 0), rows.integer(version))
+    return [rows.version_info(r, latest) for r in found]

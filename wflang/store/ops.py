@@ -62,9 +62,10 @@ def create(
     (a retried start is the same instance, whichever version it was pinned to)."""
     found = tx.query("SELECT workflow, input FROM wf_instance WHERE id = ?", (instance_id,))
     if found:
+        stored_workflow, stored_input = (rows.text(x) for x in found[0])
         given = codec.loads(codec.dumps(dict(input)))  # as stored: 1 is not 1.0
-        same_input = identical(codec.loads(rows.text(found[0][1])), given)
-        if rows.text(found[0][0]) == workflow and same_input:
+        same_input = identical(codec.loads(stored_input), given)
+        if stored_workflow == workflow and same_input:
             return False
         raise IllegalAction(
             f"instance '{instance_id}' already exists with another workflow or input"

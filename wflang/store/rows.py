@@ -7,7 +7,7 @@ these columns); ``integer`` and ``text`` say what each column holds, once.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import NamedTuple
 
 from wflang.runtime import codec
@@ -135,8 +135,9 @@ def outbox_event(row: Row) -> OutboxEvent:
     )
 
 
-def version_info(row: Row, latest: int) -> VersionInfo:
-    """A row of ``versions`` (name, version, hash, deployed_at, running, finished)."""
+def version_info(row: Row, latest: Mapping[str, int]) -> VersionInfo:
+    """A row of ``versions`` (name, version, hash, deployed_at, running, finished), given
+    the latest version of each workflow."""
     name, version, digest, at, running, finished = row
     return VersionInfo(
         text(name),
@@ -145,7 +146,7 @@ def version_info(row: Row, latest: int) -> VersionInfo:
         integer(at),
         integer(running or 0),
         integer(finished or 0),
-        latest == integer(version),
+        latest[text(name)] == integer(version),
     )
 
 

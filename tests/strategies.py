@@ -57,7 +57,9 @@ def _extend(inner: st.SearchStrategy[ex.Expr]) -> st.SearchStrategy[ex.Expr]:
 exprs = st.recursive(leaves, _extend, max_leaves=12)
 
 base_types: st.SearchStrategy[ty.NamedType | ty.GenericType] = st.recursive(
-    st.one_of(st.sampled_from(ty.PRIMITIVE_TYPES), names).map(ty.NamedType),
+    st.one_of(
+        st.sampled_from(ty.PRIMITIVE_TYPES), names, st.tuples(names, names).map(".".join)
+    ).map(ty.NamedType),
     lambda inner: st.one_of(
         inner.map(lambda t: ty.GenericType("list", (t,))),
         inner.map(lambda t: ty.GenericType("map", (ty.NamedType("string"), t))),
@@ -165,7 +167,9 @@ declarations: st.SearchStrategy[sp.Declaration] = st.one_of(
     st.builds(sp.MessageDecl, idents, st.none() | field_tuples),
     st.builds(sp.ErrorDecl, id_tuples),
     st.builds(sp.ServiceDecl, idents.map(lambda i: i) | dotted, field_tuples,
-              st.none() | field_tuples, st.lists(idents, max_size=2).map(tuple)),
+              st.none() | field_tuples | base_types.filter(
+                  lambda t: isinstance(t, ty.NamedType)).map(lambda t: t),
+              st.lists(idents, max_size=2).map(tuple), st.booleans()),
     st.builds(sp.StartDecl, idents),
 )  # fmt: skip
 

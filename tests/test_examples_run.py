@@ -142,7 +142,7 @@ def test_every_top_level_end_of_every_example_is_reached() -> None:
             for s in table.states
             if s.kind == "end" and s.owner == tb.NO_STATE
         }
-    assert len({w for w, _ in ends}) == 11
+    assert len({w for w, _ in ends}) == 12
     assert ends - REACHED == set()
     assert REACHED - ends == set()
 
@@ -1665,3 +1665,82 @@ def test_purchase_rejected_before_pricing(change: dict[str, Value]) -> None:
     finished(env, iid, "rejected", "failed", None)
     assert env.instance(iid).error == "OrderRejected"
     assert env.services_called() == []
+
+
+# -------------------------------------------------------------------- pricing
+
+PRICING: dict[str, Value] = {
+    "sku": "bolt-m8",
+    "qty": 3,
+    "buyer": CUSTOMER,
+    "credit_limit": Decimal("100.00"),
+}
+
+
+#: The quote leaves out its currency (the record's default) and gives its price as a
+#: JSON float (read as the decimal it is written as, exactly).
+def float_quote(**_: Value) -> Any:
+    return {"supplier": "acme", "price": 2.1}  # as a JSON API would give it
+
+
+PRICING_OK: dict[str, Script] = {
+    "pricing__quote": float_quote,
+    "stock__hold": succeed({"hold_id": "h-1", "expires_at": T0 + HOUR}),
+    "risk__score": succeed({"score": 10}),
+    "stock__release": succeed(),
+}
+QUOTE: dict[str, Value] = {"supplier": "acme", "price": Decimal("2.1"), "currency": "EUR"}
+
+
+def pricing(**handlers: Script) -> WorkflowEnv:
+    return env_of("pricing.wf", **{**PRICING_OK, **handlers})
+
+
+@reaches("pricing", "priced")
+def test_pricing_priced_with_the_named_results_defaults_and_exact_decimals() -> None:
+    env = pricing()
+    iid = env.start("pricing", PRICING)
+    output: dict[str, Value] = {
+        "price": Decimal("6.3"),
+        "currency": "EUR",
+        "hold_id": "h-1",
+        "quote": QUOTE,
+    }
+    finished(env, iid, "priced", "completed", output, quote=QUOTE, risk=10)
+    assert calls(env, "pricing.quote") == [{"sku": "bolt-m8", "qty": 3, "tier": "gold"}]
+
+
+@reaches("pricing", "refused")
+@pytest.mark.parametrize(("score", "limit"), [(90, "100.00"), (10, "6.29")])
+def test_pricing_refused_releases_the_hold_but_undoes_no_read(score: int, limit: str) -> None:
+    env = pricing(risk__score=succeed({"score": score}))
+    iid = env.start("pricing", {**PRICING, "credit_limit": Decimal(limit)})
+    finished(env, iid, "refused", "compensated", None, hold_id="h-1", risk=score)
+    assert env.services_called() == ["pricing.quote", "stock.hold", "risk.score", "stock.release"]
+    assert calls(env, "stock.release") == [{"hold_id": "h-1"}]
+
+
+@reaches("pricing", "no_price")
+def test_pricing_no_price() -> None:
+    env = pricing(pricing__quote=permanent("NoPrice"))
+    iid = env.start("pricing", PRICING)
+    finished(env, iid, "no_price", "failed", quote=None)
+    assert env.instance(iid).error == "NoPrice"
+
+
+@reaches("pricing", "no_stock")
+def test_pricing_no_stock() -> None:
+    env = pricing(stock__hold=permanent("NoStock"))
+    iid = env.start("pricing", PRICING)
+    finished(env, iid, "no_stock", "failed", hold_id=None)
+    assert env.services_called() == ["pricing.quote", "stock.hold"]
+
+
+def test_pricing_a_quote_that_does_not_fit_its_named_record_fails_the_attempt() -> None:
+    env = pricing(pricing__quote=succeed({"supplier": "acme", "price": "cheap"}))
+    iid = env.start("pricing", PRICING)
+    env.advance(minutes=1)  # past the quote's retries: an invalid result is not retried
+    assert env.status(iid) == "dead_lettered"
+    assert env.instance(iid).error == "quote: InvalidResult 'price' must be decimal, not str"
+    assert env.services_called() == ["pricing.quote"]
+    assert env.context(iid)["quote"] is None

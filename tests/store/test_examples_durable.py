@@ -386,6 +386,55 @@ def _quote(**args: Value) -> Mapping[str, Value]:
 
 PURCHASE_HANDLERS = handlers_of(pricing__quote=_quote, purchasing__approve=ok({"approver": "kim"}))
 
+
+def pricing(d: Driver) -> str:
+    """A quote (a named record, its currency left to the default, its price a float),
+    a hold and a risk score: priced."""
+    data: dict[str, Value] = {
+        "sku": "bolt-m8",
+        "qty": 3,
+        "buyer": CUSTOMER,
+        "credit_limit": Decimal("100.00"),
+    }
+    return d.start("pricing", data, "pr-1")
+
+
+def float_quote(**_: Value) -> Any:
+    return {"supplier": "acme", "price": 2.1}  # as a JSON API would give it
+
+
+PRICING_HANDLERS = handlers_of(
+    pricing__quote=float_quote,
+    stock__hold=ok({"hold_id": "h-1", "expires_at": T0 + HOUR}),
+    risk__score=ok({"score": 10}),
+    stock__release=ok(),
+)
+
+
+def test_pricing_fills_the_named_results_defaults_exactly_on_a_store(
+    store: Store, clock: VirtualClock
+) -> None:
+    d = DurableDriver(store, clock, PRICING_HANDLERS, example("pricing"))
+    iid = pricing(d)
+    quote = {"supplier": "acme", "price": Decimal("2.1"), "currency": "EUR"}
+    got = d.instance(iid)
+    assert got.status is rt.Status.COMPLETED, got.error
+    assert got.context["quote"] == quote and got.output is not None
+    assert got.output["price"] == Decimal("6.3") and got.output["currency"] == "EUR"
+    replays_exactly(store, iid)
+
+
+def test_pricing_refused_compensates_only_the_hold_on_a_store(
+    store: Store, clock: VirtualClock
+) -> None:
+    handlers = {**PRICING_HANDLERS, "risk.score": ok({"score": 95})}
+    d = DurableDriver(store, clock, handlers, example("pricing"))
+    iid = pricing(d)
+    assert d.instance(iid).status is rt.Status.COMPENSATED
+    assert d.recorder.services() == ["pricing.quote", "stock.hold", "risk.score", "stock.release"]
+    replays_exactly(store, iid)
+
+
 Scenario = Callable[[Driver], str]
 SCENARIOS: dict[str, tuple[Scenario, tuple[str, ...], dict[str, Handler], str, str]] = {
     # name: (drive, tables, handlers, end status, end node)
@@ -447,6 +496,7 @@ SCENARIOS: dict[str, tuple[Scenario, tuple[str, ...], dict[str, Handler], str, s
         "completed",
         "approved",
     ),
+    "pricing": (pricing, ("pricing",), PRICING_HANDLERS, "completed", "priced"),
     "subscription_renewal": (
         subscription_renewal,
         ("subscription_renewal",),

@@ -39,6 +39,7 @@ from wflang.compiler.types import (
 )
 from wflang.dsl import expr as ex
 from wflang.dsl import spec as sp
+from wflang.dsl import types as ty
 from wflang.dsl.span import Span
 from wflang.dsl.walk import sub_flows
 
@@ -194,6 +195,8 @@ def _result_type(m: Model, env: TypeEnv, node: sp.Node) -> Type | None:
         service = m.services.get(work.service.text)
         if service is None:
             return UNKNOWN
+        if isinstance(service.result, ty.NamedType):  # a record type: its fields, typed
+            return env.resolve(service.result)
         return env.record(f"result of {service.name.text}", service.result or ())
     if isinstance(work, sp.UserWork | sp.ManualWork):
         return env.record(f"form of {node.name.text}", getattr(node, "form", None) or ())

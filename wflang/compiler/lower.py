@@ -161,6 +161,13 @@ class _Lowering:
             for k, t in enumerate(getattr(node, "timeouts", ()))
         )
 
+    def read_only(self, work: sp.TaskWork) -> bool:
+        """Whether a task calls a service declared ``reads``."""
+        if not isinstance(work, sp.ServiceWork):
+            return False
+        service = self.model.services.get(work.service.text)
+        return service is not None and service.read_only
+
     def raises(self, work: sp.TaskWork) -> tuple[str, ...] | None:
         """A service's declared errors (the checker made sure it is declared)."""
         if not isinstance(work, sp.ServiceWork):
@@ -213,6 +220,7 @@ class _Lowering:
                     retry=self.retry(node.retry),
                     timers=self.timers(node),
                     raises=self.raises(work),
+                    read_only=self.read_only(work),
                 )
             case sp.ChoiceNode():
                 return tb.ChoiceEntry()
@@ -326,6 +334,7 @@ def lower(model: Model) -> tb.Table:
         tb.InputField(name, str(f.type), None if f.default is None else low.expression(f.default))
         for name, f in model.input.items()
     )
+    types = _types(model, low)  # before the expressions are taken: defaults add some
     return tb.Table(
         schema=tb.SCHEMA_VERSION,
         workflow=spec.header.name.text,
@@ -340,18 +349,24 @@ def lower(model: Model) -> tb.Table:
         input=inputs,
         context=context,
         errors=tuple(sorted(model.errors)),
-        types=_types(model),
+        types=types,
     )
 
 
-def _fields(fields: tuple[sp.Field, ...] | None) -> tuple[tb.FieldType, ...]:
-    return tuple(
-        tb.FieldType(f.name.text, str(f.type), f.default is not None) for f in fields or ()
-    )
-
-
-def _types(model: Model) -> tb.Types:
+def _types(model: Model, low: _Lowering) -> tb.Types:
     """The declared shapes the runtime checks outside values against (sorted: stable hash)."""
+
+    def _fields(fields: tuple[sp.Field, ...] | None) -> tuple[tb.FieldType, ...]:
+        return tuple(
+            tb.FieldType(
+                f.name.text,
+                str(f.type),
+                f.default is not None,
+                None if f.default is None else low.expression(f.default),
+            )
+            for f in fields or ()
+        )
+
     records, enums = [], []
     for name, decl in sorted(model.types.items()):
         if isinstance(decl, sp.EnumDecl):
@@ -365,8 +380,9 @@ def _types(model: Model) -> tb.Types:
             continue
         if isinstance(node.work, sp.ServiceWork):
             service = model.services.get(node.work.service.text)
-            if service is not None and service.result is not None:
-                results.append(tb.Shape(name, _fields(service.result)))
+            fields = None if service is None else model.result_fields(service)
+            if fields is not None:
+                results.append(tb.Shape(name, _fields(fields)))
         elif node.form is not None:
             results.append(tb.Shape(name, _fields(node.form)))
     return tb.Types(

@@ -103,7 +103,11 @@ class Model:
     #: Scopes where a node is defined twice: the second one's flow is not in the graph.
     duplicate_scopes: set[str] = field(factory=set)
     scopes: dict[str, list[str]] = field(factory=dict)
+    #: Types by the names they are written with: ``Item`` (declared here or in an
+    #: imported file) and ``alias.Item`` (declared in the file imported ``as alias``).
     types: dict[str, sp.TypeDecl | sp.EnumDecl] = field(factory=dict)
+    #: The files imported ``as alias``, by alias: the types each declares, by name.
+    aliases: dict[str, dict[str, sp.TypeDecl | sp.EnumDecl]] = field(factory=dict)
     signals: dict[str, sp.SignalDecl] = field(factory=dict)
     messages: dict[str, sp.MessageDecl] = field(factory=dict)
     errors: dict[str, sp.Ident] = field(factory=dict)
@@ -215,6 +219,15 @@ class Model:
     def ends(self, scope: str) -> list[str]:
         return [n for n in self.scopes.get(scope, []) if isinstance(self.nodes[n].node, sp.EndNode)]
 
+    def result_fields(self, service: sp.ServiceDecl) -> tuple[sp.Field, ...] | None:
+        """The fields of a service's result, written inline or by a record type's name;
+        None when it has no result or names no record (``unknown-reference`` says so)."""
+        result = service.result
+        if result is None or isinstance(result, tuple):
+            return result
+        decl = self.types.get(result.name)
+        return decl.fields if isinstance(decl, sp.TypeDecl) else None
+
     def all_nodes(self) -> Iterator[sp.Node]:
         for info in self.nodes.values():
             yield info.node
@@ -235,7 +248,10 @@ def build_model(module: Module, program: Program) -> Model:
         callee = program.modules[target].spec
         if callee is None:
             model.imports_complete = False
-        elif callee.header is not None:
+            continue
+        if decl.alias is not None:
+            _qualify(model, decl.alias.text, callee)
+        if callee.header is not None:
             name = callee.header.name.text
             key = f"{decl.alias.text}.{name}" if decl.alias is not None else name
             model.workflows[key] = CallableWorkflow(callee, target)
@@ -244,6 +260,15 @@ def build_model(module: Module, program: Program) -> Model:
     _declare(model, spec, own=True)
     _add_nodes(model, spec.nodes)
     return model
+
+
+def _qualify(model: Model, alias: str, spec: sp.WorkflowSpec) -> None:
+    """Name the types of a file imported ``as alias`` also ``alias.Type``."""
+    declared = model.aliases.setdefault(alias, {})
+    for decl in spec.declarations:
+        if isinstance(decl, sp.TypeDecl | sp.EnumDecl):
+            declared[decl.name.text] = decl
+            model.types[f"{alias}.{decl.name.text}"] = decl
 
 
 def _declare(model: Model, spec: sp.WorkflowSpec, *, own: bool) -> None:

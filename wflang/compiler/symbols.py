@@ -49,7 +49,8 @@ def field_groups(m: Model) -> Iterator[tuple[str, tuple[sp.Field, ...]]]:
             yield f"payload of {d.name.text}", d.payload
         elif isinstance(d, sp.ServiceDecl):
             yield f"parameters of {d.name.text}", d.params
-            yield f"result of {d.name.text}", d.result or ()
+            if isinstance(d.result, tuple):  # a named result's fields are its type's
+                yield f"result of {d.name.text}", d.result
     for node in m.all_nodes():
         form = getattr(node, "form", None)
         if form:

@@ -180,10 +180,16 @@ class TypeEnv:
         if spec.name in PRIMITIVES:
             return Prim(spec.name)
         decl = self.types.get(spec.name)
+        # ``alias.Item`` is the type ``Item`` unless this file's own ``Item`` hides it.
+        name = (
+            decl.name.text
+            if decl is not None and self.types.get(decl.name.text) is decl
+            else spec.name
+        )
         if isinstance(decl, sp.EnumDecl):
-            return Enum(decl.name.text)
+            return Enum(name)
         if isinstance(decl, sp.TypeDecl):
-            return Record(decl.name.text)
+            return Record(name)
         return UNKNOWN
 
     def record(self, name: str, fields: tuple[sp.Field, ...] | Mapping[str, sp.Field]) -> Record:

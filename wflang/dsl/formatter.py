@@ -280,12 +280,14 @@ def _error(d: sp.ErrorDecl, w: Writer) -> None:
 
 
 def _service(d: sp.ServiceDecl, w: Writer) -> None:
-    """One line when it fits; else the result, then the parameters, one per line."""
-    raises = f" raises {_names(d.raises)}" if d.raises else ""
+    """One line when it fits; else the result, then the parameters, one per line.
+    What follows the result (``reads``, then ``raises``) stays on its closing line."""
+    raises = (" reads" if d.read_only else "") + (f" raises {_names(d.raises)}" if d.raises else "")
     params = [(_field(p), p.span) for p in d.params]
     head = f"service {d.name.text}({', '.join(t for t, _ in params)})"
-    result = None if d.result is None else [(_field(f), f.span) for f in d.result]
-    inline = "" if result is None else f" -> {_one_line(result)}"
+    result = None if not isinstance(d.result, tuple) else [(_field(f), f.span) for f in d.result]
+    named = "" if d.result is None or isinstance(d.result, tuple) else f" -> {d.result}"
+    inline = named if result is None else f" -> {_one_line(result)}"
     _, closing = w.braces(d.span, "(", "}" if result is not None else ")")
     if w.fits(head + inline + raises) and not w.has_comment_inside(d.span, closing):
         w.line(head + inline + raises, d.span)

@@ -40,6 +40,7 @@ def make_converter() -> cattrs.Converter:
         configure_tagged_union(union, conv, tag_generator=kind_tag, tag_name="kind")
     # Member hooks are made when a union is configured: optional expressions first.
     _optional(conv, ex.Expr)
+    _service_result(conv)
     for union in (sp.TaskWork, sp.WaitTrigger, sp.Node, sp.Item):
         configure_tagged_union(union, conv, tag_generator=kind_tag, tag_name="kind")
     return conv
@@ -56,6 +57,32 @@ def _optional(conv: cattrs.Converter, union: Any) -> None:
     conv.register_structure_hook_func(
         lambda t: t == optional, lambda v, _: None if v is None else structure_union(v, union)
     )
+
+
+def _service_result(conv: cattrs.Converter) -> None:
+    """A service's result: none (null), its fields (a list) or a record type's name
+    (a tagged type, ``{"kind": "named", ...}``)."""
+    result: Any = tuple[sp.Field, ...] | ty.NamedType | None
+    fields: Any = tuple[sp.Field, ...]
+    typed: Any = ty.TypeSpec
+
+    def unstructure(v: tuple[sp.Field, ...] | ty.NamedType | None) -> Any:
+        return (
+            None
+            if v is None
+            else conv.unstructure(v, typed if isinstance(v, ty.NamedType) else fields)
+        )
+
+    def structure(v: Any, _: Any) -> tuple[sp.Field, ...] | ty.NamedType | None:
+        if v is None:
+            return None
+        if isinstance(v, dict):
+            named: ty.NamedType = conv.structure(v, typed)
+            return named
+        return conv.structure(v, fields)  # type: ignore[no-any-return]
+
+    conv.register_unstructure_hook_func(lambda t: t == result, unstructure)
+    conv.register_structure_hook_func(lambda t: t == result, structure)
 
 
 CONVERTER = make_converter()

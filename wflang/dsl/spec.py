@@ -13,7 +13,7 @@ from attrs import field, frozen
 
 from wflang.dsl.expr import DurationLit, Expr, StringLit
 from wflang.dsl.span import Span, span_field
-from wflang.dsl.types import TypeSpec
+from wflang.dsl.types import NamedType, TypeSpec
 
 
 @frozen
@@ -151,12 +151,17 @@ class ErrorDecl:
 
 @frozen
 class ServiceDecl:
-    """``service inventory.reserve(items: list[Item]) -> { id: string } raises OutOfStock``."""
+    """``service inventory.reserve(items: list[Item]) -> { id: string } raises OutOfStock``.
+
+    The result is a record written inline (its fields), a record type by name
+    (``-> Quote``, ``-> pricing.Quote``), or None (no result). ``read_only``: the
+    service is declared ``reads`` (it changes nothing, so there is nothing to undo)."""
 
     name: Ident
     params: tuple[Field, ...]
-    result: tuple[Field, ...] | None = None
+    result: tuple[Field, ...] | NamedType | None = None
     raises: tuple[Ident, ...] = ()
+    read_only: bool = False
     span: Span = span_field()
 
 

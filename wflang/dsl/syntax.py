@@ -94,6 +94,8 @@ class Vocabulary:
 def hint_for(vocab: Vocabulary, token: Token, expected: Collection[str]) -> str | None:
     """A hint for the common slips, or None."""
     value = str(token)
+    if value == "reads" and "COMMA" in expected and "READS" not in expected:
+        return "'reads' comes before 'raises': service s.f(...) -> { ... } reads raises E"
     if token.type == "EQUAL" and "COMP_OP" in expected:
         return "use '==' to compare; '=' only gives a field its default value"
     if token.type == "EQUAL" and "COLON" in expected:

@@ -37,9 +37,10 @@ def cluster_of(scope: str) -> str | None:
     return None if scope == TOP else scope
 
 
-def node_for(node: sp.Node, cluster: str | None) -> DNode:
-    """The drawn node of a spec node (the fork, for a parallel or a map)."""
-    kind, detail = classify(node)
+def node_for(node: sp.Node, cluster: str | None, read_only: frozenset[str] = frozenset()) -> DNode:
+    """The drawn node of a spec node (the fork, for a parallel or a map); ``read_only``:
+    the services declared ``reads``."""
+    kind, detail = classify(node, read_only)
     return DNode(node.name.text, kind, node.name.text, detail, cluster)
 
 
@@ -91,6 +92,8 @@ class _Builder:
     nodes: list[DNode] = field(factory=list)
     edges: list[DEdge] = field(factory=list)
     clusters: list[Cluster] = field(factory=list)
+    #: The services declared ``reads``: their tasks are drawn apart.
+    read_only: frozenset[str] = frozenset()
 
     def scope(self, scope: str) -> None:
         for name in self.model.scopes.get(scope, []):
@@ -99,7 +102,7 @@ class _Builder:
     def node(self, node: sp.Node, cluster: str | None) -> None:
         name = node.name.text
         inside = isinstance(node, sp.ParallelNode | sp.MapNode)  # the fork is in its cluster
-        self.nodes.append(node_for(node, name if inside else cluster))
+        self.nodes.append(node_for(node, name if inside else cluster, self.read_only))
         if isinstance(node, sp.ParallelNode):
             self.parallel(node, cluster)
         elif isinstance(node, sp.MapNode):
@@ -155,7 +158,7 @@ def title(spec: sp.WorkflowSpec) -> str:
 
 def build(model: Model) -> Diagram:
     """The diagram of a workflow: its start, every node and edge, in source order."""
-    b = _Builder(model)
+    b = _Builder(model, read_only=frozenset(n for n, d in model.services.items() if d.read_only))
     start = model.start
     b.nodes.append(DNode(START, "start", "start"))
     if start is not None:

@@ -80,6 +80,12 @@ KINDS: dict[str, Style] = {
         description="start",
     ),
     "task.service": Style(**_TASK_ARGS, marker="⚙", description="service task"),
+    # A read-only service (`reads`): nothing to undo, so drawn paler, and its detail says so.
+    "task.service.reads": Style(
+        **{**_TASK_ARGS, "fill": "#f4f9f4", "border": "#5b8c5a"},
+        marker="⚙",
+        description="service task that only reads",
+    ),
     "task.script": Style(**_TASK_ARGS, marker="✎", description="script task"),
     "task.user": Style(**_TASK_ARGS, marker="☺", description="user task"),
     "task.manual": Style(**_TASK_ARGS, marker="☝", description="manual task"),
@@ -130,8 +136,10 @@ def _retry(retry: sp.Retry | None) -> str:
     return f" · ↻ {retry.attempts}×"  # noqa: RUF001 (a multiplication sign)
 
 
-def _task(n: sp.TaskNode) -> tuple[str, tuple[str, ...]]:
+def _task(n: sp.TaskNode, read_only: frozenset[str]) -> tuple[str, tuple[str, ...]]:
     kind, what = _work(n.work)
+    if isinstance(n.work, sp.ServiceWork) and n.work.service.text in read_only:
+        kind, what = f"{kind}.reads", f"{what} · reads"
     style = KINDS[f"task.{kind}"]
     return f"task.{kind}", (f"{style.marker} {what}{_retry(n.retry)}",)
 
@@ -224,11 +232,12 @@ def _map(n: sp.MapNode) -> tuple[str, tuple[str, ...]]:
     return "fork.map", ()
 
 
-def classify(node: sp.Node) -> tuple[str, tuple[str, ...]]:
-    """A node's kind key (in ``KINDS``) and the detail lines drawn under its name."""
+def classify(node: sp.Node, read_only: frozenset[str] = frozenset()) -> tuple[str, tuple[str, ...]]:
+    """A node's kind key (in ``KINDS``) and the detail lines drawn under its name;
+    ``read_only``: the services declared ``reads``, whose tasks are drawn apart."""
     match node:
         case sp.TaskNode():
-            return _task(node)
+            return _task(node, read_only)
         case sp.ChoiceNode():
             return _choice(node)
         case sp.WaitNode():

@@ -42,7 +42,8 @@ def describe(table: tb.Table) -> str:
     ]
     for i, s in enumerate(table.states):
         owner = "" if s.owner == tb.NO_STATE else f"  in {name(s.owner)}"
-        out.append(f"  {i:>3}  {s.kind:<8} {s.name}{owner}")
+        reads = "  (reads)" if isinstance(s.entry, tb.TaskEntry) and s.entry.read_only else ""
+        out.append(f"  {i:>3}  {s.kind:<8} {s.name}{owner}{reads}")
     out += ["", f"events ({len(table.events)}): " + ", ".join(table.events), "", "rows:"]
     for row in table.rows:
         event = table.events[row.event]

@@ -70,6 +70,10 @@ class TaskEntry:
     #: handler may fail it with by name (``validate.undeclared_error``). None: a human or
     #: script task, or a table compiled before services' errors were a contract.
     raises: tuple[str, ...] | None = None
+    #: A service task whose service is declared ``reads``: it changes nothing outside.
+    #: The step treats it as any service task (``wf check`` refuses compensating it,
+    #: WF405); the table says so for the tools that read it.
+    read_only: bool = False
 
 
 @frozen
@@ -183,11 +187,14 @@ class InputField:
 
 @frozen
 class FieldType:
-    """A declared field: its name, its type as written, and whether it may be left out."""
+    """A declared field: its name, its type as written, and whether it may be left out;
+    ``default``: its default value's expression (a constant), which fills a service's
+    result where the handler left the field out (``validate.check_handler_result``)."""
 
     name: str
     type: str
     has_default: bool = False
+    default: int | None = None
 
 
 @frozen

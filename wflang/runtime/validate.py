@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal
 
 from wflang.runtime.failures import RUNTIME_ERRORS
-from wflang.runtime.ir import Value
+from wflang.runtime.ir import Value, evaluate
 from wflang.runtime.numbers import canonical, fits
 from wflang.runtime.table import FieldType, Table, Types
 
@@ -137,8 +137,9 @@ def _sized(value: object, where: str) -> list[str]:
 #: A quick check of a result: (name, accepted types, optional, has a default) per
 #: declared field when every field is a scalar; None when some field needs the full check.
 _Plan = tuple[tuple[str, tuple[type, ...], bool, bool], ...]
-#: A step's declared result: its fields and their quick check.
-_Declared = tuple[tuple[FieldType, ...], _Plan | None]
+#: A step's declared result: its fields, their quick check, and whether a default may
+#: fill a field of it or of a record it holds (most results have none: nothing to walk).
+_Declared = tuple[tuple[FieldType, ...], _Plan | None, bool]
 
 
 def _results(table: Table) -> dict[str, _Declared]:
@@ -147,7 +148,10 @@ def _results(table: Table) -> dict[str, _Declared]:
     memo = table.memo
     results: dict[str, _Declared] | None = memo.results  # type: ignore[assignment]
     if results is None:
-        results = {s.name: (s.fields, _plan(s.fields)) for s in table.types.results}
+        results = {
+            s.name: (s.fields, _plan(s.fields), _has_defaults(table, s.fields))
+            for s in table.types.results
+        }
         memo.results = results
     return results
 
@@ -180,7 +184,74 @@ def check_handler_result(
             return {}, [f"{p} in the result of {state}" for p in problems]
         assert isinstance(value, dict)
         output = value
-    return output, validate_handler_result(table, state, output)
+    declared = _results(table).get(state)
+    if declared is None:
+        return output, []
+    problems = _result_problems(table, state, declared, output)
+    if not problems and declared[2]:
+        filled = _fill(table, declared[0], output, 0)  # a copy where a default goes
+        assert isinstance(filled, dict)
+        output = filled
+    return output, problems
+
+
+def _has_defaults(table: Table, fields: Sequence[FieldType]) -> bool:
+    records = {r.name: r.fields for r in table.types.records}
+    seen: set[str] = set()
+    todo = [fields]
+    while todo:
+        group = todo.pop()
+        if any(f.default is not None for f in group):
+            return True
+        for f in group:
+            for name in _type_names(f.type):
+                if name in records and name not in seen:
+                    seen.add(name)
+                    todo.append(records[name])
+    return False
+
+
+def _type_names(type_text: str) -> list[str]:
+    """The names a type is written with: ``map[string, list[Item]]?`` gives map,
+    string, list, Item."""
+    for ch in "[],?":
+        type_text = type_text.replace(ch, " ")
+    return type_text.split()
+
+
+def _fill(table: Table, fields: Sequence[FieldType], record: dict[str, Value], depth: int) -> Value:
+    """A record (checked against ``fields``) with the defaults of the fields it leaves
+    out, in it and in the records it holds; the same object when nothing was missing."""
+    out = record
+    for f in fields:
+        if f.name not in record:
+            if f.default is not None:
+                out = dict(record) if out is record else out
+                out[f.name] = evaluate(table.expressions[f.default], {})
+            continue
+        value = record[f.name]
+        new = _fill_value(table, f.type, value, depth + 1)
+        if new is not value:
+            out = dict(record) if out is record else out
+            out[f.name] = new
+    return out
+
+
+def _fill_value(table: Table, type_text: str, value: Value, depth: int) -> Value:
+    type_text = type_text.strip().removesuffix("?")
+    if value is None or depth > _MAX_DEPTH or type_text in _SCALARS:
+        return value
+    if type_text.startswith("list[") and isinstance(value, list):
+        items = [_fill_value(table, type_text[5:-1], v, depth + 1) for v in value]
+        return value if all(a is b for a, b in zip(items, value, strict=True)) else items
+    if type_text.startswith("map[") and isinstance(value, dict):
+        inner = _split_pair(type_text[4:-1])[2]
+        entries = {k: _fill_value(table, inner, v, depth + 1) for k, v in value.items()}
+        return value if all(entries[k] is v for k, v in value.items()) else entries
+    for record in table.types.records:
+        if record.name == type_text and isinstance(value, dict):
+            return _fill(table, record.fields, value, depth)
+    return value
 
 
 def _plain(record: Mapping[str, object]) -> bool:
@@ -257,9 +328,13 @@ def validate_handler_result(table: Table, state: str, result: Mapping[str, Value
     with their types; fields beyond them are let through (a handler may return a whole
     API response), since nothing can read them (``wf check`` refuses such reads)."""
     declared = _results(table).get(state)
-    if declared is None:
-        return []
-    fields, plan = declared
+    return [] if declared is None else _result_problems(table, state, declared, result)
+
+
+def _result_problems(
+    table: Table, state: str, declared: _Declared, result: Mapping[str, Value]
+) -> list[str]:
+    fields, plan, _ = declared
     if plan is not None and _fits(plan, result):  # the usual case, without any message
         return []
     return validate_fields(table.types, fields, result, f"result of {state}", extra=True)

@@ -345,7 +345,8 @@ def missing_header(m: Model) -> Iterator[Finding]:
 )
 def unknown_reference(m: Model) -> Iterator[Finding]:
     """Types, signals, messages, errors and services are declared in the file or
-    in a file it imports.
+    in a file it imports; ``alias.Type`` names a type of the file imported
+    ``as alias``. A service's result named by a type must name a record.
 
     Bad:
 
@@ -374,10 +375,18 @@ def unknown_reference(m: Model) -> Iterator[Finding]:
                 elif len(t.args) != arity:
                     yield Finding(f"'{t.name}' takes {arity} type argument(s)", t.span)
             elif t.name not in PRIMITIVES and t.name not in m.types and known:
+                yield _unknown_type(m, t)
+    for d in m.spec.declarations:
+        if isinstance(d, sp.ServiceDecl) and isinstance(d.result, ty.NamedType) and known:
+            decl = m.types.get(d.result.name)
+            if decl is None and d.result.name not in PRIMITIVES:
+                yield _unknown_type(m, d.result)
+            elif not isinstance(decl, sp.TypeDecl):
+                what = "an enum" if decl is not None else "a primitive type"
                 yield Finding(
-                    f"unknown type '{t.name}'",
-                    t.span,
-                    hint=did_you_mean(t.name, [*PRIMITIVES, *m.types]),
+                    f"the result of {d.name.text} must be a record, but '{d.result}' is {what}",
+                    d.result.span,
+                    hint="declare a record: type Result { ... }, or write the fields: -> { ... }",
                 )
 
     def error(ident: sp.Ident) -> Iterator[Finding]:
@@ -424,6 +433,30 @@ def unknown_reference(m: Model) -> Iterator[Finding]:
                     trigger.message.span,
                     hint=did_you_mean(trigger.message.text, m.messages),
                 )
+
+
+def _unknown_type(m: Model, t: ty.NamedType) -> Finding:
+    """An unknown type name; for ``alias.Type``, whether the alias or the type is unknown."""
+    from wflang.compiler.types import PRIMITIVES
+
+    alias, dot, name = t.name.rpartition(".")
+    if not dot:
+        return Finding(
+            f"unknown type '{t.name}'", t.span, hint=did_you_mean(t.name, [*PRIMITIVES, *m.types])
+        )
+    declared = m.aliases.get(alias)
+    if declared is None:
+        known = ", ".join(sorted(m.aliases)) or "none"
+        return Finding(
+            f"unknown import alias '{alias}' in '{t.name}' (aliases: {known})",
+            t.span,
+            hint=did_you_mean(alias, m.aliases) or f'import the file: import "FILE.wf" as {alias}',
+        )
+    return Finding(
+        f"the file imported as '{alias}' declares no type '{name}'",
+        t.span,
+        hint=did_you_mean(name, declared),
+    )
 
 
 @name_rule(

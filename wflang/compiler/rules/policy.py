@@ -265,6 +265,47 @@ def compensation_without_effect(m: Model) -> Iterator[Finding]:
 
 
 @rule(
+    "WF405",
+    "compensating-read-only",
+    severity=Severity.ERROR,
+    category="saga",
+    pass_=Pass.NAMES,
+    summary="Checks that no step calling a read-only service registers compensation.",
+)
+def compensating_read_only(m: Model) -> Iterator[Finding]:
+    """A service declared ``reads`` changes nothing outside (a price lookup, a score):
+    a step calling it has nothing to undo, so the compensation it registers would
+    undo what another step did, or nothing. Compensate the step with the effect; if
+    the service does change something, it is not read-only: drop ``reads``.
+
+    Bad:
+
+        service risk.score(id: string) -> { score: int } reads
+        task score: service risk.score { compensate forget next done }
+
+    Good:
+
+        service risk.score(id: string) -> { score: int } reads
+        task score: service risk.score { next done }
+    """
+    for node in m.all_nodes():
+        c = getattr(node, "compensate", None)
+        work = getattr(node, "work", None)
+        if c is None or not isinstance(work, sp.ServiceWork):
+            continue
+        service = m.services.get(work.service.text)
+        if service is not None and service.read_only:
+            yield Finding(
+                f"'{node.name.text}' calls {service.name.text}, which only reads:"
+                f" there is nothing for '{c.text}' to undo",
+                c.span,
+                hint="compensate the step that changes something, or drop 'reads' from "
+                f"{service.name.text} if it does",
+                related=(Related(service.span, "declared read-only (reads) here"),),
+            )
+
+
+@rule(
     "WF404",
     "nested-compensation",
     severity=Severity.ERROR,

@@ -186,7 +186,11 @@ def _used_names(m: Model) -> set[str]:
     for d in m.spec.declarations:
         if isinstance(d, sp.ServiceDecl):
             used.update(e.text for e in d.raises)
-            used.update(_type_names((*d.params, *(d.result or ()))))
+            used.update(_type_names(d.params))
+            if isinstance(d.result, tuple):
+                used.update(_type_names(d.result))
+            elif d.result is not None:
+                used.add(d.result.name)
         elif isinstance(d, sp.TypeDecl | sp.InputDecl | sp.ContextDecl | sp.OutputDecl):
             used.update(_type_names(d.fields))
         elif isinstance(d, sp.SignalDecl | sp.MessageDecl):

@@ -87,17 +87,21 @@ class DeclarationRules(BuilderBase):
     def service_decl(self, children: list[Any]) -> sp.ServiceDecl:
         kw, name, *rest = children
         params = tuple(c for c in rest if isinstance(c, sp.Field))
-        result: tuple[sp.Field, ...] | None = None
+        result: tuple[sp.Field, ...] | ty.NamedType | None = None
         raises: tuple[sp.Ident, ...] = ()
+        read_only = False
         end = self._tspan(kw)
         for c in rest:
             if isinstance(c, Token):
                 end = self._tspan(c)
+                read_only = read_only or c.type == "READS"
             elif isinstance(c, Fields):
                 result, end = c.fields, c.span
+            elif isinstance(c, ty.NamedType):
+                result, end = c, c.span
             elif isinstance(c, tuple):
                 raises, end = c, c[-1].span
-        return sp.ServiceDecl(name, params, result, raises, span=self._tspan(kw).to(end))
+        return sp.ServiceDecl(name, params, result, raises, read_only, span=self._tspan(kw).to(end))
 
     def raises(self, children: list[Token]) -> tuple[sp.Ident, ...]:
         return tuple(self._ident(t) for t in children)
@@ -127,6 +131,10 @@ class DeclarationRules(BuilderBase):
     @v_args(inline=True)
     def named_type(self, name: Token) -> ty.NamedType:
         return ty.NamedType(str(name), span=self._tspan(name))
+
+    @v_args(inline=True)
+    def qualified_type(self, alias: Token, name: Token) -> ty.NamedType:
+        return ty.NamedType(f"{alias}.{name}", span=self._tspan(alias).to(self._tspan(name)))
 
     def generic_type(self, children: list[Any]) -> ty.GenericType:
         name, *args, close = children

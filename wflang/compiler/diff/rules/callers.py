@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from wflang.compiler.diff.pairing import Pairing, is_optional
+from wflang.compiler.diff.pairing import Pairing, is_optional, named
 from wflang.compiler.diff.registry import diff_rule
 from wflang.compiler.diff.rules.common import (
     BREAKING,
@@ -24,6 +24,8 @@ from wflang.compiler.diff.types import Change
 from wflang.compiler.registry import Finding
 from wflang.dsl import spec as sp
 from wflang.dsl.formatter import format_expr
+from wflang.dsl.span import Span
+from wflang.dsl.types import NamedType
 
 
 @diff_rule(
@@ -296,30 +298,91 @@ def record_field_changed(p: Pairing) -> Iterator[Finding]:
     for r in p.records.both:
         old = {f.name.text: f for f in r.old.fields}
         new = {f.name.text: f for f in r.new.fields}
-        for name, f in old.items():
-            if name not in new:
+        yield from _fields_changed(p, f"type {r.key}", f"type:{r.key}", old, new, r.new.name.span)
+
+
+def _fields_changed(
+    p: Pairing,
+    what: str,
+    path: str,
+    old: dict[str, sp.Field],
+    new: dict[str, sp.Field],
+    anchor: Span,
+) -> Iterator[Finding]:
+    """The fields of a record (``what``, ``type Item``) lost, retyped and gained;
+    ``anchor``: where a lost field is reported."""
+    for name, f in old.items():
+        if name not in new:
+            yield changed(p, f"{what} lost its field '{name}'", anchor, was=f.span,
+                          key=key(f"{path}.{name}"))  # fmt: skip
+        elif f != new[name]:
+            yield changed(
+                p,
+                f"{what} field '{name}' changed from {_field(f)} to {_field(new[name])}",
+                new[name].span,
+                was=f.span,
+                key=key(f"{path}.{name}", _field(f), _field(new[name])),
+            )
+    for name, f in new.items():
+        if name not in old:
+            yield Finding(f"{what} gained the field '{name}'", f.span, key=key(f"{path}.{name}"))
+
+
+@diff_rule(
+    "WF614",
+    "service-result-changed",
+    level=WARNING,
+    category=CALLERS,
+    summary="A field of a service's result was added, removed or retyped.",
+)
+def service_result_changed(p: Pairing) -> Iterator[Finding]:
+    """Handlers send the result (like a caller sends the input); review them. A result
+    written inline and the same fields as a record type (``-> Quote``) are the same
+    result: no change. A record of another file is compared by its name only.
+
+    Old:
+
+        service pricing.quote(sku: string) -> { price: decimal }
+
+    New:
+
+        service pricing.quote(sku: string) -> { price: decimal, currency: string }
+    """
+    for s in p.services.both:
+        if _named(s.old) is not None and _named(s.old) == _named(s.new):
+            continue  # the same record: its changes are record-field-changed's
+        old, new = _result(p.old, s.old), _result(p.new, s.new)
+        if isinstance(old, str) or isinstance(new, str):
+            if old != new:
                 yield changed(
                     p,
-                    f"type {r.key} lost its field '{name}'",
-                    r.new.name.span,
-                    was=f.span,
-                    key=key(f"type:{r.key}.{name}"),
+                    f"service {s.key} result changed from {_shown(old)} to {_shown(new)}",
+                    s.new.name.span,
+                    was=s.old.name.span,
+                    key=key(f"service:{s.key}.result", _shown(old), _shown(new)),
                 )
-            elif f != new[name]:
-                yield changed(
-                    p,
-                    f"type {r.key} field '{name}' changed from {_field(f)} to {_field(new[name])}",
-                    new[name].span,
-                    was=f.span,
-                    key=key(f"type:{r.key}.{name}", _field(f), _field(new[name])),
-                )
-        for name, f in new.items():
-            if name not in old:
-                yield Finding(
-                    f"type {r.key} gained the field '{name}'",
-                    f.span,
-                    key=key(f"type:{r.key}.{name}"),
-                )
+            continue
+        yield from _fields_changed(
+            p, f"service {s.key} result", f"service:{s.key}.result", old, new, s.new.name.span
+        )
+
+
+def _result(spec: sp.WorkflowSpec, service: sp.ServiceDecl) -> dict[str, sp.Field] | str:
+    """A service's result fields by name, or the name of a record this file does not
+    declare (an imported one: compared by name)."""
+    result = service.result
+    if result is None or isinstance(result, tuple):
+        return {f.name.text: f for f in result or ()}
+    record = named(spec.declarations, sp.TypeDecl).get(result.name)
+    return result.name if record is None else {f.name.text: f for f in record.fields}
+
+
+def _named(service: sp.ServiceDecl) -> str | None:
+    return service.result.name if isinstance(service.result, NamedType) else None
+
+
+def _shown(result: dict[str, sp.Field] | str) -> str:
+    return f"'{result}'" if isinstance(result, str) else "its fields"
 
 
 def _field(f: sp.Field) -> str:

@@ -439,3 +439,43 @@ def _scope(scope: str) -> str:
         owner, branch = scope.split("/", 1)
         return f"branch '{branch}' of '{owner}'"
     return f"the body of map '{scope}'"
+
+
+@diff_rule(
+    "WF658",
+    "service-effect-changed",
+    level=BREAKING,
+    category=INSTANCES,
+    summary="A service became read-only (reads) or stopped being read-only.",
+)
+def service_effect_changed(p: Pairing) -> Iterator[Finding]:
+    """Both directions break what running instances rely on. A service that now
+    writes was called without compensation (it only read): a saga of an instance
+    that called it leaves its effect in place, and retries may repeat it. A service
+    that now only reads may have had compensation registered for its calls: those
+    instances still undo what the new version says was never done.
+
+    Old:
+
+        service risk.score(id: string) -> { score: int } reads
+
+    New:
+
+        service risk.score(id: string) -> { score: int }
+    """
+    for s in p.services.both:
+        if s.old.read_only == s.new.read_only:
+            continue
+        was, now = ("reads", "writes") if s.old.read_only else ("writes", "reads")
+        why = (
+            "it was called without compensation, which running instances' sagas now miss"
+            if s.old.read_only
+            else "running instances may still compensate calls it now says change nothing"
+        )
+        yield Finding(
+            f"service {s.key} now {'only reads' if now == 'reads' else 'writes'}"
+            f" (it {'wrote' if was == 'writes' else 'only read'}): {why}",
+            s.new.name.span,
+            related=p.was(s.old.name.span),
+            key=key(f"service:{s.key}", was, now),
+        )

@@ -155,6 +155,8 @@ def position(tokens: tuple[rt.Token, ...], token_id: int, end: int) -> int:
     to the general path, which looks the token up by id."""
     if token_id < end:
         end = token_id + 1
+    if end and tokens[end - 1].id == token_id:  # none before it has gone: at its id
+        return end - 1
     at = bisect_left(tokens, token_id, 0, end, key=_ID)
     return at if at < end and tokens[at].id == token_id else -1
 

@@ -41,14 +41,14 @@ def complete(c: Compiled, inst: rt.Instance, e: rt.TaskCompleted) -> Step | None
     """
     if inst.status is not _RUNNING:
         return None
-    tokens = inst.tokens
-    token_id = key_token(e.key)
+    tokens, key = inst.tokens, e.key
+    token_id = key_token(key)
     at = -1 if token_id is None else position(tokens, token_id, len(tokens))
     if at < 0:
         return None  # no such token: stale (the general path says so)
     token = tokens[at]
-    if not answers(token, e.key, inst.id, c.names, TASKS) or token.locals or token.state < 0:
-        return None  # stale, or in a map
+    if token.locals or token.state < 0 or not answers(token, key, inst.id, c.names, TASKS):
+        return None  # in a map, or stale
     if inst.timers and any(t.token == token_id for t in inst.timers):
         return None
     info = c.states[token.state]
@@ -67,8 +67,9 @@ def complete(c: Compiled, inst: rt.Instance, e: rt.TaskCompleted) -> Step | None
             entered(fields, target.id, inst.seq + 1)
             args = target.args({"input": inst.input, "context": context})
             command = call(fields, inst.id, target.name, target.service, args)
-            # (concatenated, not unpacked: no list made on the way)
-            tokens = tokens[:at] + (token_with(fields),) + tokens[at + 1 :]  # noqa: RUF005
+            # (one token: no slices; else concatenated, not unpacked: no list made)
+            new = token_with(fields)
+            tokens = (new,) if len(tokens) == 1 else tokens[:at] + (new,) + tokens[at + 1 :]  # noqa: RUF005
             return stepped(inst, context, tokens, (command,), tuple(decisions))
         if target.arrive == END and in_branch:  # ``_enter_end``, ``scope_end``, ``child_ended``
             if target.has_output:  # for its errors: a parallel keeps no branch's output
@@ -91,7 +92,7 @@ def complete(c: Compiled, inst: rt.Instance, e: rt.TaskCompleted) -> Step | None
             if verdict(entry, join) != UNDECIDED:
                 return None  # the join decides: the general path
             tokens = tokens[:at] + tokens[at + 1 :]
-            joins = joins[:k] + (join,) + joins[k + 1 :]  # noqa: RUF005
+            joins = (join,) if len(joins) == 1 else joins[:k] + (join,) + joins[k + 1 :]  # noqa: RUF005
             return stepped(inst, context, tokens, (), tuple(decisions), {"joins": joins})
     except ExpressionError:
         pass

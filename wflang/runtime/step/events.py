@@ -9,6 +9,7 @@ from wflang.runtime import keys
 from wflang.runtime import table as tb
 from wflang.runtime.failures import INVALID_RESULT
 from wflang.runtime.instance import Status
+from wflang.runtime.keys import END_OF_SCOPE, task_key
 from wflang.runtime.step.build import AnyToken
 from wflang.runtime.step.enter import SUBMIT
 from wflang.runtime.step.run import COMPENSATING, Run
@@ -35,8 +36,8 @@ def answers(token: AnyToken, key: str, iid: str, names: list[str], kinds: tuple[
     if token.waiting not in kinds:
         return False
     state = token.state
-    name = keys.END_OF_SCOPE if state == NO_STATE else names[state]
-    return key == keys.task_key(iid, name, token.visit, token.id, token.attempt)
+    name = END_OF_SCOPE if state == NO_STATE else names[state]
+    return key == task_key(iid, name, token.visit, token.id, token.attempt)
 
 
 def _on_task_completed(run: Run, e: rt.TaskCompleted) -> None:

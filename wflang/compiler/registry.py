@@ -29,7 +29,7 @@ class Pass(enum.IntEnum):
     """The passes, in order (as mypy runs them); a syntax error blocks the rest."""
 
     NAMES = 1  # resolve names; the graph rules leave out scopes with broken names
-    GRAPH = 2  # one networkx graph per workflow
+    GRAPH = 2  # the flow graph of each workflow (compiler/graphs.py)
     TYPES = 3  # expressions, mappings, bounds
     SUPPRESSIONS = 4  # runs last: it judges the other findings (the meta-rules)
 

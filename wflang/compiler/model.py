@@ -191,7 +191,7 @@ class Model:
         entry = self.entry(TOP)
         if entry is None:
             return set()
-        kinds = self.edge_kinds
+        kinds = self.edge_kinds  # an edge also written as a 'next' or an error route is taken
         return graphs.reachable(self.graph, [entry], lambda a, b: kinds[a, b] != {"timeout-side"})
 
     def reachable(self, scope: str) -> set[str]:

@@ -33,6 +33,7 @@ from wflang.runtime.outcome import Handler, TaskCall, TaskError, invoke, pending
 from wflang.runtime.replay import Replayed, replay
 from wflang.runtime.table import Table
 from wflang.runtime.validate import validate_signal
+from wflang.runtime.waiting import Wait
 
 MINUTE, HOUR, DAY = 60_000, 3_600_000, 86_400_000
 
@@ -152,15 +153,16 @@ class WorkflowEnv:
     def signal(self, instance_id: str, name: str, payload: Mapping[str, Value] | None = None,
                key: str = "") -> None:  # fmt: skip
         """Send a signal, checked against its declaration as a durable client would."""
-        self._check(instance_id, "signal", name, payload)
+        self._check(instance_id, Wait.SIGNAL, name, payload)
         self.engine.signal(instance_id, name, payload, key)
         self._flush_duplicates()
 
     def message(self, instance_id: str, name: str, payload: Mapping[str, Value] | None = None,
                 key: str = "") -> None:  # fmt: skip
         """Send a message to this instance (no correlation), checked like a signal."""
-        self._check(instance_id, "message", name, payload)
-        self.engine.send(instance_id, rt.SignalReceived(name, dict(payload or {}), key, "message"))
+        self._check(instance_id, Wait.MESSAGE, name, payload)
+        event = rt.SignalReceived(name, dict(payload or {}), key, Wait.MESSAGE.value)
+        self.engine.send(instance_id, event)
         self._flush_duplicates()
 
     def _check(

@@ -54,9 +54,11 @@ class Signal:
 
 
 def signal(req: Signal) -> Result:
+    from wflang.runtime.waiting import Wait
+
     durable = client(req.store, req.actor)
     payload = json_arg(req.payload, "--payload")
-    kind = "message" if req.message else "signal"
+    kind = (Wait.MESSAGE if req.message else Wait.SIGNAL).value
     delivered = durable.signal(
         req.instance, req.name, payload, key=req.key, kind=kind, reason=req.reason
     )

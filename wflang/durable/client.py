@@ -190,7 +190,7 @@ class Client:
         payload: Mapping[str, Value],
         *,
         key: str | None = None,
-        kind: str = "signal",
+        kind: str = Wait.SIGNAL.value,
         reason: str | None = None,
     ) -> bool:
         """Send a signal; False when a signal with the same key was already taken."""

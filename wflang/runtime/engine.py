@@ -40,6 +40,7 @@ from wflang.runtime.validate import (
     validate_input,
     validate_signal,
 )
+from wflang.runtime.waiting import Wait
 
 __all__ = [
     "Engine",
@@ -133,7 +134,9 @@ class KeptMessage:
     taken_by: set[str] = field(factory=set)  # each instance gets it once
 
     def event(self) -> rt.SignalReceived:
-        return rt.SignalReceived(self.message, self.payload, self.key, "message", self.correlation)
+        return rt.SignalReceived(
+            self.message, self.payload, self.key, Wait.MESSAGE.value, self.correlation
+        )
 
 
 class Engine:
@@ -300,7 +303,7 @@ class Engine:
             iid
             for iid, r in self.records.items()
             if (message, text) in awaited_messages(r.instance).values()
-            and not validate_signal(r.table, "message", message, data)
+            and not validate_signal(r.table, Wait.MESSAGE, message, data)
             and taken not in r.instance.seen_keys  # it would drop it: not reached
         )
         for iid in reached:
@@ -318,7 +321,7 @@ class Engine:
                 if (
                     (k.message, k.correlation) == (message, text)
                     and iid not in k.taken_by
-                    and not validate_signal(record.table, "message", message, k.payload)
+                    and not validate_signal(record.table, Wait.MESSAGE, message, k.payload)
                 ):
                     k.taken_by.add(iid)
                     self.queue.append((iid, k.event()))

@@ -22,6 +22,7 @@ import enum
 from attrs import frozen
 
 from wflang.runtime.ids import child_id
+from wflang.runtime.waiting import Wait
 
 __all__ = [
     "END_OF_SCOPE",
@@ -122,8 +123,8 @@ class Delivery(enum.StrEnum):
     """What brought an event to an instance: the prefix of its inbox key (before the
     first ``:``), and of the key a store's history records for the step that took it."""
 
-    SIGNAL = "signal"  # ``signal:NAME:KEY``, a signal sent with a key
-    MESSAGE = "message"  # ``message:NAME:KEY``, a message sent or published with a key
+    SIGNAL = Wait.SIGNAL.value  # ``signal:NAME:KEY``, a signal sent with a key
+    MESSAGE = Wait.MESSAGE.value  # ``message:NAME:KEY``, a message sent or published with a key
     PUBLICATION = "msg"  # ``msg:ID``, a message published without a key
     TIMER = "timer"  # ``timer:TIMER_ID``, a timer's firing
     TASK = "task"  # ``task:TASK_KEY``, a task's outcome (a result, an operator's, a loss)

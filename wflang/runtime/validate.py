@@ -19,6 +19,7 @@ from wflang.runtime.failures import RUNTIME_ERRORS
 from wflang.runtime.ir import Value, evaluate
 from wflang.runtime.numbers import canonical, fits
 from wflang.runtime.table import FieldType, Table, Types
+from wflang.runtime.waiting import Wait
 
 _SCALARS: dict[str, tuple[type, ...]] = {
     "string": (str,),
@@ -57,8 +58,9 @@ def validate_input(table: Table, data: Mapping[str, Value]) -> list[str]:
 
 
 def validate_signal(table: Table, kind: str, name: str, payload: Mapping[str, Value]) -> list[str]:
-    """Problems with a signal's (or message's) name and payload."""
-    shapes = table.types.signals if kind == "signal" else table.types.messages
+    """Problems with a signal's (or message's: ``kind`` is the ``Wait`` it answers) name
+    and payload."""
+    shapes = table.types.signals if kind == Wait.SIGNAL else table.types.messages
     for shape in shapes:
         if shape.name == name:
             where = f"{kind} {name}"
@@ -78,7 +80,7 @@ def publication_problems(
     declaring = [t for t in tables if any(m.name == message for m in t.types.messages)]
     if not declaring:
         return None
-    refusals = [validate_signal(t, "message", message, payload) for t in declaring]
+    refusals = [validate_signal(t, Wait.MESSAGE, message, payload) for t in declaring]
     return sorted({p for r in refusals for p in r}) if all(refusals) else []
 
 

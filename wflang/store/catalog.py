@@ -14,6 +14,7 @@ from wflang.dsl.spec import MAX_VERSION
 from wflang.runtime.ir import Value
 from wflang.runtime.table import Table, WaitEntry, dumps, loads, same_behaviour, table_hash
 from wflang.runtime.validate import validate_signal
+from wflang.runtime.waiting import Wait
 from wflang.store import rows
 from wflang.store.backend import Tx, placeholders
 from wflang.store.records import (
@@ -61,14 +62,14 @@ class Catalog:
 
     def message_fits(self, tx: Tx, digest: str, message: str, payload: Mapping[str, Value]) -> bool:
         """Whether the payload fits the message as this version declares it."""
-        return not validate_signal(self.table_for(tx, digest), "message", message, payload)
+        return not validate_signal(self.table_for(tx, digest), Wait.MESSAGE, message, payload)
 
     def waits_for_messages(self, digest: str, table: Table) -> bool:
         """Whether this table has a message wait (only then are subscriptions kept)."""
         found = self._message_waits.get(digest)
         if found is None:
             found = self._message_waits[digest] = any(
-                isinstance(s.entry, WaitEntry) and s.entry.trigger == "message"
+                isinstance(s.entry, WaitEntry) and s.entry.trigger == Wait.MESSAGE
                 for s in table.states
             )
         return found

@@ -32,6 +32,7 @@ from wflang.runtime import codec
 from wflang.runtime import instance as rt
 from wflang.runtime.ir import Value
 from wflang.runtime.keys import Delivery, delivery_key, publication_delivery
+from wflang.runtime.waiting import Wait
 from wflang.store import rows
 from wflang.store.backend import Dialect, Tx
 
@@ -100,7 +101,7 @@ def publish(
              kept_until if kept_until is not None else now),
         )  # fmt: skip
         dedupe = _dedupe(rows.scalar(published), message, key)
-    event = rt.SignalReceived(message, dict(payload), key or "", "message", correlation)
+    event = rt.SignalReceived(message, dict(payload), key or "", Wait.MESSAGE.value, correlation)
     delivered = [
         rows.text(iid)
         for iid, digest in tx.query(
@@ -155,6 +156,6 @@ def resubscribe(
             if not fits(table_hash, message, data):  # kept for another version's declaration
                 continue
             key = rows.maybe_text(dedupe_key)
-            event = rt.SignalReceived(message, data, key or "", "message", correlation)
+            event = rt.SignalReceived(message, data, key or "", Wait.MESSAGE.value, correlation)
             handed += inbox(tx, instance_id, event, _dedupe(rows.integer(msg_id), message, key))
     return handed

@@ -146,3 +146,5 @@ def test_wf_check_imports_no_store_engine_renderer_or_durable_side() -> None:
     # networkx alone took 15x a bare 'python -c pass': the checker has its own graphs
     unused = ("psycopg", "graphviz", "networkx", "cattrs")
     assert {m for m in loaded if m.split(".")[0] in unused} == set()
+    # package data is read as files: importlib.resources brings its readers and zipfile
+    assert {"importlib.resources", "zipfile"} & loaded == set()

@@ -17,7 +17,6 @@ Files are named as given to ``wf check``.
 
 from __future__ import annotations
 
-import importlib.resources
 import json
 from pathlib import Path
 from typing import cast
@@ -31,8 +30,10 @@ SCHEMA_RESOURCE = "diagnostics.schema.json"
 
 def json_schema() -> dict[str, object]:
     """The JSON Schema (Draft 2020-12) of the document ``--format json`` prints."""
-    resource = importlib.resources.files(__package__).joinpath(SCHEMA_RESOURCE)
-    return cast(dict[str, object], json.loads(resource.read_text(encoding="utf-8")))
+    # a file beside this module, as the grammar is: importlib.resources would cost
+    # every `wf check` its import (issue 13)
+    text = Path(__file__).with_name(SCHEMA_RESOURCE).read_text(encoding="utf-8")
+    return cast(dict[str, object], json.loads(text))
 
 
 def _location(span: Span) -> dict[str, object]:

@@ -41,8 +41,7 @@ def test_wf_worker_applies_the_budget_of_list_items(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """On SQLite: the option reaches the worker's ``Limits``; the budget on PostgreSQL is
-    tests/store/test_lists.py's (each ``wf`` command here opens a store it leaves to the
-    garbage collector, whose PostgreSQL pools then stop their threads at random)."""
+    tests/store/test_lists.py's."""
     from ..test_cli_limits import TOUCHED, TOUCHING
 
     url = f"sqlite:///{tmp_path / 'state.db'}"

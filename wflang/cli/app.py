@@ -20,6 +20,7 @@ from wflang.cli.framework import (
     Command,
     Group,
     UsageError,
+    command_scope,
     emit,
     request_of,
 )
@@ -110,8 +111,9 @@ def run(argv: Sequence[str]) -> int:
     parsed = parser.parse_args(argv)
     entry: Command = parsed.command_entry
     try:
-        result = entry.run(request_of(entry.request, parsed))
-        emit(result.printed)
+        with command_scope():
+            result = entry.run(request_of(entry.request, parsed))
+            emit(result.printed)
     except BrokenPipeError:  # pragma: no cover - e.g. `wf parse --json x | head`
         return EXIT_OK
     except Exception as err:

@@ -16,8 +16,9 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from typing import Any, Literal
+from contextlib import ExitStack, contextmanager
+from contextvars import ContextVar
+from typing import Any, Literal, Protocol, TypeVar
 
 import attrs
 from attrs import frozen
@@ -81,6 +82,38 @@ class Out:
         except Exception as err:
             err.printed_before = tuple(self.chunks)  # type: ignore[attr-defined]
             raise
+
+
+class Closable(Protocol):
+    def close(self) -> None: ...
+
+
+C = TypeVar("C", bound=Closable)
+
+#: What the running command opened, closed when it ends (see ``command_scope``).
+_OPENED: ContextVar[ExitStack | None] = ContextVar("wflang_cli_opened", default=None)
+
+
+@contextmanager
+def command_scope() -> Iterator[None]:
+    """Close what a command opens (a store, its connections and their threads) when it
+    ends, however it ends: left to the garbage collector, a PostgreSQL pool stops its
+    threads whenever a collection happens to run, on whatever thread that is."""
+    with ExitStack() as stack:
+        token = _OPENED.set(stack)
+        try:
+            yield
+        finally:
+            _OPENED.reset(token)
+
+
+def closed_at_end(resource: C) -> C:
+    """``resource``, to be closed when the running command ends (outside a command, as
+    when a command's function is called from Python, the caller closes it)."""
+    stack = _OPENED.get()
+    if stack is not None:
+        stack.callback(resource.close)
+    return resource
 
 
 def said(line: str) -> Result:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from attrs import field
 
-from wflang.cli.framework import Out, UsageError, arg
+from wflang.cli.framework import Out, UsageError, arg, closed_at_end
 
 if TYPE_CHECKING:
     from wflang.durable.client import Client
@@ -78,7 +78,7 @@ def open_cli_store(
             f"create one with `wf store migrate --store {shown}`"
         )
     try:
-        store = open_store(url, timeout=timeout, create=create)
+        store = closed_at_end(open_store(url, timeout=timeout, create=create))
     except StoreError as err:  # an unknown or unreadable URL: a usage problem
         raise UsageError(str(err)) from None
     try:

@@ -95,15 +95,21 @@ def test_a_step_is_its_fields() -> None:
     assert build.index_of(later.instance) == ({}, {timer.id: timer}, {0: join})
 
 
-@given(st.lists(st.integers(0, 30), unique=True, max_size=8), st.integers(0, 31), st.integers(0, 9))
-def test_position_finds_a_token_by_id(ids: list[int], wanted: int, end: int) -> None:
+@given(
+    st.lists(st.integers(0, 30), unique=True, max_size=8),
+    st.integers(0, 31),
+    st.integers(0, 9),
+    st.integers(0, 40),
+)
+def test_position_finds_a_token_by_id(ids: list[int], wanted: int, end: int, next_: int) -> None:
     tokens = tuple(rt.Token(i, 0) for i in sorted(ids))
-    at = build.position(tokens, wanted, len(tokens))
+    next_token = max([next_, *(i + 1 for i in ids)])  # above every id, as an instance's
+    at = build.position(tokens, wanted, len(tokens), next_token)
     assert (at >= 0) == (wanted in ids)
     if at >= 0:
         assert tokens[at].id == wanted
     end = min(end, len(tokens))
-    among = build.position(tokens, wanted, end)  # among the first ``end`` only
+    among = build.position(tokens, wanted, end, next_token)  # among the first ``end`` only
     assert among == (at if 0 <= at < end else -1)
 
 

@@ -144,19 +144,24 @@ def index_of(inst: rt.Instance) -> Index:
     )
 
 
-def position(tokens: tuple[rt.Token, ...], token_id: int, end: int) -> int:
+def position(tokens: tuple[rt.Token, ...], token_id: int, end: int, next_token: int) -> int:
     """Where the token ``token_id`` is among ``tokens[:end]`` (an instance's tokens;
-    ``end`` at most their number), or -1.
+    ``end`` at most their number; ``next_token`` the instance's), or -1.
 
-    A step keeps the tokens in id order (a new token comes after all the others), and
-    ids are unique and not negative, so this is a binary search, and no token is
-    further from the start than its id. For tokens in another order (an instance made
-    by hand) it may miss a token that is there: the common path then hands the event
-    to the general path, which looks the token up by id."""
+    A step keeps the tokens in id order (a new token comes after all the others, and
+    takes the instance's next id), ids are unique and not negative: a token no earlier
+    one has left is at its id, one no later one has left is as far from the end as its
+    id from ``next_token`` (a fan-out's branches answered in order), and any other is
+    found by a binary search. For tokens in another order (an instance made by hand)
+    it may miss a token that is there: the common path then hands the event to the
+    general path, which looks the token up by id."""
     if token_id < end:
         end = token_id + 1
-    if end and tokens[end - 1].id == token_id:  # none before it has gone: at its id
+    if end and tokens[end - 1].id == token_id:  # none before it has gone
         return end - 1
+    at = len(tokens) - (next_token - token_id)  # none after it has gone
+    if 0 <= at < end and tokens[at].id == token_id:
+        return at
     at = bisect_left(tokens, token_id, 0, end, key=_ID)
     return at if at < end and tokens[at].id == token_id else -1
 

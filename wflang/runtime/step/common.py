@@ -43,7 +43,7 @@ def complete(c: Compiled, inst: rt.Instance, e: rt.TaskCompleted) -> Step | None
         return None
     tokens, key = inst.tokens, e.key
     token_id = key_token(key)
-    at = -1 if token_id is None else position(tokens, token_id, len(tokens))
+    at = -1 if token_id is None else position(tokens, token_id, len(tokens), inst.next_token)
     if at < 0:
         return None  # no such token: stale (the general path says so)
     token = tokens[at]
@@ -78,7 +78,7 @@ def complete(c: Compiled, inst: rt.Instance, e: rt.TaskCompleted) -> Step | None
                 return None
             # its parallel's token (made before it: before it) and join (a few joins:
             # one per parallel or map running); without them, the general path
-            parent = position(tokens, token.parent, at)
+            parent = position(tokens, token.parent, at, inst.next_token)
             joins = inst.joins
             k = len(joins) - 1
             while k >= 0 and joins[k].token != token.parent:

@@ -457,3 +457,27 @@ def test_diff_sees_an_edited_list_guard_and_not_its_layout() -> None:
     assert any("any(input.lines, l => l.qty > 5)" in d.message for d in changed)
     assert not diff_specs(old, relaid).changes
     assert diff_specs(old, renamed).changes  # a new name is a new text: an edited guard
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(-(2**63), 2**63 - 1) | st.integers(-9, 9), max_size=12))
+def test_sum_of_ints_fails_where_a_partial_sum_leaves_64_bits(xs: list[int]) -> None:
+    """``sum`` adds small ints at once (bench/lists.py); the result and the overflow are
+    those of adding one item at a time."""
+    from wflang.runtime.numbers import INT_MAX, INT_MIN
+    from wflang.runtime.ops import OPS
+
+    total: int | None = 0
+    for x in xs:
+        assert total is not None
+        total += x
+        if not INT_MIN <= total <= INT_MAX:
+            total = None
+            break
+    items: list[Value] = list(xs)
+    if total is None:
+        with pytest.raises(ExpressionError, match="int overflow"):
+            OPS["sum"](items)
+    else:
+        got = OPS["sum"](items)
+        assert type(got) is int and got == total

@@ -13,7 +13,15 @@ import json
 from collections.abc import Callable, Sequence
 from decimal import Decimal, DecimalException
 
-from wflang.runtime.numbers import EXACT, ROUNDED, ExpressionError, canonical, failure, int64
+from wflang.runtime.numbers import (
+    EXACT,
+    INT_MAX,
+    ROUNDED,
+    ExpressionError,
+    canonical,
+    failure,
+    int64,
+)
 from wflang.runtime.values import Value
 
 _ONE = Decimal(1)
@@ -220,6 +228,11 @@ def _abs(x: int | Decimal) -> int | Decimal:
 
 
 def _sum(*xs: Value) -> Value:
+    items = xs[0] if len(xs) == 1 and type(xs[0]) is list else xs
+    ints = [x for x in items if type(x) is int]
+    # All ints, none so large that a partial sum could leave 64 bits: add them at once.
+    if ints and len(ints) == len(items) and len(ints) * max(map(abs, ints)) <= INT_MAX:
+        return sum(ints)
     total: Value = 0
     for x in _numbers("sum", xs):
         total = _add(total, x)

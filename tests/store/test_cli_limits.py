@@ -38,13 +38,9 @@ def test_wf_worker_applies_the_string_limit(
 
 
 def test_wf_worker_applies_the_budget_of_list_items(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """On SQLite: the option reaches the worker's ``Limits``; the budget on PostgreSQL is
-    tests/store/test_lists.py's."""
     from ..test_cli_limits import TOUCHED, TOUCHING
-
-    url = f"sqlite:///{tmp_path / 'state.db'}"
 
     (tmp_path / "touching.wf").write_text(TOUCHING)
 

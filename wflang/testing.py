@@ -152,8 +152,7 @@ class WorkflowEnv:
 
     def signal(self, instance_id: str, name: str, payload: Mapping[str, Value] | None = None,
                key: str = "") -> None:  # fmt: skip
-        """Send a signal, checked against its declaration as a durable client would."""
-        self._check(instance_id, Wait.SIGNAL, name, payload)
+        """Send a signal, checked against its declaration (``Engine.signal``)."""
         self.engine.signal(instance_id, name, payload, key)
         self._flush_duplicates()
 

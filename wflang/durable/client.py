@@ -27,13 +27,14 @@ from wflang.runtime.ir import Value
 from wflang.runtime.keys import delivery_key, timer_delivery
 from wflang.runtime.table import CallEntry, Table, table_hash
 from wflang.runtime.validate import (
+    forced_output_problems,
     publication_problems,
+    result_with_defaults,
     validate_input,
     validate_result,
     validate_signal,
 )
 from wflang.runtime.waiting import Wait, completable
-from wflang.runtime.waiting import parse as parse_waiting
 from wflang.store.messages import Published
 from wflang.store.records import (
     IllegalAction,
@@ -259,8 +260,9 @@ class Client:
         problems = validate_result(table, task.node, output)
         if problems:
             raise InvalidValue(f"the output of task '{key}'", problems)
+        form = result_with_defaults(table, task.node, dict(output))
         self.store.close_human_task(
-            key, rt.TaskCompleted(key, dict(output)), actor=self.actor, reason=reason
+            key, rt.TaskCompleted(key, form), actor=self.actor, reason=reason
         )
         return self.store.task(key)
 
@@ -335,11 +337,7 @@ class Client:
                 f"nothing waits at '{step}' in instance '{instance_id}'"
                 + (f" (it is at {', '.join(now)})" if now else "")
             )
-        wait = parse_waiting(waiting[0].waiting)
-        if wait.kind in (Wait.SIGNAL, Wait.MESSAGE):  # what it waits for, as if it had arrived
-            problems = validate_signal(table, wait.kind.value, wait.name, output)
-        else:
-            problems = validate_result(table, step, output)
+        problems = forced_output_problems(table, step, waiting[0].waiting, output)
         if problems:
             raise InvalidValue(f"the output of {step}", problems)
         self._ops(instance_id, rt.CompleteStep(step, dict(output)), reason)

@@ -36,11 +36,14 @@ from wflang.runtime.table import Table
 from wflang.runtime.validate import (
     InvalidValue,
     exact,
+    forced_output_problems,
     publication_problems,
+    result_with_defaults,
     validate_input,
+    validate_result,
     validate_signal,
 )
-from wflang.runtime.waiting import Wait
+from wflang.runtime.waiting import Wait, completable
 
 __all__ = [
     "Engine",
@@ -244,8 +247,19 @@ class Engine:
     def signal(
         self, instance_id: str, name: str, payload: Mapping[str, Value] | None = None, key: str = ""
     ) -> None:
+        """Send a signal; a payload that does not fit its declaration is refused
+        (``InvalidValue``, as the durable client refuses it) and nothing is sent."""
         data = _outside(payload or {}, f"the signal '{name}'")
+        problems = validate_signal(self._record(instance_id).table, Wait.SIGNAL, name, data)
+        if problems:
+            raise InvalidValue(f"the signal '{name}'", problems)
         self.send(instance_id, rt.SignalReceived(name, data, key))
+
+    def _record(self, instance_id: str) -> Record:
+        record = self.records.get(instance_id)
+        if record is None:
+            raise KeyError(f"unknown instance '{instance_id}'")
+        return record
 
     def cancel(self, instance_id: str, *, compensate: bool = False) -> None:
         self.send(instance_id, rt.CancelRequested(compensate))
@@ -258,8 +272,20 @@ class Engine:
         self.send(instance_id, rt.RetryFrom(step))
 
     def complete_step(self, instance_id: str, step: str, output: Mapping[str, Value]) -> None:
-        """Finish a waiting or failed step (a compensation too) as if it had completed."""
-        self.send(instance_id, rt.CompleteStep(step, dict(output)))
+        """Finish a waiting or failed step (a compensation too) as if it had completed;
+        an output that does not fit what the step waits for is refused (``InvalidValue``)."""
+        data = _outside(output, f"the output of {step}")
+        record = self._record(instance_id)
+        waiting = [
+            t.waiting
+            for t in record.instance.tokens
+            if record.table.states[t.state].name == step and completable(t.waiting)
+        ]
+        if waiting:
+            problems = forced_output_problems(record.table, step, waiting[0], data)
+            if problems:
+                raise InvalidValue(f"the output of {step}", problems)
+        self.send(instance_id, rt.CompleteStep(step, data))
 
     def skip_compensation(self, instance_id: str, step: str, *, reason: str) -> None:
         """Give up on the failed compensation at ``step`` (why is recorded); the
@@ -327,10 +353,22 @@ class Engine:
                     self.queue.append((iid, k.event()))
 
     def complete_task(self, key: str, output: Mapping[str, Value]) -> None:
-        """Finish a human task (user or manual) with its form's values."""
+        """Finish a human task (user or manual) with its form's values, or answer a
+        delayed service call with its result. A form that does not fit is refused
+        (``InvalidValue``) and the task stays open; a result is checked as a handler's."""
         data = _outside(output, f"the output of task '{key}'")
-        iid, _ = self._open_task(key)
-        self.send(iid, rt.TaskCompleted(key, data))
+        iid, task = self._find_task(key)
+        table = self.records[iid].table
+        event: rt.TaskCompleted | rt.TaskFailed
+        if isinstance(task, rt.CreateHumanTask):
+            problems = validate_result(table, task.node, data)
+            if problems:
+                raise InvalidValue(f"the output of task '{key}'", problems)
+            event = rt.TaskCompleted(key, result_with_defaults(table, task.node, data))
+        else:
+            event = checked(table, task.node, rt.TaskCompleted(key, data))
+        self._open_task(key)
+        self.send(iid, event)
 
     def fail_task(
         self, key: str, error: str, *, transient: bool = False, message: str = ""
@@ -338,6 +376,13 @@ class Engine:
         """Fail an open task (a delayed service call or a human task) with a named error."""
         iid, _ = self._open_task(key)
         self.send(iid, rt.TaskFailed(key, error, transient, message))
+
+    def _find_task(self, key: str) -> tuple[str, rt.ScheduleTask | rt.CreateHumanTask]:
+        for iid, record in self.records.items():
+            task = record.tasks.get(key)
+            if task is not None:
+                return iid, task
+        raise KeyError(f"no open task '{key}'")
 
     def _open_task(self, key: str) -> tuple[str, rt.ScheduleTask | rt.CreateHumanTask]:
         for iid, record in self.records.items():

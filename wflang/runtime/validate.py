@@ -20,6 +20,7 @@ from wflang.runtime.ir import Value, evaluate
 from wflang.runtime.numbers import canonical, fits
 from wflang.runtime.table import FieldType, Table, Types
 from wflang.runtime.waiting import Wait
+from wflang.runtime.waiting import parse as parse_waiting
 
 _SCALARS: dict[str, tuple[type, ...]] = {
     "string": (str,),
@@ -195,6 +196,55 @@ def check_handler_result(
         assert isinstance(filled, dict)
         output = filled
     return output, problems
+
+
+def with_defaults(
+    table: Table, fields: Sequence[FieldType], record: dict[str, Value]
+) -> dict[str, Value]:
+    """``record`` (already checked against ``fields``) with the defaults of the fields it
+    leaves out, at any depth: a field with a default is never read as null. The same
+    object when nothing was missing."""
+    filled = _fill(table, fields, record, 0)
+    assert isinstance(filled, dict)
+    return filled
+
+
+def input_with_defaults(table: Table, data: dict[str, Value]) -> dict[str, Value]:
+    """A start input (already checked) with its defaults, in it and in its records."""
+    fields = [FieldType(f.name, f.type, f.default is not None, f.default) for f in table.input]
+    return with_defaults(table, fields, data)
+
+
+def payload_with_defaults(
+    table: Table, kind: str, name: str, payload: dict[str, Value]
+) -> dict[str, Value]:
+    """A signal's or message's payload (already checked) with its defaults."""
+    shapes = table.types.signals if kind == Wait.SIGNAL else table.types.messages
+    for shape in shapes:
+        if shape.name == name:
+            return with_defaults(table, shape.fields, payload)
+    return payload
+
+
+def result_with_defaults(table: Table, state: str, output: dict[str, Value]) -> dict[str, Value]:
+    """A step's output from outside (a human task's form, already checked) with the
+    defaults of its declared fields."""
+    declared = _results(table).get(state)
+    if declared is None or not declared[2]:
+        return output
+    return with_defaults(table, declared[0], output)
+
+
+def forced_output_problems(
+    table: Table, step: str, waiting: str, output: Mapping[str, Value]
+) -> list[str]:
+    """Problems with the output an operator finishes a waiting ``step`` with: what it
+    waits for, as if it had arrived (a signal's or a message's payload, else the
+    step's declared result)."""
+    wait = parse_waiting(waiting)
+    if wait.kind in (Wait.SIGNAL, Wait.MESSAGE):
+        return validate_signal(table, wait.kind.value, wait.name, output)
+    return validate_result(table, step, output)
 
 
 def _has_defaults(table: Table, fields: Sequence[FieldType]) -> bool:

@@ -37,6 +37,7 @@ from wflang.runtime.step.values import (
     Step,
     WorkflowError,
 )
+from wflang.runtime.validate import input_with_defaults
 from wflang.runtime.waiting import completable
 
 __all__ = [
@@ -76,16 +77,13 @@ def start_compiled(
 ) -> Step:
     """``start`` with a table already compiled."""
     table = c.table
-    data = dict(input)
+    data = input_with_defaults(table, dict(input))  # in its records too, at any depth
     inst = rt.Instance(
         instance_id, table.workflow, table.version, Status.RUNNING, data, {}, seed=seed
     )
     run = Run(c, inst, now)
     run.decide(f"start {table.workflow} v{table.version}")
     try:
-        for field in table.input:  # defaults of the fields the caller left out
-            if field.name not in data and field.default is not None:
-                data[field.name] = c.expressions[field.default]({})
         env = {"input": run.input, "context": run.context}
         for name, default in table.context:
             run.context[name] = None if default is None else run.eval(default, env)

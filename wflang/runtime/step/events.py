@@ -15,7 +15,11 @@ from wflang.runtime.step.enter import SUBMIT
 from wflang.runtime.step.run import COMPENSATING, Run
 from wflang.runtime.step.scopes import begin_saga, fail, next_compensation
 from wflang.runtime.table import NO_STATE
-from wflang.runtime.validate import undeclared_error
+from wflang.runtime.validate import (
+    payload_with_defaults,
+    result_with_defaults,
+    undeclared_error,
+)
 from wflang.runtime.waiting import TASKS, Wait, completable, parse, takes
 
 
@@ -94,23 +98,26 @@ def _on_timer(run: Run, e: rt.TimerFired) -> None:
 
 
 def _on_signal(run: Run, e: rt.SignalReceived) -> None:
+    # A payload's defaults are filled here, not where it is sent: a message published
+    # by correlation reaches instances of versions that may declare it differently.
     if e.key:
         seen = keys.delivery_key(e.kind, e.name, e.key)  # a key is unique per kind and name
         if seen in run.seen:
             run.decide(f"ignored duplicate {e.kind} {e.name} (key {e.key})")
             return
         run.seen = [*run.seen, seen]
+    payload = payload_with_defaults(run.c.table, e.kind, e.name, e.payload)
     waiting = sorted(
         (t for t in run.tokens.values() if takes(t.waiting, e.kind, e.name, e.correlation)),
         key=lambda t: t.id,
     )
     if not waiting:
-        run.buffered = [*run.buffered, rt.Signal(e.kind, e.name, e.payload, e.key, e.correlation)]
+        run.buffered = [*run.buffered, rt.Signal(e.kind, e.name, payload, e.key, e.correlation)]
         run.decide(f"buffered {e.kind} {e.name}")
         return
     token = waiting[0]
     run.decide(f"{run.name(token.state)} received {e.kind} {e.name}")
-    run.done(token, {e.kind: e.payload})
+    run.done(token, {e.kind: payload})
 
 
 _CHILD = (Wait.CHILD.value,)
@@ -209,9 +216,13 @@ def _on_complete_step(run: Run, e: rt.CompleteStep) -> None:
         run.commands.append(rt.CancelTask(run.key(token)))
     run.decide(f"{e.state} completed by an operator")
     # A wait's output reads what it waited for (signal.x / message.x); a task's, result.x.
-    kind = parse(token.waiting).kind
-    root = kind.value if kind in (Wait.SIGNAL, Wait.MESSAGE) else "result"
-    run.done(token, {root: dict(e.output)})
+    # The defaults are filled here, as for a signal that arrives (``_on_signal``).
+    wait, table = parse(token.waiting), run.c.table
+    if wait.kind in (Wait.SIGNAL, Wait.MESSAGE):
+        payload = payload_with_defaults(table, wait.kind, wait.name, dict(e.output))
+        run.done(token, {wait.kind.value: payload})
+    else:
+        run.done(token, {"result": result_with_defaults(table, e.state, dict(e.output))})
 
 
 #: The waits whose task an operator's completion cancels (a task may still be open).

@@ -420,3 +420,31 @@ def test_a_replay_tells_false_from_zero() -> None:
     assert commands == first.commands
     diverged = replay(env.engine.records[iid].table, iid, [attrs.evolve(first, commands=commands)])
     assert not diverged.ok and diverged.divergence is not None
+
+
+STRINGS = """\
+workflow strings version 1
+input { xs: list[decimal] }
+output { texts: list[string], whole: string }
+start done
+end done: completed { output { texts: map(input.xs, x => string(x)), whole: string(input.xs) } }
+"""
+
+
+def test_string_of_a_decimal_is_written_out_not_in_pythons_exponent_form() -> None:
+    """``string(0.0000001)`` is ``0.0000001`` (was ``1E-7``, as Python's ``str`` gives
+    it); trailing zeros stay; only a very large or small decimal is scientific."""
+    env = WorkflowEnv([compiled(STRINGS)])
+    values = ["0.0000001", "4.50", "1E+2", "-0.000000000000000000000000000012", "1E+100", "1E-50"]
+    iid = env.start("strings", {"xs": [Decimal(v) for v in values]})
+    output = env.instance(iid).output
+    assert output is not None
+    assert output["texts"] == [
+        "0.0000001",
+        "4.50",
+        "100",
+        "-0.000000000000000000000000000012",
+        "1E+100",
+        "1E-50",
+    ]
+    assert output["whole"] == "[0.0000001,4.50,100,-0.000000000000000000000000000012,1E+100,1E-50]"

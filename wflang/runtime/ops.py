@@ -272,12 +272,25 @@ def _string(x: Value) -> Value:
     return _json(x)
 
 
+#: The exponents (``Decimal.adjusted``) a decimal is written out in full for: ``0.0000001``,
+#: not Python's ``1E-7``; beyond them (up to 6,144), scientific notation keeps it short.
+_PLAIN_EXPONENTS = range(-30, 41)
+
+
+def _decimal_text(x: Decimal) -> str:
+    """A decimal as a person writes it, its digits kept (``4.50``, ``0.0000001``, ``100``
+    for ``1E+2``); a very large or small one as ``1E+100``."""
+    return format(x, "f") if x.adjusted() in _PLAIN_EXPONENTS else str(x)
+
+
 def _json(x: Value) -> str:
     if x is None:
         return "null"
     if isinstance(x, bool):
         return "true" if x else "false"
-    if isinstance(x, int | Decimal):
+    if isinstance(x, Decimal):
+        return _decimal_text(x)
+    if isinstance(x, int):
         return str(x)
     if isinstance(x, str):
         return json.dumps(x, ensure_ascii=False)

@@ -142,7 +142,7 @@ def test_every_top_level_end_of_every_example_is_reached() -> None:
             for s in table.states
             if s.kind == "end" and s.owner == tb.NO_STATE
         }
-    assert len({w for w, _ in ends}) == 12
+    assert len({w for w, _ in ends}) == 13
     assert ends - REACHED == set()
     assert REACHED - ends == set()
 
@@ -1744,3 +1744,88 @@ def test_pricing_a_quote_that_does_not_fit_its_named_record_fails_the_attempt() 
     assert env.instance(iid).error == "quote: InvalidResult 'price' must be decimal, not str"
     assert env.services_called() == ["pricing.quote"]
     assert env.context(iid)["quote"] is None
+
+
+# ------------------------------------------------------------ expense_approval
+
+CLAIM: dict[str, Value] = {
+    "claim_id": "x-1",
+    "employee": "ada",
+    "team": "research",
+    "amount": Decimal("120.50"),
+}
+OVER_BUDGET = permanent(
+    "OverBudget",
+    "research has 100.00 left",
+    {"over_by": 20.5, "budget_left": Decimal("100.00"), "checked_at": T0},  # type: ignore[dict-item]
+)
+
+
+def expense(**handlers: Script) -> WorkflowEnv:
+    ok: dict[str, Script] = {
+        "budget__reserve": succeed({"reservation_id": "r-1"}),
+        "payroll__reimburse": succeed(),
+    }
+    return env_of("expense_approval.wf", **{**ok, **handlers})
+
+
+@reaches("expense_approval", "paid")
+def test_expense_within_budget_is_paid() -> None:
+    env = expense()
+    iid = env.start("expense_approval", CLAIM)
+    out: dict[str, Value] = {"claim_id": "x-1", "status": "paid", "overrun": 0}
+    finished(env, iid, "paid", "completed", out, approved=False)
+
+
+def test_expense_over_budget_shows_the_payload_to_the_manager_and_is_paid() -> None:
+    env = expense(budget__reserve=OVER_BUDGET)
+    iid = env.start("expense_approval", CLAIM)
+    (task,) = env.engine.human_tasks()
+    # the payload as declared: a JSON float became the exact decimal it reads as
+    assert task.args == {
+        "claim_id": "x-1",
+        "over_by": Decimal("20.5"),
+        "budget_left": Decimal("100.00"),
+        "checked_at": T0,
+    }
+    env.complete(task.key, {"approved": True})
+    out: dict[str, Value] = {"claim_id": "x-1", "status": "paid", "overrun": Decimal("20.5")}
+    finished(env, iid, "paid", "completed", out, approved=True)
+
+
+@reaches("expense_approval", "refused_overrun")
+def test_expense_over_budget_refused_by_the_manager() -> None:
+    env = expense(budget__reserve=OVER_BUDGET)
+    iid = env.start("expense_approval", CLAIM)
+    env.complete(task_key(env, iid, "approve_overrun"), {"approved": False})
+    out: dict[str, Value] = {
+        "claim_id": "x-1",
+        "status": "overrun refused",
+        "overrun": Decimal("20.5"),
+    }
+    finished(env, iid, "refused_overrun", "failed", out)
+    assert env.instance(iid).error == "ClaimRefused"
+
+
+@reaches("expense_approval", "refused")
+def test_expense_refused_reads_the_error_name_and_message() -> None:
+    env = expense(budget__reserve=permanent("TeamClosed", "research was merged"))
+    iid = env.start("expense_approval", CLAIM)
+    out: dict[str, Value] = {
+        "claim_id": "x-1",
+        "status": "TeamClosed: research was merged",
+        "overrun": 0,
+    }
+    finished(env, iid, "refused", "failed", out)
+
+
+def test_expense_over_budget_with_a_wrong_payload_is_an_invalid_result() -> None:
+    wrong = permanent("OverBudget", "", {"over_by": "a lot", "budget_left": 1, "checked_at": T0})
+    env = expense(budget__reserve=wrong)
+    iid = env.start("expense_approval", CLAIM)
+    out: dict[str, Value] = {
+        "claim_id": "x-1",
+        "status": "InvalidResult: 'over_by' must be decimal, not str in the payload of OverBudget",
+        "overrun": 0,
+    }
+    finished(env, iid, "refused", "failed", out)

@@ -45,6 +45,8 @@ class Outcome:
     kind: str  # succeed | transient | permanent | delay | duplicate
     result: Mapping[str, Value] | None = None
     error: str = ""
+    message: str = ""
+    payload: Mapping[str, Value] | None = None  # of an error declared with one
 
 
 def succeed(result: Mapping[str, Value] | None = None) -> Outcome:
@@ -55,8 +57,9 @@ def transient(error: str = "Unavailable") -> Outcome:
     return Outcome("transient", error=error)
 
 
-def permanent(error: str) -> Outcome:
-    return Outcome("permanent", error=error)
+def permanent(error: str, message: str = "", payload: Mapping[str, Value] | None = None) -> Outcome:
+    """Fail for good with a named error (its message, and its payload if it declares one)."""
+    return Outcome("permanent", error=error, message=message, payload=payload)
 
 
 def delay() -> Outcome:
@@ -118,7 +121,12 @@ class WorkflowEnv:
             self.calls.append((service, args, task))
             outcome = outcomes[min(task.attempt, len(outcomes)) - 1]
             if outcome.kind in ("transient", "permanent"):
-                raise TaskError(outcome.error, transient=outcome.kind == "transient")
+                raise TaskError(
+                    outcome.error,
+                    outcome.message,
+                    transient=outcome.kind == "transient",
+                    payload=outcome.payload,
+                )
             if outcome.kind == "delay":
                 return pending()
             if outcome.kind == "duplicate":
@@ -208,9 +216,17 @@ class WorkflowEnv:
         self.engine.complete_task(key, dict(result or {}))
         self._flush_duplicates()
 
-    def fail(self, key: str, error: str, *, transient: bool = False) -> None:
-        """Fail a delayed service call or a human task."""
-        self.engine.fail_task(key, error, transient=transient)
+    def fail(
+        self,
+        key: str,
+        error: str,
+        *,
+        transient: bool = False,
+        message: str = "",
+        payload: Mapping[str, Value] | None = None,
+    ) -> None:
+        """Fail a delayed service call or a human task (with the error's payload)."""
+        self.engine.fail_task(key, error, transient=transient, message=message, payload=payload)
         self._flush_duplicates()
 
     def send(self, instance_id: str, event: rt.Event) -> None:

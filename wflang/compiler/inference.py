@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from attrs import field, frozen
 
 from wflang.compiler.dataflow import must_analysis
+from wflang.compiler.handled_errors import error_type
 from wflang.compiler.map_items import element, item_outputs
 from wflang.compiler.model import ABORTED, Model, context_writes
 from wflang.compiler.symbols import all_fields, did_you_mean
@@ -223,6 +224,9 @@ def _type_node(
     infer: InferenceFactory,
     missing: list[Missing],
 ) -> set[str]:
+    handled = error_type(m, env, node)
+    if handled is not None:  # the error its routes handled, in all it reads
+        roots = {**roots, "error": handled}
     here = infer(roots)
     if isinstance(node, sp.ChoiceNode):
         before: frozenset[str] = frozenset()  # an arm is tried when those before it failed

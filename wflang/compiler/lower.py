@@ -78,6 +78,16 @@ class _Lowering:
 
     # -- expressions -----------------------------------------------------------
 
+    def lambda_body(self, fn: ex.Lambda) -> ir.IR:
+        """A lambda's body, where its parameter hides a root of the same name."""
+        if fn.param in self.aliases:
+            return self.lower_expr(fn.body)
+        self.aliases.add(fn.param)
+        try:
+            return self.lower_expr(fn.body)
+        finally:
+            self.aliases.discard(fn.param)
+
     def lower_expr(self, e: ex.Expr) -> ir.IR:
         match e:
             case ex.IntLit():
@@ -94,6 +104,8 @@ class _Lowering:
                 return ir.Const(e.millis)
             case ex.TimestampLit():
                 return ir.Const(timestamp_ms(e.text))
+            case ex.Ref() if e.name == "error" and e.name not in self.aliases:
+                return ir.Load(ir.HANDLED_ERROR)  # the error an ``on`` route handles
             case ex.Ref():
                 return ir.Load(e.name)
             case ex.Member():
@@ -112,7 +124,7 @@ class _Lowering:
                 items, fn = e.args
                 if not isinstance(fn, ex.Lambda):  # WF323, which blocks compiling
                     raise ValueError(f"{e.function}() needs a lambda")
-                body = self.lower_expr(fn.body)
+                body = self.lambda_body(fn)
                 return ir.Each(e.function, self.lower_expr(items), fn.param, body)
             case ex.Call():
                 args = tuple(self.lower_expr(a) for a in e.args)
@@ -391,4 +403,5 @@ def _types(model: Model, low: _Lowering) -> tb.Types:
         signals=tuple(tb.Shape(n, _fields(d.payload)) for n, d in sorted(model.signals.items())),
         messages=tuple(tb.Shape(n, _fields(d.payload)) for n, d in sorted(model.messages.items())),
         results=tuple(results),
+        errors=tuple(tb.Shape(n, _fields(f)) for n, f in sorted(model.error_payloads.items())),
     )

@@ -111,6 +111,8 @@ class Model:
     signals: dict[str, sp.SignalDecl] = field(factory=dict)
     messages: dict[str, sp.MessageDecl] = field(factory=dict)
     errors: dict[str, sp.Ident] = field(factory=dict)
+    #: The payload fields of the errors declared with one, by error name.
+    error_payloads: dict[str, tuple[sp.Field, ...]] = field(factory=dict)
     services: dict[str, sp.ServiceDecl] = field(factory=dict)
     workflows: dict[str, CallableWorkflow] = field(factory=dict)
     input: dict[str, sp.Field] = field(factory=dict)
@@ -284,6 +286,7 @@ def _declare(model: Model, spec: sp.WorkflowSpec, *, own: bool) -> None:
             case sp.ErrorDecl():
                 for name in decl.names:
                     model.errors[name.text] = name
+                model.error_payloads.update(decl.payloads)
             case sp.ServiceDecl():
                 model.services[decl.name.text] = decl
             case sp.ImportDecl():

@@ -47,6 +47,9 @@ def field_groups(m: Model) -> Iterator[tuple[str, tuple[sp.Field, ...]]]:
             yield keyword(d), d.fields
         elif isinstance(d, sp.SignalDecl | sp.MessageDecl) and d.payload:
             yield f"payload of {d.name.text}", d.payload
+        elif isinstance(d, sp.ErrorDecl):
+            for name, payload in d.payloads:
+                yield f"payload of error {name}", payload
         elif isinstance(d, sp.ServiceDecl):
             yield f"parameters of {d.name.text}", d.params
             if isinstance(d.result, tuple):  # a named result's fields are its type's

@@ -166,6 +166,10 @@ class TypeEnv:
     records: dict[str, Mapping[str, sp.Field]] = field(factory=dict)  # synthetic records
     #: Anonymous records whose fields are typed already: a map's item output.
     shapes: dict[str, Mapping[str, Type]] = field(factory=dict)
+    #: Records whose unknown fields are a problem of their own kind (an error's payload).
+    kinds: dict[str, str] = field(factory=dict)
+    #: Why a record has no such field, by (record, field): (kind of problem, reason).
+    absent: dict[tuple[str, str], tuple[str, str]] = field(factory=dict)
 
     def resolve(self, spec: ty.TypeSpec) -> Type:
         if isinstance(spec, ty.OptionalType):
@@ -312,6 +316,14 @@ def _ref(inf: Inference, e: ex.Ref) -> Type:
         return inf.roots[e.name]
     if e.name in inf.env.types and isinstance(inf.env.types[e.name], sp.EnumDecl):
         return EnumNamespace(e.name)
+    if e.name == "error" and inf.roots:
+        inf.problem(
+            "error-unavailable",
+            "no error is handled here: 'error' is read only in a node that 'on' routes lead to",
+            e.span,
+            hint="route the error here with 'on ERROR -> …' and reach this node no other way",
+        )
+        return UNKNOWN
     inf.problem(
         "unknown-field",
         f"unknown name '{e.name}'",
@@ -349,9 +361,14 @@ def _member(inf: Inference, e: ex.Member) -> Type:
         inf.problem("unknown-field", f"{target} has no fields; '.{e.name}' is not defined", e.span)
         return UNKNOWN
     found = fields.get(e.name)
+    record = base.name if isinstance(base, Record) else ""
+    absent = inf.env.absent.get((record, e.name))
+    if found is None and absent is not None:
+        inf.problem(absent[0], f"'{_path(e)}' cannot be read here: {absent[1]}", e.span)
+        return UNKNOWN
     if found is None:
         inf.problem(
-            "unknown-field",
+            inf.env.kinds.get(record, "unknown-field"),
             f"{base} has no field '{e.name}'",
             e.span,
             hint=did_you_mean(e.name, fields) or f"fields: {', '.join(fields) or 'none'}",

@@ -276,6 +276,10 @@ def _event_decl(d: sp.SignalDecl | sp.MessageDecl, w: Writer) -> None:
 
 
 def _error(d: sp.ErrorDecl, w: Writer) -> None:
+    if d.payloads:  # declared alone, with its payload
+        name, fields = d.payloads[0]
+        _fields(w, f"error {name}", fields, d.span)
+        return
     w.line(f"error {_names(d.names)}", d.span)
 
 

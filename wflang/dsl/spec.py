@@ -143,10 +143,18 @@ class MessageDecl:
 
 @frozen
 class ErrorDecl:
-    """``error OutOfStock, PaymentDeclined``: business errors tasks may raise."""
+    """``error OutOfStock, PaymentDeclined``: business errors tasks may raise.
+
+    ``payloads``: the typed payload of an error declared alone with one
+    (``error InsufficientFunds { missing: decimal }``), by name."""
 
     names: tuple[Ident, ...]
+    payloads: tuple[tuple[str, tuple[Field, ...]], ...] = ()
     span: Span = span_field()
+
+    def payload(self, name: str) -> tuple[Field, ...] | None:
+        """The payload fields declared for ``name`` (None: it declares none)."""
+        return next((fields for n, fields in self.payloads if n == name), None)
 
 
 @frozen

@@ -371,11 +371,20 @@ class Engine:
         self.send(iid, event)
 
     def fail_task(
-        self, key: str, error: str, *, transient: bool = False, message: str = ""
+        self,
+        key: str,
+        error: str,
+        *,
+        transient: bool = False,
+        message: str = "",
+        payload: Mapping[str, Value] | None = None,
     ) -> None:
-        """Fail an open task (a delayed service call or a human task) with a named error."""
-        iid, _ = self._open_task(key)
-        self.send(iid, rt.TaskFailed(key, error, transient, message))
+        """Fail an open task (a delayed service call or a human task) with a named error
+        (and the payload it declares: one that does not fit is an invalid result)."""
+        iid, task = self._open_task(key)
+        given = None if payload is None else dict(payload)
+        failed = rt.TaskFailed(key, error, transient, message, given)
+        self.send(iid, checked(self.records[iid].table, task.node, failed))
 
     def _find_task(self, key: str) -> tuple[str, rt.ScheduleTask | rt.CreateHumanTask]:
         for iid, record in self.records.items():

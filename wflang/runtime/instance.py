@@ -135,10 +135,14 @@ class TaskCompleted:
 
 @frozen(slots=False)
 class TaskFailed:
+    """A task failed with a named error; ``payload``: the fields of an error declared
+    with a payload (``error InsufficientFunds { missing: decimal }``)."""
+
     key: str
     error: str
     transient: bool = True
     message: str = ""
+    payload: dict[str, Value] | None = None
 
 
 @frozen(slots=False)

@@ -35,6 +35,11 @@ from wflang.runtime.ops import OPS, show
 from wflang.runtime.values import Value as Value  # noqa: PLC0414  # imported from here
 
 Env = Mapping[str, Value]
+
+#: The root the error being handled is bound to, in the node an error route leads to
+#: (``error`` in the language: its name, message and payload). Not a name a file can
+#: write, so no map item or lambda parameter called ``error`` can hide it.
+HANDLED_ERROR = "$error"
 Compiled = Callable[[Env], Value]
 
 #: How deep an IR tree may nest; deeper trees are refused when a table loads.
@@ -173,7 +178,8 @@ def _compile(node: IR, limits: Limits, depth: int) -> Compiled:
             try:
                 return env[root]
             except KeyError:
-                raise ExpressionError(f"'{root}' is not available here") from None
+                shown = "error" if root == HANDLED_ERROR else root
+                raise ExpressionError(f"'{shown}' is not available here") from None
 
         return load
     if isinstance(node, Get):

@@ -25,7 +25,7 @@ from wflang.runtime import instance as rt
 from wflang.runtime.failures import INTERRUPTED, INVALID_RESULT, NO_HANDLER
 from wflang.runtime.ir import Value
 from wflang.runtime.table import Table
-from wflang.runtime.validate import check_handler_result
+from wflang.runtime.validate import check_error_payload, check_handler_result
 
 Result = Mapping[str, Value] | None
 Handler = Callable[..., Result | Awaitable[Result]]
@@ -37,12 +37,21 @@ class TaskError(Exception):
     """Raised by a handler to fail its task with a named (declared) error.
 
     ``transient`` errors are retried by the step's retry policy; permanent ones
-    are not.
+    are not. ``payload``: the fields of an error declared with a payload (checked
+    against them: one that does not fit fails the task as ``InvalidResult``).
     """
 
-    def __init__(self, error: str, message: str = "", *, transient: bool = False) -> None:
+    def __init__(
+        self,
+        error: str,
+        message: str = "",
+        *,
+        transient: bool = False,
+        payload: Mapping[str, Value] | None = None,
+    ) -> None:
         super().__init__(message or error)
         self.error, self.message, self.transient = error, message, transient
+        self.payload = None if payload is None else dict(payload)
 
 
 @frozen(slots=False)  # built for every call: a dict-based frozen class builds faster
@@ -86,7 +95,9 @@ def call_handler(
     try:
         result: object = invoke(fn, args, call)
     except TaskError as err:
-        return rt.TaskFailed(call.idempotency_key, err.error, err.transient, err.message)
+        return rt.TaskFailed(
+            call.idempotency_key, err.error, err.transient, err.message, err.payload
+        )
     except Exception as err:  # a handler that crashes fails its attempt, transiently
         return rt.TaskFailed(call.idempotency_key, type(err).__name__, True, str(err))
     if result is PENDING:
@@ -107,9 +118,10 @@ def checked(table: Table, node: str, outcome: Outcome) -> Outcome:
     """An outcome as the step will see it: a result that does not fit the service's
     declared result type fails the attempt (permanently: the handler has a bug), so a
     wrong value never reaches the context to break an expression further on; one that
-    fits is in the runtime's form (exact decimals)."""
+    fits is in the runtime's form (exact decimals). So is a failure's payload: an error
+    failing with a payload that does not fit its declared fields is an invalid result."""
     if not isinstance(outcome, rt.TaskCompleted):
-        return outcome
+        return _checked_failure(table, outcome)
     try:
         output, problems = check_handler_result(table, node, outcome.result)
     except Exception as err:  # a value beyond checking is no value of the declared type
@@ -119,6 +131,21 @@ def checked(table: Table, node: str, outcome: Outcome) -> Outcome:
     if output is outcome.result:  # already in the runtime's form
         return outcome
     return rt.TaskCompleted(outcome.key, output)
+
+
+def _checked_failure(table: Table, outcome: rt.TaskFailed) -> rt.TaskFailed:
+    """A failure as the step will see it: its payload checked against its error's."""
+    if outcome.payload is None and not table.types.errors:
+        return outcome
+    try:
+        payload, problems = check_error_payload(table, outcome.error, outcome.payload)
+    except Exception as err:  # a value beyond checking is no value of the declared type
+        payload, problems = None, [f"the payload cannot be checked: {bounded(err)}"]
+    if problems:
+        return rt.TaskFailed(outcome.key, INVALID_RESULT, False, "; ".join(problems))
+    if payload is outcome.payload:
+        return outcome
+    return rt.TaskFailed(outcome.key, outcome.error, outcome.transient, outcome.message, payload)
 
 
 def no_handler(task: rt.ScheduleTask) -> rt.TaskFailed:

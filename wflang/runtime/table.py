@@ -217,7 +217,7 @@ class Types:
 
     Signals' and messages' payloads, the output a person or an operator gives a
     step (``results``: a service task's result, a human task's form, by state
-    name), and the record and enum types those mention.
+    name), errors' payloads, and the record and enum types those mention.
     """
 
     records: tuple[Shape, ...] = ()
@@ -225,6 +225,9 @@ class Types:
     signals: tuple[Shape, ...] = ()
     messages: tuple[Shape, ...] = ()
     results: tuple[Shape, ...] = ()
+    #: The payloads of the errors declared with one: a handler (or a person) failing
+    #: a task with such an error gives its payload, checked against these fields.
+    errors: tuple[Shape, ...] = ()
 
 
 @define(eq=False)

@@ -119,6 +119,31 @@ def undeclared_error(table: Table, state: int, error: str) -> str | None:
     )
 
 
+def check_error_payload(
+    table: Table, error: str, payload: Mapping[str, object] | None
+) -> tuple[dict[str, Value] | None, list[str]]:
+    """A failure's payload in the runtime's form (defaults filled in), and the problems
+    with it: an error declared with a payload must come with one that fits its fields
+    (no field beyond them); one declared without gets none. An error the workflow does
+    not declare is no business of its routes: its payload is dropped."""
+    shape = next((s for s in table.types.errors if s.name == error), None)
+    where = f"payload of {error}"
+    if shape is None:
+        if payload and error in table.errors:
+            return None, [f"{error} declares no payload, but one was given: {', '.join(payload)}"]
+        return None, []
+    value, problems = exact({} if payload is None else payload, where)
+    if not problems:
+        assert isinstance(value, dict)
+        problems = _sized(value, where) or validate_fields(table.types, shape.fields, value, where)
+    if problems:
+        return None, [p if where in p else f"{p} in the {where}" for p in problems]
+    assert isinstance(value, dict)
+    filled = _fill(table, shape.fields, value, 0)
+    assert isinstance(filled, dict)
+    return filled, []
+
+
 def _sized(value: object, where: str) -> list[str]:
     """A problem when the value is larger than ``MAX_VALUE_BYTES`` as JSON."""
     try:

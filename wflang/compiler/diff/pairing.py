@@ -311,6 +311,12 @@ class Pairing:
             yield f"signal {s.key}", pair(_payload(s.old.payload), _payload(s.new.payload))
         for m in self.messages.both:
             yield f"message {m.key}", pair(_payload(m.old.payload), _payload(m.new.payload))
+        # an error's payload is sent by the handlers (and people) that raise it
+        old_payloads, new_payloads = error_payloads(self.old), error_payloads(self.new)
+        for e in self.errors.both:
+            was, now = old_payloads.get(e.key), new_payloads.get(e.key)
+            if was is not None or now is not None:
+                yield f"error {e.key}", pair(_payload(was), _payload(now))
 
     # -- ends
 
@@ -319,6 +325,11 @@ class Pairing:
         return {
             n: r.node for n, r in which.items() if r.scope == TOP and isinstance(r.node, sp.EndNode)
         }
+
+
+def error_payloads(spec: sp.WorkflowSpec) -> dict[str, tuple[sp.Field, ...]]:
+    """The payload fields of the errors a file declares with one, by name."""
+    return {n: f for d in spec.declarations if isinstance(d, sp.ErrorDecl) for n, f in d.payloads}
 
 
 def _payload(payload: tuple[sp.Field, ...] | None) -> dict[str, sp.Field]:

@@ -467,7 +467,7 @@ def _unknown_type(m: Model, t: ty.NamedType) -> Finding:
 )
 def name_collision(m: Model) -> Iterator[Finding]:
     """Names that mean two things confuse readers: a map alias that hides a root
-    (``input``, ``context``, ``result``, ``signal``, ``message``) or a type, or a
+    (``input``, ``context``, ``result``, ``signal``, ``message``, ``error``) or a type, or a
     node named like a signal.
 
     Bad:
@@ -478,7 +478,7 @@ def name_collision(m: Model) -> Iterator[Finding]:
 
         map m over input.orders as order { ... }
     """
-    roots = {"input", "context", "result", "signal", "message"}
+    roots = {"input", "context", "result", "signal", "message", "error"}
     for node in m.all_nodes():
         if isinstance(node, sp.MapNode):
             alias = node.alias.text

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from wflang.compiler.guards import uncovered_cases
+from wflang.compiler.handled_errors import PAYLOAD_PROBLEM
 from wflang.compiler.inference import type_env, typing_of
 from wflang.compiler.model import Model
 from wflang.compiler.registry import Finding, Pass, rule
@@ -307,3 +308,62 @@ def non_exhaustive_choice(m: Model) -> Iterator[Finding]:
 
 def _listing(names: list[str]) -> str:
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+@rule(
+    "WF330",
+    "error-unavailable",
+    severity=Severity.ERROR,
+    category="type",
+    pass_=Pass.TYPES,
+    summary="Checks that 'error' is read only where an error is being handled.",
+)
+def error_unavailable(m: Model) -> Iterator[Finding]:
+    """``error`` (the error being handled: ``error.name``, ``error.message``,
+    ``error.payload``) is read in the node an ``on`` route leads to, and there
+    only when every way into that node is an error route: a node also reached by
+    a ``next``, a guard or a timeout, the first node of a flow, or a compensation
+    would have no error to read.
+
+    Bad:
+
+        task charge: service pay.charge { on Declined -> notify next notify }
+        task notify: service mail.send { args { why: error.message } next done }
+
+    Good:
+
+        task charge: service pay.charge { on Declined -> notify next done }
+        task notify: service mail.send { args { why: error.message } next done }
+    """
+    yield from _findings(m, "error-unavailable")
+
+
+@rule(
+    "WF331",
+    "error-payload",
+    severity=Severity.ERROR,
+    category="type",
+    pass_=Pass.TYPES,
+    summary="Checks that an error's payload is read only where it is known, by its fields.",
+)
+def error_payload(m: Model) -> Iterator[Finding]:
+    """``error.payload`` is the payload declared with the error
+    (``error InsufficientFunds { missing: decimal }``), typed by its fields. It can
+    be read only when exactly one error can arrive, declared with a payload and
+    raised by a task: where several errors (or ``on any``) lead, or the error comes
+    out of a parallel, a map or a call, only ``error.name`` and ``error.message``
+    are known. A field the payload does not declare is an error too.
+
+    Bad:
+
+        error InsufficientFunds { missing: decimal }
+        task debit: service bank.debit { on InsufficientFunds, Frozen -> topup next done }
+        task topup: service bank.ask { args { amount: error.payload.missing } next done }
+
+    Good:
+
+        error InsufficientFunds { missing: decimal }
+        task debit: service bank.debit { on InsufficientFunds -> topup on Frozen -> done next done }
+        task topup: service bank.ask { args { amount: error.payload.missing } next done }
+    """
+    yield from _findings(m, PAYLOAD_PROBLEM)

@@ -81,6 +81,11 @@ class DeclarationRules(BuilderBase):
         return sp.ErrorDecl(tuple(names), span=self._tspan(kw).to(names[-1].span))
 
     @v_args(inline=True)
+    def error_payload_decl(self, kw: Token, name: sp.Ident, block: Fields) -> sp.ErrorDecl:
+        payloads = ((name.text, block.fields),)
+        return sp.ErrorDecl((name,), payloads, span=self._tspan(kw).to(block.span))
+
+    @v_args(inline=True)
     def error_name(self, name: Token) -> sp.Ident:
         return self._ident(name)
 

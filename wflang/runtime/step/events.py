@@ -62,7 +62,7 @@ def _on_task_failed(run: Run, e: rt.TaskFailed) -> None:
     if problem is not None:  # a broken contract: the routes see an invalid result
         run.decide(f"{run.name(token.state)}: {problem}")
         e = rt.TaskFailed(e.key, INVALID_RESULT, False, problem)
-    fail(run, token, e.error, e.transient, e.message)
+    fail(run, token, e.error, e.transient, e.message, payload=e.payload)
 
 
 def _on_timer(run: Run, e: rt.TimerFired) -> None:

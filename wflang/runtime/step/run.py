@@ -18,7 +18,7 @@ from wflang.runtime.ir import Value
 from wflang.runtime.step.build import AnyToken, Draft, draft_of, entered, frozen, index_of
 from wflang.runtime.step.build import token_of as _token_of
 from wflang.runtime.step.compiled import Compiled, Transition, choose
-from wflang.runtime.step.scopes import scope_end
+from wflang.runtime.step.scopes import forget_handled, scope_end
 from wflang.runtime.step.values import LAST_INSTANT, STEP_BUDGET, Step, WorkflowError
 from wflang.runtime.waiting import Wait, awaiting
 
@@ -219,6 +219,8 @@ class Run:
         not in ever deeper recursion.
         """
         new = self.draft(token)
+        if new.locals:  # an error handled where the token was is not read further on
+            new.locals = forget_handled(new.locals)
         entered(new.__dict__, state, self.inst.seq + 1)
         self.agenda.append((new.id, state))
 

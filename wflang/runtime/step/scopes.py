@@ -15,7 +15,7 @@ from wflang.runtime import keys
 from wflang.runtime import table as tb
 from wflang.runtime.failures import INTERRUPTED
 from wflang.runtime.instance import NO_TOKEN, Status
-from wflang.runtime.ir import Value
+from wflang.runtime.ir import HANDLED_ERROR, Value
 from wflang.runtime.step.build import AnyToken, counted
 from wflang.runtime.waiting import Wait
 
@@ -179,9 +179,11 @@ def fail(
     transient: bool,
     message: str = "",
     catch_all: str = "",
+    payload: dict[str, Value] | None = None,
 ) -> None:
     """Route an error as Step Functions does: retry a transient error while attempts
     remain, then ``on ERROR`` / ``on any``, else dead letters (or a failed saga).
+    The node a route leads to reads the error as ``error`` (``handled``).
 
     A parallel or map that fails because of an error raised in a branch or item
     routes the error by its own name first, then by ``catch_all`` (``BranchFailed``
@@ -210,6 +212,7 @@ def fail(
         or run.take(token, "error", env)
     ):
         run.decide(f"{state.name}: {shown} handled")
+        handled(run, token.id, {"name": error, "message": message, "payload": payload or {}})
         return
     if token.compensating:
         # Never swallowed, and the saga does not end here: the instance waits for
@@ -229,6 +232,21 @@ def fail(
     run.decide(f"{state.name}: {shown} after {token.attempt} attempt(s): dead-lettered")
     run.wait(token, Wait.IDLE)  # not in flight any more: its outcome is known
     run.dead_letter(f"{state.name}: {shown} {message}".strip())
+
+
+def handled(run: Run, token_id: int, error: dict[str, Value]) -> None:
+    """Bind the error an ``on`` route took to its token, for the node it leads to: kept
+    there until the token enters another node (``forget_handled``)."""
+    token = run.tokens.get(token_id)
+    if token is not None:  # (the draft ``follow`` entered)
+        run.draft(token).locals = (*token.locals, (HANDLED_ERROR, error))
+
+
+def forget_handled(locals: tuple[tuple[str, Value], ...]) -> tuple[tuple[str, Value], ...]:
+    """A token's locals without the error a node it left had handled."""
+    if not any(name == HANDLED_ERROR for name, _ in locals):
+        return locals
+    return tuple(pair for pair in locals if pair[0] != HANDLED_ERROR)
 
 
 def backoff_ms(retry: tb.Retry, attempt: int, seed: int, token: int) -> int:

@@ -435,6 +435,28 @@ def test_pricing_refused_compensates_only_the_hold_on_a_store(
     replays_exactly(store, iid)
 
 
+def expense_approval(d: Driver) -> str:
+    """Over budget (a typed error payload, read by the route): the manager approves."""
+    from ..test_examples_run import CLAIM
+
+    iid = d.start("expense_approval", CLAIM, "ex-1")
+    (key,) = d.open("approve_overrun")
+    d.complete_key(key, {"approved": True})
+    return iid
+
+
+def _over_budget(**_: Value) -> None:
+    payload: dict[str, Value] = {
+        "over_by": Decimal("20.50"),
+        "budget_left": Decimal("100.00"),
+        "checked_at": T0,
+    }
+    raise TaskError("OverBudget", "research has 100.00 left", payload=payload)
+
+
+EXPENSE_HANDLERS = handlers_of(budget__reserve=_over_budget, payroll__reimburse=ok())
+
+
 Scenario = Callable[[Driver], str]
 SCENARIOS: dict[str, tuple[Scenario, tuple[str, ...], dict[str, Handler], str, str]] = {
     # name: (drive, tables, handlers, end status, end node)
@@ -497,6 +519,13 @@ SCENARIOS: dict[str, tuple[Scenario, tuple[str, ...], dict[str, Handler], str, s
         "approved",
     ),
     "pricing": (pricing, ("pricing",), PRICING_HANDLERS, "completed", "priced"),
+    "expense_approval": (
+        expense_approval,
+        ("expense_approval",),
+        EXPENSE_HANDLERS,
+        "completed",
+        "paid",
+    ),
     "subscription_renewal": (
         subscription_renewal,
         ("subscription_renewal",),

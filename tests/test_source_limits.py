@@ -102,12 +102,12 @@ def test_misplaced_and_duplicate_clauses() -> None:
 
 
 def test_unknown_function_and_no_clock() -> None:
-    result = parse(H + "choice c {\n    when now() > 1 and lenn(input.x) > 0 -> e\n}\n", "f.wf")
+    result = parse(H + "choice c {\n    when random() > 1 and lenn(input.x) > 0 -> e\n}\n", "f.wf")
     assert [(d.code, d.message, d.hint) for d in result.diagnostics] == [
         (
             "WF004",
-            "unknown function 'now'",
-            "workflows are deterministic: use a 'wait ... until' node or pass the value in",
+            "unknown function 'random'",
+            "workflows are deterministic: pass the value in (now() is the step's time)",
         ),
         ("WF004", "unknown function 'lenn'", "did you mean 'len'?"),
     ]

@@ -25,6 +25,7 @@ from wflang.compiler.types import (
     PREDICATE,
     PROJECTION,
     STRING,
+    TIMESTAMP,
     UNKNOWN,
     Fit,
     Inference,
@@ -295,4 +296,5 @@ _BUILTIN_TYPES: dict[str, Callable[[list[Type]], Type | None]] = {
         else None
     ),
     "string": lambda a: STRING,
+    "now": lambda a: TIMESTAMP,
 }

@@ -9,7 +9,7 @@ known not to be null where, and the second walk types with that knowledge.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 from attrs import field, frozen
 
@@ -42,7 +42,7 @@ from wflang.dsl import expr as ex
 from wflang.dsl import spec as sp
 from wflang.dsl import types as ty
 from wflang.dsl.span import Span
-from wflang.dsl.walk import sub_flows
+from wflang.dsl.walk import sub_flows, subexpressions
 
 #: Makes the ``Inference`` of one node for the roots it sees (its null facts are fixed).
 InferenceFactory = Callable[[Mapping[str, Type]], Inference]
@@ -96,12 +96,26 @@ def _type_workflow(m: Model) -> Typing:
             Inference(env, {}, problems, seen=types).expect(
                 f.default, env.resolve(f.type), f"the default of '{f.name.text}'"
             )
+            problems.extend(_clock_reads(f.default, f.name.text))
     # Types do not depend on null checks: a first walk finds what each node writes
     # that cannot be null, which with the guards of choices says what is checked where.
     written: dict[str, set[str]] = {}
     _walk(m, env, {}, [], [], written, {})
     _walk(m, env, _null_checked(m, written), problems, missing, {}, types)
     return Typing(tuple(problems), tuple(missing), types)
+
+
+def _clock_reads(default: ex.Expr, name: str) -> Iterator[TypeProblem]:
+    """A default is a constant, filled in where no step runs (a service result's
+    missing field): it cannot read the step's clock."""
+    for e in subexpressions(default):
+        if isinstance(e, ex.Call) and e.function == "now":
+            yield TypeProblem(
+                "mismatch",
+                f"the default of '{name}' cannot call now(): a default is a constant",
+                e.span,
+                "write now() where the value is used, in an 'output' or 'args'",
+            )
 
 
 def _walk(

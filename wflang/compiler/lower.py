@@ -126,6 +126,8 @@ class _Lowering:
                     raise ValueError(f"{e.function}() needs a lambda")
                 body = self.lambda_body(fn)
                 return ir.Each(e.function, self.lower_expr(items), fn.param, body)
+            case ex.Call() if e.function == "now":
+                return ir.Load(ir.NOW)
             case ex.Call():
                 args = tuple(self.lower_expr(a) for a in e.args)
                 return ir.Apply(self.typed_op(e.function, e), args)

@@ -94,9 +94,10 @@ UNKNOWN_FUNCTION = _code(
     "WF004",
     "unknown-function",
     "Checks that expressions only call the language's pure builtins.",
-    "Workflows are deterministic, so there is no `now()` or `random()`.\n\n"
-    "Bad:\n\n    when now() > input.deadline -> late\n\n"
-    "Good:\n\n    wait w: until input.deadline { next late }",
+    "Workflows are deterministic, so there is no `random()` or `uuid()` (`now()` is the "
+    "time of the event the step is processing, recorded in the history).\n\n"
+    "Bad:\n\n    when random() > 0.5 -> audit\n\n"
+    "Good:\n\n    when input.sample > 0.5 -> audit",
 )
 INVALID_SOURCE = _code(
     "WF005",

@@ -13,7 +13,8 @@ from attrs import frozen
 from wflang.dsl.span import Span, span_field
 
 #: The pure builtins an expression may call, with their arity (min, max).
-#: There is deliberately no ``now()`` or ``random()``: workflows are deterministic.
+#: ``now()`` is the time of the event the step is processing (recorded with the step in
+#: the history, so a replay gives the same value); there is no ``random()``.
 BUILTINS: dict[str, tuple[int, int]] = {
     "len": (1, 1),
     "lower": (1, 1),
@@ -30,6 +31,7 @@ BUILTINS: dict[str, tuple[int, int]] = {
     "sum": (1, 1),
     "keys": (1, 1),
     "string": (1, 1),
+    "now": (0, 0),
     "any": (2, 2),
     "all": (2, 2),
     "filter": (2, 2),

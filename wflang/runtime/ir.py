@@ -40,6 +40,9 @@ Env = Mapping[str, Value]
 #: (``error`` in the language: its name, message and payload). Not a name a file can
 #: write, so no map item or lambda parameter called ``error`` can hide it.
 HANDLED_ERROR = "$error"
+#: The root ``now()`` reads: the time of the event the step processes, in epoch
+#: milliseconds (a step's ``now``, recorded with it). No name can be written so.
+NOW = "$now"
 Compiled = Callable[[Env], Value]
 
 #: How deep an IR tree may nest; deeper trees are refused when a table loads.

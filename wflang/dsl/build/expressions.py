@@ -68,10 +68,8 @@ class ExpressionRules(BuilderBase):
         span = self._tspan(name).to(self._tspan(close))
         if fn not in ex.BUILTINS:
             close_matches = difflib.get_close_matches(fn, ex.BUILTINS, n=1)
-            if fn in ("now", "today", "random", "uuid", "time"):
-                hint = (
-                    "workflows are deterministic: use a 'wait ... until' node or pass the value in"
-                )
+            if fn in ("today", "random", "uuid", "time"):
+                hint = "workflows are deterministic: pass the value in (now() is the step's time)"
             elif close_matches:
                 hint = f"did you mean '{close_matches[0]}'?"
             else:

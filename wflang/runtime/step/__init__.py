@@ -22,7 +22,7 @@ from wflang.runtime import instance as rt
 from wflang.runtime import table as tb
 from wflang.runtime.failures import INTERRUPTED
 from wflang.runtime.instance import Status
-from wflang.runtime.ir import ExpressionError, Value
+from wflang.runtime.ir import NOW, ExpressionError, Value
 from wflang.runtime.limits import DEFAULT as DEFAULT_LIMITS
 from wflang.runtime.limits import Limits
 from wflang.runtime.step.common import complete
@@ -84,7 +84,7 @@ def start_compiled(
     run = Run(c, inst, now)
     run.decide(f"start {table.workflow} v{table.version}")
     try:
-        env = {"input": run.input, "context": run.context}
+        env: dict[str, Value] = {"input": run.input, "context": run.context, NOW: now}
         for name, default in table.context:
             run.context[name] = None if default is None else run.eval(default, env)
         run.enter(run.new_token(table.start), table.start)

@@ -11,7 +11,7 @@ from wflang.runtime import instance as rt
 from wflang.runtime import keys
 from wflang.runtime import table as tb
 from wflang.runtime.instance import NO_TOKEN
-from wflang.runtime.ir import ExpressionError, Value
+from wflang.runtime.ir import NOW, ExpressionError, Value
 from wflang.runtime.step.build import AnyToken, call, token_fields, token_with
 from wflang.runtime.step.compiled import Env, plain_service_task
 from wflang.runtime.step.scopes import fill, scope_end
@@ -164,7 +164,7 @@ def _enter_tasks_now(run: Run, parent: int, branches: tuple[int, ...]) -> None:
     """
     run.budget -= len(branches)
     visit = run.inst.seq + 1
-    env: dict[str, Value] = {"input": run.input, "context": run.context}  # only read
+    env: dict[str, Value] = {"input": run.input, "context": run.context, NOW: run.now}  # only read
     first_id = run.next_token
     run.next_token += len(branches)
     tokens, states, commands, decisions = run.tokens, run.states, run.commands, run.decisions

@@ -14,7 +14,7 @@ from wflang.runtime import instance as rt
 from wflang.runtime import keys
 from wflang.runtime import table as tb
 from wflang.runtime.instance import NO_TOKEN, Status
-from wflang.runtime.ir import Value
+from wflang.runtime.ir import NOW, Value
 from wflang.runtime.step.build import AnyToken, Draft, draft_of, entered, frozen, index_of
 from wflang.runtime.step.build import token_of as _token_of
 from wflang.runtime.step.compiled import Compiled, Transition, choose
@@ -155,12 +155,12 @@ class Run:
         if token.locals or (token.parent != NO_TOKEN and self.states[token.state].walk):
             return self.scoped_env(token, extra)
         if extra is None:
-            return {"input": self.input, "context": self.context}
-        return {"input": self.input, "context": self.context, **extra}
+            return {"input": self.input, "context": self.context, NOW: self.now}
+        return {"input": self.input, "context": self.context, NOW: self.now, **extra}
 
     def scoped_env(self, token: AnyToken, extra: dict[str, Value] | None) -> dict[str, Value]:
         """``env`` of a token with map items bound in it or in a map around it."""
-        env: dict[str, Value] = {"input": self.input, "context": self.context}
+        env: dict[str, Value] = {"input": self.input, "context": self.context, NOW: self.now}
         if token.parent != NO_TOKEN and self.states[token.state].walk:
             parent = self.tokens.get(token.parent)
             chain = []

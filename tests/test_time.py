@@ -1,0 +1,171 @@
+"""Time in expressions (issue 14, item 4): ``now()`` is the time of the event the step
+processes (the virtual clock in tests, recorded with the step, so a replay gives the
+same value), and timestamps and durations add, subtract, scale and compare, typed by
+the checker. On the engine and the test kit here; on SQLite and PostgreSQL in
+tests/store/test_time.py."""
+
+from __future__ import annotations
+
+from functools import cache
+
+import pytest
+
+from wflang.compiler.check import check
+from wflang.compiler.compile import compile_workflow
+from wflang.dsl.formatter import format_spec
+from wflang.dsl.parser import parse
+from wflang.runtime import table as tb
+from wflang.runtime.engine import Engine
+from wflang.runtime.ir import Value
+from wflang.testing import MINUTE, WorkflowEnv
+
+T0 = 1_772_442_000_000  # 2026-03-02T09:00:00Z
+
+STAMPS = """\
+workflow stamps version 1
+
+input { opens_at: timestamp, wait_for: duration = 10m }
+
+context { started: timestamp?, noted: timestamp? }
+
+output {
+    started: timestamp,
+    waited: duration,
+    late: bool,
+    half: duration,
+    twice: duration,
+    within: bool,
+    deadline: timestamp,
+}
+
+service clock.note(at: timestamp) -> { seen: timestamp }
+
+start stamp
+
+task stamp: script {
+    output { started: now() }
+    next both
+}
+
+parallel both {
+    branch one {
+        task note: service clock.note {
+            args { at: now() }
+            output { noted: result.seen }
+            next one_done
+        }
+        end one_done: completed
+    }
+    branch two {
+        sleep pause input.wait_for / 2 next two_done
+        end two_done: completed
+    }
+    join all -> stop
+}
+
+end stop: completed {
+    output {
+        started: coalesce(context.started, input.opens_at),
+        waited: now() - coalesce(context.started, input.opens_at),
+        late: now() > input.opens_at,
+        half: input.wait_for / 2,
+        twice: 2 * input.wait_for,
+        within: now() - input.opens_at <= 1h and input.wait_for * 3 > 5m,
+        deadline: input.opens_at + input.wait_for,
+    }
+}
+"""
+
+
+@cache
+def stamps() -> tb.Table:
+    result = compile_workflow(parse(STAMPS, "stamps.wf"))
+    assert result.table is not None, [d.message for d in result.check.diagnostics]
+    return result.table
+
+
+def note(at: Value) -> dict[str, Value]:
+    return {"seen": at}
+
+
+def expected(opens_at: int) -> dict[str, Value]:
+    """What the instance started at T0 gives, the sleep of 5 minutes taken."""
+    return {
+        "started": T0,
+        "waited": 5 * MINUTE,
+        "late": opens_at < T0 + 5 * MINUTE,
+        "half": 5 * MINUTE,
+        "twice": 20 * MINUTE,
+        "within": T0 + 5 * MINUTE - opens_at <= 60 * MINUTE,
+        "deadline": opens_at + 10 * MINUTE,
+    }
+
+
+@pytest.mark.parametrize("opens_at", [T0 - 30 * MINUTE, T0 + 2 * MINUTE, T0 - 2 * 60 * MINUTE])
+def test_now_is_the_steps_clock_on_the_engine_and_the_test_kit(opens_at: int) -> None:
+    engine = Engine([stamps()], {"clock.note": note}, now=T0)
+    kit = WorkflowEnv([stamps()], {"clock.note": note}, now=T0)
+    on_engine = engine.start("stamps", {"opens_at": opens_at})
+    on_kit = kit.start("stamps", {"opens_at": opens_at})
+    engine.advance(5 * MINUTE)
+    kit.advance(minutes=5)
+    for inst in (engine.instance(on_engine), kit.instance(on_kit)):
+        assert inst.status.value == "completed", inst.error
+        assert inst.output == expected(opens_at)
+        assert type(inst.output["started"]) is int  # epoch milliseconds, not a float
+        assert inst.context["noted"] == T0  # the service was called at the start's time
+    assert kit.replay(on_kit).reproduces(kit.instance(on_kit))
+
+
+def test_a_replay_reads_the_recorded_time_not_the_clock() -> None:
+    kit = WorkflowEnv([stamps()], {"clock.note": note}, now=T0)
+    iid = kit.start("stamps", {"opens_at": T0})
+    kit.advance(minutes=5)
+    kit.advance(hours=3)  # the clock moves on; the history keeps each step's time
+    replayed = kit.replay(iid)
+    assert replayed.reproduces(kit.instance(iid))
+    assert replayed.instance is not None and replayed.instance.output == expected(T0)
+
+
+def test_now_prints_back_as_written() -> None:
+    spec = parse(STAMPS, "stamps.wf").spec
+    assert spec is not None
+    assert format_spec(spec, STAMPS) == STAMPS
+
+
+BAD = """\
+workflow bad version 1
+
+input { opens_at: timestamp, wait_for: duration = 10m, at: timestamp = now() }
+
+output { a: timestamp, b: bool, c: duration, d: bool, e: timestamp, f: duration, g: timestamp }
+
+start stop
+
+end stop: completed {
+    output {
+        a: now() + 5,
+        b: now() < 5,
+        c: now() * 2,
+        d: input.wait_for < input.opens_at,
+        e: now() + now(),
+        f: input.wait_for * 1.5,
+        g: now(1),
+    }
+}
+"""
+
+
+def test_wrong_mixes_of_time_are_type_errors() -> None:
+    result = check([parse(BAD, "bad.wf")])
+    found = sorted((d.code, d.span.line, d.message) for d in result.diagnostics)
+    assert found == [
+        ("WF301", 3, "the default of 'at' cannot call now(): a default is a constant"),
+        ("WF301", 11, "'+' does not apply to timestamp and int"),
+        ("WF301", 12, "timestamp and int cannot be ordered with '<'"),
+        ("WF301", 13, "'*' does not apply to timestamp and int"),
+        ("WF301", 14, "duration and timestamp cannot be ordered with '<'"),
+        ("WF301", 15, "'+' does not apply to timestamp and timestamp"),
+        ("WF301", 16, "'*' does not apply to duration and decimal"),
+        ("WF301", 17, "now() takes 0 arguments, not 1"),
+    ]

@@ -169,3 +169,115 @@ def test_wrong_mixes_of_time_are_type_errors() -> None:
         ("WF301", 16, "'*' does not apply to duration and decimal"),
         ("WF301", 17, "now() takes 0 arguments, not 1"),
     ]
+
+
+WINDOW = """\
+workflow window version 1
+
+type Slot { at: timestamp, length: duration }
+
+input { opens_at: timestamp, grace: duration, slots: list[Slot] = [], by_name: map[string, duration]? }
+
+signal moved { to: timestamp, extra: duration? }
+
+context { closes_at: timestamp? }
+
+output { opens_at: timestamp, closes_at: timestamp, total: duration, named: duration }
+
+start wait_move
+
+wait wait_move: signal moved {
+    output { closes_at: signal.to + coalesce(signal.extra, 0s) }
+    next done
+}
+
+end done: completed {
+    output {
+        opens_at: input.opens_at,
+        closes_at: coalesce(context.closes_at, input.opens_at),
+        total: input.grace + sum(input.slots[*].length),
+        named: coalesce(input.by_name["a"], 0s),
+    }
+}
+"""
+#: A start input as JSON from outside may write its times as text (issue 14, item 4).
+WINDOW_INPUT: dict[str, Value] = {
+    "opens_at": "2026-12-01T10:00:00Z",
+    "grace": "PT10M",
+    "slots": [
+        {"at": "2026-12-01T11:00:00+01:00", "length": "1h30m"},
+        {"at": 1_796_119_200_000, "length": 60_000},
+    ],
+    "by_name": {"a": "P1DT12H"},
+}
+WINDOW_SIGNAL: dict[str, Value] = {"to": "2026-12-02T09:30:00.250Z", "extra": "250ms"}
+OPENS = 1_796_119_200_000  # 2026-12-01T10:00:00Z
+WINDOW_OUTPUT: dict[str, Value] = {
+    "opens_at": OPENS,
+    "closes_at": OPENS + 23 * 60 * MINUTE + 30 * MINUTE + 500,
+    "total": 10 * MINUTE + 90 * MINUTE + MINUTE,
+    "named": 36 * 60 * MINUTE,
+}
+
+
+@cache
+def window() -> tb.Table:
+    result = compile_workflow(parse(WINDOW, "window.wf"))
+    assert result.table is not None, [d.message for d in result.check.diagnostics]
+    return result.table
+
+
+def test_input_and_signals_take_iso_8601_text_on_the_engine_and_the_test_kit() -> None:
+    kit = WorkflowEnv([window()])
+    iid = kit.start("window", WINDOW_INPUT)
+    inst = kit.instance(iid)
+    assert inst.input["opens_at"] == OPENS and inst.input["grace"] == 10 * MINUTE
+    assert inst.input["slots"] == [
+        {"at": OPENS, "length": 90 * MINUTE},
+        {"at": OPENS, "length": MINUTE},
+    ]
+    kit.signal(iid, "moved", WINDOW_SIGNAL)
+    assert kit.instance(iid).output == WINDOW_OUTPUT
+    assert kit.replay(iid).reproduces(kit.instance(iid))
+    engine = Engine([window()], {})
+    started = engine.start("window", WINDOW_INPUT)
+    assert engine.instance(started).input == inst.input  # the history holds the ints
+    assert engine.history(started)[0].input == inst.input
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "problem"),
+    [
+        (
+            "opens_at",
+            "2026-12-01T10:00:00",
+            "'opens_at' must be timestamp (epoch milliseconds or ISO-8601 text such as "
+            "2026-12-01T10:00:00Z), not str",
+        ),
+        (
+            "opens_at",
+            "2026-02-30T10:00:00Z",
+            "'opens_at' must be timestamp (epoch milliseconds or ISO-8601 text such as "
+            "2026-12-01T10:00:00Z), not str",
+        ),
+        (
+            "grace",
+            "P1M",
+            "'grace' must be duration (integer milliseconds or text such as PT10M or 10m), not str",
+        ),
+        (
+            "grace",
+            1.5,
+            "'grace' must be duration (integer milliseconds or text such as PT10M "
+            "or 10m), not decimal",
+        ),
+    ],
+)
+def test_time_text_that_is_no_time_is_refused_and_nothing_starts(
+    field: str, value: Value, problem: str
+) -> None:
+    engine = Engine([window()], {})
+    with pytest.raises(ValueError, match="does not fit") as refused:
+        engine.start("window", {**WINDOW_INPUT, field: value})
+    assert getattr(refused.value, "problems", None) == (problem,)
+    assert engine.records == {}

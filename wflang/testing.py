@@ -32,6 +32,7 @@ from wflang.runtime.limits import Limits
 from wflang.runtime.outcome import Handler, TaskCall, TaskError, invoke, pending
 from wflang.runtime.replay import Replayed, replay
 from wflang.runtime.table import Table
+from wflang.runtime.times import typed_payload
 from wflang.runtime.validate import validate_signal
 from wflang.runtime.waiting import Wait
 
@@ -167,22 +168,25 @@ class WorkflowEnv:
     def message(self, instance_id: str, name: str, payload: Mapping[str, Value] | None = None,
                 key: str = "") -> None:  # fmt: skip
         """Send a message to this instance (no correlation), checked like a signal."""
-        self._check(instance_id, Wait.MESSAGE, name, payload)
-        event = rt.SignalReceived(name, dict(payload or {}), key, Wait.MESSAGE.value)
+        payload = self._check(instance_id, Wait.MESSAGE, name, payload)
+        event = rt.SignalReceived(name, payload, key, Wait.MESSAGE.value)
         self.engine.send(instance_id, event)
         self._flush_duplicates()
 
     def _check(
         self, instance_id: str, kind: str, name: str, payload: Mapping[str, Value] | None
-    ) -> None:
+    ) -> dict[str, Value]:
+        """The payload, its time fields' text read as milliseconds, if it fits."""
         table = (
             self.engine.records[instance_id].table if instance_id in self.engine.records else None
         )
         if table is None:
             raise KeyError(f"unknown instance '{instance_id}'")
-        problems = validate_signal(table, kind, name, dict(payload or {}))
+        data = typed_payload(table, kind, name, payload or {})
+        problems = validate_signal(table, kind, name, data)
         if problems:
             raise ValueError(f"the {kind} '{name}' does not fit: " + "; ".join(problems))
+        return data
 
     def publish(self, message: str, correlation: Value,
                 payload: Mapping[str, Value] | None = None, *, key: str = "",

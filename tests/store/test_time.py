@@ -1,13 +1,26 @@
 """``now()`` on SQLite and PostgreSQL (issue 14, item 4): the time of the event each
 step processes (the store's virtual clock here), the same values of the same types as
 on the engine and the test kit (tests/test_time.py), and a replay of the stored history
-gives the stored instance although the clock has moved on."""
+gives the stored instance although the clock has moved on. A start input and a signal's
+payload may write times as ISO-8601 text; the store keeps the milliseconds."""
 
 from __future__ import annotations
 
+import pytest
+
+from wflang.runtime.validate import InvalidValue
 from wflang.store import Store
 
-from ..test_time import T0, expected, note, stamps
+from ..test_time import (
+    T0,
+    WINDOW_INPUT,
+    WINDOW_OUTPUT,
+    WINDOW_SIGNAL,
+    expected,
+    note,
+    stamps,
+    window,
+)
 from .kit import MINUTE, Durable, VirtualClock, replays_exactly
 
 
@@ -23,3 +36,32 @@ def test_now_is_the_steps_clock_on_a_store(store: Store, clock: VirtualClock) ->
     assert type(inst.output["deadline"]) is int and inst.context["noted"] == T0
     durable.advance(3 * 60 * MINUTE)
     replays_exactly(store, "s1")
+
+
+def test_input_and_signals_take_iso_8601_text_on_a_store(store: Store, clock: VirtualClock) -> None:
+    durable = Durable(store, clock, {}, window())
+    durable.start("window", WINDOW_INPUT, "w1")
+    stored_input = durable.instance("w1").input
+    assert stored_input["opens_at"] == WINDOW_OUTPUT["opens_at"]
+    assert type(stored_input["grace"]) is int
+    assert store.history("w1")[0].entry.input == stored_input
+    durable.signal("w1", "moved", WINDOW_SIGNAL)
+    assert durable.status("w1") == "completed", durable.instance("w1").error
+    assert durable.instance("w1").output == WINDOW_OUTPUT
+    replays_exactly(store, "w1")
+
+
+def test_time_text_that_is_no_time_is_refused_and_nothing_is_stored(
+    store: Store, clock: VirtualClock
+) -> None:
+    durable = Durable(store, clock, {}, window())
+    with pytest.raises(InvalidValue) as refused:
+        durable.start("window", {**WINDOW_INPUT, "grace": "ten minutes"}, "w2")
+    assert refused.value.problems == (
+        "'grace' must be duration (integer milliseconds or text such as PT10M or 10m), not str",
+    )
+    assert store.instances() == []
+    durable.start("window", WINDOW_INPUT, "w3")
+    with pytest.raises(InvalidValue, match="'to' must be timestamp"):
+        durable.signal("w3", "moved", {"to": "tomorrow"})
+    assert durable.status("w3") == "running" and len(store.history("w3")) == 1

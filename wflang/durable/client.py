@@ -26,6 +26,7 @@ from wflang.runtime.correlation import correlation_text
 from wflang.runtime.ir import Value
 from wflang.runtime.keys import delivery_key, timer_delivery
 from wflang.runtime.table import CallEntry, Table, table_hash
+from wflang.runtime.times import typed_input, typed_payload
 from wflang.runtime.validate import (
     forced_output_problems,
     publication_problems,
@@ -169,6 +170,7 @@ class Client:
         if instance_id is not None:
             _check_id(instance_id)
         deployed = self.store.deployed(workflow, version)
+        input = typed_input(deployed.table, input)  # ISO-8601 text of time fields as ms
         problems = validate_input(deployed.table, input)
         if problems:
             raise InvalidValue(f"the input of {workflow} v{deployed.version}", problems)
@@ -196,6 +198,7 @@ class Client:
     ) -> bool:
         """Send a signal; False when a signal with the same key was already taken."""
         info, table = self._running(instance_id, f"take the {kind} '{name}'")
+        payload = typed_payload(table, kind, name, payload)  # ISO-8601 text as ms
         problems = validate_signal(table, kind, name, payload)
         if problems:
             raise InvalidValue(f"the {kind} '{name}'", problems)

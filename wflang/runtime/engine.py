@@ -33,6 +33,7 @@ from wflang.runtime.outcome import (
     pending,
 )
 from wflang.runtime.table import Table
+from wflang.runtime.times import typed_input, typed_payload
 from wflang.runtime.validate import (
     InvalidValue,
     exact,
@@ -196,6 +197,7 @@ class Engine:
         that does not fit the workflow's declared input is refused (``InvalidValue``, as
         the durable client refuses it) and nothing is started."""
         table = self.table(workflow, version)
+        input = typed_input(table, input)  # ISO-8601 text of time fields as milliseconds
         problems = validate_input(table, input)
         if problems:
             raise InvalidValue(f"the input of {workflow} v{table.version}", problems)
@@ -249,8 +251,10 @@ class Engine:
     ) -> None:
         """Send a signal; a payload that does not fit its declaration is refused
         (``InvalidValue``, as the durable client refuses it) and nothing is sent."""
+        table = self._record(instance_id).table
         data = _outside(payload or {}, f"the signal '{name}'")
-        problems = validate_signal(self._record(instance_id).table, Wait.SIGNAL, name, data)
+        data = typed_payload(table, Wait.SIGNAL.value, name, data)  # ISO-8601 text as ms
+        problems = validate_signal(table, Wait.SIGNAL, name, data)
         if problems:
             raise InvalidValue(f"the signal '{name}'", problems)
         self.send(instance_id, rt.SignalReceived(name, data, key))

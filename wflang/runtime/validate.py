@@ -19,6 +19,7 @@ from wflang.runtime.failures import RUNTIME_ERRORS
 from wflang.runtime.ir import Value, evaluate
 from wflang.runtime.numbers import canonical, fits
 from wflang.runtime.table import FieldType, Table, Types
+from wflang.runtime.times import FORMS
 from wflang.runtime.waiting import Wait
 from wflang.runtime.waiting import parse as parse_waiting
 
@@ -31,7 +32,7 @@ _SCALARS: dict[str, tuple[type, ...]] = {
     "timestamp": (int,),
 }
 #: How values of the types the runtime keeps as numbers are written in JSON.
-_UNITS = {"duration": " (integer milliseconds)", "timestamp": " (epoch milliseconds)"}
+_UNITS = {name: f" ({form})" for name, form in FORMS.items()}
 _MAX_DEPTH = 64
 #: Kept as 64-bit integers by the stores (due times, wake-ups).
 _INT64 = ("int", "duration", "timestamp")

@@ -130,13 +130,16 @@ class TasksList:
     instance: str | None = field(
         default=None, metadata=arg("--instance", help="only this instance's")
     )
+    assignee: str | None = field(
+        default=None, metadata=arg("--assignee", help="only those assigned to this person or group")
+    )
     json: bool = json_field()
     store: str | None = store_field()
 
 
 def tasks_list(req: TasksList) -> Result:
     return listing(
-        client(req.store).open_tasks(req.instance),
+        client(req.store).open_tasks(req.instance, assignee=req.assignee),
         json=req.json,
         empty="no open human tasks",
         lines=_task_lines,

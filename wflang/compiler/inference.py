@@ -19,6 +19,7 @@ from wflang.compiler.map_items import element, item_outputs
 from wflang.compiler.model import ABORTED, Model, context_writes
 from wflang.compiler.symbols import all_fields, did_you_mean
 from wflang.compiler.types import (
+    ASSIGNEE,
     BOOL,
     DURATION,
     INT,
@@ -252,6 +253,11 @@ def _type_node(
         here.expect(t.after, DURATION, "a timeout")
     if isinstance(node, sp.SleepNode):
         here.expect(node.duration, DURATION, "a sleep")
+    who = getattr(node.work, "assignee", None) if isinstance(node, sp.TaskNode) else None
+    if who is not None:
+        got = strip(here.value(who, "the assignee"))
+        if not isinstance(got, Unknown) and got != STRING:
+            here.problem(ASSIGNEE, f"the assignee must be a string, not {got}", who.span)
     out_roots = dict(roots)
     if isinstance(node, sp.WaitNode):
         trigger = node.trigger

@@ -225,10 +225,16 @@ class _Lowering:
         match node:
             case sp.TaskNode():
                 work = node.work
+                who = getattr(work, "assignee", None)  # a user or manual task's
                 return tb.TaskEntry(
                     work=_kind_of_work(work),
                     service=work.service.text if isinstance(work, sp.ServiceWork) else None,
-                    assignee=getattr(getattr(work, "assignee", None), "value", None),
+                    assignee=who.value if isinstance(who, ex.StringLit) else None,
+                    assignee_from=(
+                        None
+                        if who is None or isinstance(who, ex.StringLit)
+                        else self.expression(who)
+                    ),
                     args=self.mapping(node.args),
                     form=tuple(f.name.text for f in node.form or ()),
                     retry=self.retry(node.retry),

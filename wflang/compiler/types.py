@@ -146,6 +146,7 @@ LIST_ELEMENT = "list-element"  # an aggregate of the wrong items, '+' of differe
 PREDICATE = "predicate"  # the body of a predicate is not a bool
 PROJECTION = "projection"  # ``xs[*].f`` where the items have no field f
 LAMBDA = "lambda"  # a lambda out of place, missing, or naming an existing name
+ASSIGNEE = "assignee"  # a user or manual task's assignee that is not a string
 
 
 @frozen

@@ -467,7 +467,7 @@ def _work(work: sp.TaskWork) -> str:
     if isinstance(work, sp.ScriptWork):
         return "script"
     keyword = "user" if isinstance(work, sp.UserWork) else "manual"
-    return keyword if work.assignee is None else f"{keyword} {format_string(work.assignee.value)}"
+    return keyword if work.assignee is None else f"{keyword} {format_expr(work.assignee)}"
 
 
 def _task(n: sp.TaskNode, w: Writer) -> None:

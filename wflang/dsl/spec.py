@@ -11,7 +11,7 @@ from decimal import Decimal
 
 from attrs import field, frozen
 
-from wflang.dsl.expr import DurationLit, Expr, StringLit
+from wflang.dsl.expr import DurationLit, Expr
 from wflang.dsl.span import Span, span_field
 from wflang.dsl.types import NamedType, TypeSpec
 
@@ -267,17 +267,19 @@ class ScriptWork:
 
 @frozen
 class UserWork:
-    """A human task with a typed ``form``, optionally assigned to a person or group."""
+    """A human task with a typed ``form``, optionally assigned to a person or group: a
+    ``string`` expression, evaluated when the task is entered."""
 
-    assignee: StringLit | None = None
+    assignee: Expr | None = None
     span: Span = span_field()
 
 
 @frozen
 class ManualWork:
-    """Work done outside the system and only marked done, optionally with a form."""
+    """Work done outside the system and only marked done, optionally with a form; its
+    assignee as a user task's."""
 
-    assignee: StringLit | None = None
+    assignee: Expr | None = None
     span: Span = span_field()
 
 

@@ -87,6 +87,10 @@ def node_expressions(node: sp.Node) -> Iterator[ex.Expr]:
         yield t.after
     if isinstance(node, sp.SleepNode):
         yield node.duration
+    if isinstance(node, sp.TaskNode):
+        who = getattr(node.work, "assignee", None)  # a user or manual task's
+        if who is not None:
+            yield who
     if isinstance(node, sp.MapNode):
         yield node.items
     if isinstance(node, sp.WaitNode):

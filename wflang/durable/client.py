@@ -242,10 +242,15 @@ class Client:
 
     # -- human tasks ---------------------------------------------------------------
 
-    def open_tasks(self, instance_id: str | None = None) -> list[TaskInfo]:
-        return self.store.tasks(
+    def open_tasks(
+        self, instance_id: str | None = None, *, assignee: str | None = None
+    ) -> list[TaskInfo]:
+        """The open human tasks (of one instance; assigned to ``assignee``: the inbox of
+        a person or a group, as each task's assignee was when it was entered)."""
+        tasks = self.store.tasks(
             kind=TaskKind.HUMAN, status=TaskStatus.OPEN, instance_id=instance_id
         )
+        return tasks if assignee is None else [t for t in tasks if t.assignee == assignee]
 
     def complete_task(
         self, key: str, output: Mapping[str, Value], *, reason: str | None = None

@@ -22,6 +22,7 @@ from typing import Any, assert_never
 
 from attrs import frozen
 
+from wflang.dsl import expr as ex
 from wflang.dsl import spec as sp
 from wflang.dsl.formatter import format_expr
 
@@ -153,11 +154,18 @@ def _script(w: sp.ScriptWork) -> tuple[str, str]:
 
 
 def _user(w: sp.UserWork) -> tuple[str, str]:
-    return "user", "user" + ("" if w.assignee is None else f" · {w.assignee.value}")
+    return "user", "user" + _assignee(w.assignee)
 
 
 def _manual(w: sp.ManualWork) -> tuple[str, str]:
-    return "manual", "manual" + ("" if w.assignee is None else f" · {w.assignee.value}")
+    return "manual", "manual" + _assignee(w.assignee)
+
+
+def _assignee(who: ex.Expr | None) -> str:
+    """The assignee on a diagram: a literal's text, an expression as written."""
+    if who is None:
+        return ""
+    return f" · {who.value if isinstance(who, ex.StringLit) else format_expr(who)}"
 
 
 def _work(w: sp.TaskWork) -> tuple[str, str]:

@@ -61,7 +61,11 @@ class TaskEntry:
 
     work: str  # service | script | user | manual
     service: str | None = None
+    #: A human task's assignee written as a string literal; ``assignee_from``: the
+    #: expression of any other (``user input.manager``), evaluated when the task is
+    #: entered. Two fields so that a literal's table stays as it was (its hash too).
     assignee: str | None = None
+    assignee_from: int | None = None
     args: Mapping = Mapping(())
     form: tuple[str, ...] = ()  # the form's field names, for human tasks
     retry: Retry | None = None

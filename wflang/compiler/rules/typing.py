@@ -13,7 +13,7 @@ from wflang.compiler.handled_errors import PAYLOAD_PROBLEM
 from wflang.compiler.inference import type_env, typing_of
 from wflang.compiler.model import Model
 from wflang.compiler.registry import Finding, Pass, rule
-from wflang.compiler.types import LAMBDA, LIST_ELEMENT, PREDICATE, PROJECTION
+from wflang.compiler.types import ASSIGNEE, LAMBDA, LIST_ELEMENT, PREDICATE, PROJECTION
 from wflang.dsl import spec as sp
 from wflang.dsl.diagnostics import Severity
 
@@ -157,6 +157,36 @@ def list_item_type(m: Model) -> Iterator[Finding]:
         end done: completed { output { total: sum(input.lines[*].amount), all_skus: input.skus + input.lines[*].sku } }
     """
     yield from _findings(m, LIST_ELEMENT)
+
+
+@rule(
+    "WF340",
+    "assignee-type",
+    severity=Severity.ERROR,
+    category="type",
+    pass_=Pass.TYPES,
+    summary="Checks that the assignee of a user or manual task is a string.",
+)
+def assignee_type(m: Model) -> Iterator[Finding]:
+    """A user or manual task is assigned to a person or a group by name: its assignee,
+    evaluated when the task is entered, is a ``string`` (a ``string?`` must be checked
+    or given a fallback with ``coalesce``, WF302).
+
+    Bad:
+
+        input { manager_id: int }
+        start approve
+        task approve: user input.manager_id { next done }
+        end done: completed
+
+    Good:
+
+        input { manager: string?, manager_id: int }
+        start approve
+        task approve: user coalesce(input.manager, "finance-team") { next done }
+        end done: completed
+    """
+    yield from _findings(m, ASSIGNEE)
 
 
 @rule(

@@ -118,14 +118,14 @@ class NodeRules(BuilderBase):
         return sp.ScriptWork(span=self._tspan(kw))
 
     @v_args(inline=True)
-    def user_kind(self, kw: Token, assignee: Token | None) -> sp.UserWork:
-        who = None if assignee is None else self._string(assignee)
-        return sp.UserWork(who, span=self._tspan(kw).to(self._tspan(assignee or kw)))
+    def user_kind(self, kw: Token, assignee: ex.Expr | None) -> sp.UserWork:
+        span = self._tspan(kw)
+        return sp.UserWork(assignee, span=span if assignee is None else span.to(assignee.span))
 
     @v_args(inline=True)
-    def manual_kind(self, kw: Token, assignee: Token | None) -> sp.ManualWork:
-        who = None if assignee is None else self._string(assignee)
-        return sp.ManualWork(who, span=self._tspan(kw).to(self._tspan(assignee or kw)))
+    def manual_kind(self, kw: Token, assignee: ex.Expr | None) -> sp.ManualWork:
+        span = self._tspan(kw)
+        return sp.ManualWork(assignee, span=span if assignee is None else span.to(assignee.span))
 
     def choice_node(self, children: list[Any]) -> sp.ChoiceNode:
         kw, name, *parts, close = children

@@ -12,6 +12,7 @@ from wflang.runtime import keys
 from wflang.runtime import table as tb
 from wflang.runtime.instance import NO_TOKEN
 from wflang.runtime.ir import NOW, ExpressionError, Value
+from wflang.runtime.ops import show
 from wflang.runtime.step.build import AnyToken, call, token_fields, token_with
 from wflang.runtime.step.compiled import Env, plain_service_task
 from wflang.runtime.step.scopes import fill, scope_end
@@ -52,7 +53,13 @@ def _submit_task(run: Run, token: AnyToken, entry: tb.TaskEntry) -> AnyToken:
     """Hand the work to a handler or a person (again, on a retry)."""
     if entry.work == "service":
         return _schedule(run, token)
-    args = run.states[token.state].args(run.env(token))
+    env = run.env(token)
+    args = run.states[token.state].args(env)
+    who = entry.assignee if entry.assignee_from is None else run.eval(entry.assignee_from, env)
+    if who is not None and type(who) is not str:
+        raise ExpressionError(
+            f"the assignee of '{run.name(token.state)}' is {show(who)}, not a string"
+        )
     token = run.wait(token, Wait.HUMAN)
     run.commands.append(
         rt.CreateHumanTask(
@@ -60,7 +67,7 @@ def _submit_task(run: Run, token: AnyToken, entry: tb.TaskEntry) -> AnyToken:
             token.id,
             run.name(token.state),
             entry.work,
-            entry.assignee,
+            who,
             entry.form,
             args,
         )

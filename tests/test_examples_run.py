@@ -1787,10 +1787,33 @@ def test_expense_over_budget_shows_the_payload_to_the_manager_and_is_paid() -> N
         "over_by": Decimal("20.5"),
         "budget_left": Decimal("100.00"),
         "checked_at": T0,
+        "answer_by": T0 + 2 * DAY,  # now(): the time of the step that entered the task
     }
+    assert task.assignee == "research-managers"  # no manager named: the team's
+    env.advance(days=3)
     env.complete(task.key, {"approved": True})
     out: dict[str, Value] = {"claim_id": "x-1", "status": "paid", "overrun": Decimal("20.5")}
     finished(env, iid, "paid", "completed", out, approved=True)
+
+
+@pytest.mark.parametrize(
+    ("submitted_at", "paid"),
+    [("2026-02-01T09:00:00Z", True), ("2026-01-31T08:59:59Z", False), (T0 - 29 * DAY, True)],
+)
+def test_expense_overrun_goes_to_the_named_manager_and_is_refused_after_30_days(
+    submitted_at: Value, paid: bool
+) -> None:
+    """The claim's JSON may give the submission time as ISO-8601 text; the manager
+    approves at T0 + 1 day: 30 days after it at most, the claim is paid, else refused."""
+    env = expense(budget__reserve=OVER_BUDGET)
+    claim = {**CLAIM, "manager": "bea", "submitted_at": submitted_at}
+    iid = env.start("expense_approval", claim)
+    (task,) = env.engine.human_tasks()
+    assert task.assignee == "bea"
+    env.advance(days=1)
+    env.complete(task.key, {"approved": True})
+    assert env.status(iid) == ("completed" if paid else "failed")
+    assert env.replay(iid).reproduces(env.instance(iid))
 
 
 @reaches("expense_approval", "refused_overrun")

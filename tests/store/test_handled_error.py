@@ -13,7 +13,7 @@ from wflang.runtime.ir import HANDLED_ERROR, Value
 from wflang.runtime.outcome import Handler
 from wflang.store import Store
 
-from .kit import Durable, VirtualClock, example, handlers_of, ok, replays_exactly
+from .kit import DAY, Durable, VirtualClock, example, handlers_of, ok, replays_exactly
 
 CLAIM: dict[str, Value] = {
     "claim_id": "x-1",
@@ -41,12 +41,13 @@ def test_a_typed_error_payload_reaches_the_route_exactly(store: Store, clock: Vi
     d = Durable(store, clock, handlers, example("expense_approval"))
     iid = d.start("expense_approval", CLAIM, "ex-1")
     (task,) = d.client.open_tasks(iid)
-    assert task.node == "approve_overrun"
+    assert (task.node, task.assignee) == ("approve_overrun", "research-managers")
     assert task.args == {
         "claim_id": "x-1",
         "over_by": Decimal("20.50"),
         "budget_left": Decimal("100.0"),
         "checked_at": CHECKED_AT,
+        "answer_by": clock.ms + 2 * DAY,  # now() + 2d, at the step that entered the task
     }
     (token,) = d.instance(iid).tokens
     assert dict(token.locals)[HANDLED_ERROR] == {

@@ -10,7 +10,8 @@ from lark import Lark
 
 from wflang.dsl import parser_cache
 from wflang.dsl.parser import make_parser, parse
-from wflang.dsl.parser_cache import cache_dir, cached_parser
+from wflang.dsl.parser_cache import cached_parser
+from wflang.user_cache import cache_dir
 
 OPTIONS: dict[str, Any] = {"parser": "lalr", "lexer": "contextual"}
 GREETING = 'start: "hello" NAME\nNAME: /[a-z]+/\n%ignore " "\n'

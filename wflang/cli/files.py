@@ -100,12 +100,15 @@ def expand(paths: Sequence[str]) -> list[str]:
     return out
 
 
-def load(path: str, stdin_name: str | None = None) -> ParseResult:
+def load(path: str, stdin_name: str | None = None, data: bytes | None = None) -> ParseResult:
     """A file parsed; ``-`` is standard input, named ``stdin_name`` (``--stdin-filename``:
-    its imports are resolved from that file's folder, its findings carry that name)."""
+    its imports are resolved from that file's folder, its findings carry that name).
+    ``data``: the file's bytes, already read (no further than the limit is parsed)."""
     from wflang.dsl.parser import parse_bytes
-    from wflang.dsl.source import SourceError, read_source
+    from wflang.dsl.source import MAX_SOURCE_BYTES, SourceError, read_source
 
+    if data is not None:
+        return parse_bytes(data[: MAX_SOURCE_BYTES + 1], path)
     if path == "-":
         return parse_bytes(_bounded(sys.stdin.buffer), stdin_name or "<stdin>")
     try:

@@ -4,11 +4,13 @@ of the language's front end and checker."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from attrs import field, frozen
+from attrs import asdict, field, frozen
 
+from wflang.cli import check_cache
 from wflang.cli.files import (
     color_field,
     config_field,
@@ -24,6 +26,7 @@ from wflang.cli.files import (
 from wflang.cli.framework import EXIT_FINDINGS, EXIT_OK, Command, Out, Result, arg
 
 if TYPE_CHECKING:
+    from wflang.dsl.parser import ParseResult
     from wflang.dsl.spec import WorkflowSpec
 
 
@@ -156,15 +159,57 @@ class Check:
     )
     stdin_filename: str | None = stdin_filename_field()
     color: bool = color_field()
+    no_cache: bool = field(
+        default=False,
+        metadata=arg(
+            "--no-cache",
+            action="store_true",
+            help="neither read nor write the cache of results (also: WFLANG_NO_CACHE=1); "
+            "the cache answers a repeated check of unchanged files, imports, configuration "
+            "and wflang",
+        ),
+    )
 
 
 def check(req: Check) -> Result:
+    files = expand(req.paths)
+    options = {k: v for k, v in asdict(req).items() if k != "no_cache"}
+    entry = check_cache.lookup(options, files, no_cache=req.no_cache, fmt=req.format)
+    if entry is not None:
+        cached = entry.cached()
+        if cached is not None:
+            return cached  # the parser and the checker are never imported
+    result = _check(req, files, entry)
+    if entry is not None:
+        entry.store(result)
+    return result
+
+
+def _check(req: Check, files: list[str], entry: check_cache.Lookup | None) -> Result:
     from wflang.compiler.check import check as check_files
+    from wflang.compiler.program import import_targets, read_file
     from wflang.compiler.report import Report
     from wflang.dsl.diagnostics import Severity
 
+    if entry is not None:  # what the configuration and the import scope will look at
+        entry.look_above(".")
+        for path in files:
+            entry.look_above(os.path.dirname(path) or ".")
+        if req.config:
+            entry.look("read", req.config)
     config = load_config(req.config, req.preset)
-    result = check_files([load(p, req.stdin_filename) for p in expand(req.paths)], config)
+    data = entry.data if entry is not None else {}
+    parsed = [load(p, req.stdin_filename, data.get(p)) for p in files]
+    if entry is not None:
+        entry.look_at_import_paths(files)
+    imported: list[ParseResult] = []
+    reader = read_file if entry is None else entry.reader(imported)
+    result = check_files(parsed, config, reader)
+    if entry is not None:  # imports not read (outside the project, or read as a root)
+        for module in (*parsed, *imported):
+            for target in import_targets(module):
+                entry.look("realpath", target)
+                entry.look("read", target)
     report = Report(result.diagnostics, result.sources, result.files)
     out = Out()
     out.write(report_text(report, req.format, req.color))

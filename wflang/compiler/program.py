@@ -92,12 +92,12 @@ def import_scope(file: str) -> ImportScope:
     here = (Path.cwd() if file.startswith("<") else Path(file).parent).resolve()
     for folder in (here, *here.parents):
         if (folder / "pyproject.toml").is_file() or (folder / ".git").exists():
-            extra = (Path(os.path.realpath(folder / p)) for p in _import_paths(folder))
+            extra = (Path(os.path.realpath(folder / p)) for p in import_paths(folder))
             return ImportScope(folder, (folder, *extra))
     return ImportScope(here, (here,))
 
 
-def _import_paths(folder: Path) -> list[str]:
+def import_paths(folder: Path) -> list[str]:
     """``import-paths`` of the folder's pyproject.toml (``wf check`` validates the table)."""
     try:
         with open(folder / "pyproject.toml", "rb") as f:
@@ -171,6 +171,11 @@ def _outside(target: str, scope: ImportScope) -> tuple[str, str | None] | None:
         "imports stay inside the project: the folder of the nearest pyproject.toml or "
         ".git; list other folders under 'import-paths' in [tool.wflang]",
     )
+
+
+def import_targets(parsed: ParseResult) -> list[str]:
+    """The paths the imports of a parsed file lead to (read or not)."""
+    return [_resolve(parsed.file, decl.path) for decl in _imports(parsed.spec)]
 
 
 def _imports(spec: sp.WorkflowSpec | None) -> list[sp.ImportDecl]:

@@ -26,18 +26,11 @@ from typing import Any
 import lark
 from lark import Lark
 
+from wflang.user_cache import cache_dir
+
 #: Options given to ``Lark.load``: the callbacks are functions of this process and
 #: are never stored (they do not change the tables).
 _NOT_STORED = ("transformer", "lexer_callbacks")
-
-
-def cache_dir() -> Path | None:
-    """Where built parsers are kept, or None when caching is turned off."""
-    chosen = os.environ.get("WFLANG_CACHE_DIR")
-    if chosen is not None:
-        return Path(chosen) if chosen else None
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "wflang"
 
 
 def cache_key(grammar: str, options: Mapping[str, object]) -> str:

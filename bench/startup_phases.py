@@ -96,7 +96,7 @@ parse_file("examples/order_saga.wf"); phase("first parse")
 from wflang.cli import main
 with contextlib.redirect_stdout(io.StringIO()):
     try:
-        main(["check", "examples/order_saga.wf"])
+        main(["check", "--no-cache", "examples/order_saga.wf"])
     except SystemExit:
         pass
 phase("check (a second parse and the rules)")

@@ -39,7 +39,6 @@ import json
 import os
 import stat
 import sys
-import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -216,6 +215,8 @@ class Lookup:
             return
         seen = [[kind, path, value] for (kind, path), value in self.seen.items()]
         entry = {"key": self.key, "seen": seen, "code": result.code, "printed": printed}
+        import tempfile  # only when storing: a hit does without it
+
         try:
             self.where.mkdir(parents=True, exist_ok=True)
             fd, temporary = tempfile.mkstemp(dir=self.where, prefix=".entry-", suffix=".tmp")

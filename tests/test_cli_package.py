@@ -139,7 +139,8 @@ def test_wf_check_imports_no_store_engine_renderer_or_durable_side() -> None:
     loaded = _modules_after(f"from wflang.cli import main\nmain(['check', {EXAMPLE!r}])")
     # only the module declaring 'check': the others' requests cost more than the check
     cli = {"wflang.cli", "wflang.cli.app", "wflang.cli.framework", "wflang.cli.files"}
-    assert {m for m in loaded if m.startswith("wflang.cli")} == cli | {"wflang.cli.source"}
+    source = {"wflang.cli.source", "wflang.cli.check_cache"}
+    assert {m for m in loaded if m.startswith("wflang.cli")} == cli | source
     # Of the runtime, the checker knows only the errors it raises itself.
     later = ("wflang.store", "wflang.durable", "wflang.render", "wflang.runtime.")
     assert {m for m in loaded if m.startswith(later)} == {"wflang.runtime.failures"}

@@ -281,3 +281,53 @@ def test_time_text_that_is_no_time_is_refused_and_nothing_starts(
         engine.start("window", {**WINDOW_INPUT, field: value})
     assert getattr(refused.value, "problems", None) == (problem,)
     assert engine.records == {}
+
+
+MEETING = """\
+workflow meeting version 1
+
+context { ends_at: timestamp? }
+
+output { ends_at: timestamp }
+
+start book
+
+task book: user "assistants" {
+    form { starts_at: timestamp, length: duration }
+    output { ends_at: result.starts_at + result.length }
+    next done
+}
+
+end done: completed {
+    output { ends_at: coalesce(context.ends_at, now()) }
+}
+"""
+
+
+@cache
+def meeting() -> tb.Table:
+    result = compile_workflow(parse(MEETING, "meeting.wf"))
+    assert result.table is not None, [d.message for d in result.check.diagnostics]
+    return result.table
+
+
+#: A person's form as JSON may write its times as text too.
+FORM: dict[str, Value] = {"starts_at": "2026-12-01T10:00:00+01:00", "length": "PT1H30M"}
+ENDS_AT = OPENS - 60 * MINUTE + 90 * MINUTE
+
+
+def test_a_form_takes_iso_8601_text_on_the_engine_and_the_test_kit() -> None:
+    engine = Engine([meeting()], {})
+    iid = engine.start("meeting", {})
+    (task,) = engine.human_tasks()
+    with pytest.raises(ValueError, match="'length' must be duration"):
+        engine.complete_task(task.key, {**FORM, "length": "90 minutes"})
+    assert engine.instance(iid).status.value == "running"  # the task is still open
+    engine.complete_task(task.key, FORM)
+    assert engine.instance(iid).output == {"ends_at": ENDS_AT}
+    kit = WorkflowEnv([meeting()])
+    kid = kit.start("meeting", {})
+    (task,) = kit.engine.human_tasks()
+    kit.complete(task.key, FORM)
+    assert kit.instance(kid).output == {"ends_at": ENDS_AT}
+    assert kit.replay(kid).reproduces(kit.instance(kid))

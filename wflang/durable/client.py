@@ -26,7 +26,7 @@ from wflang.runtime.correlation import correlation_text
 from wflang.runtime.ir import Value
 from wflang.runtime.keys import delivery_key, timer_delivery
 from wflang.runtime.table import CallEntry, Table, table_hash
-from wflang.runtime.times import typed_input, typed_payload
+from wflang.runtime.times import typed_input, typed_output, typed_payload
 from wflang.runtime.validate import (
     forced_output_problems,
     publication_problems,
@@ -265,6 +265,7 @@ class Client:
             raise IllegalAction(f"task '{key}' is {task.status}, not open")
         info = self.store.instance(task.instance_id)
         table = self.store.table_for(info.table_hash)
+        output = typed_output(table, task.node, output)  # ISO-8601 text as milliseconds
         problems = validate_result(table, task.node, output)
         if problems:
             raise InvalidValue(f"the output of task '{key}'", problems)

@@ -33,7 +33,7 @@ from wflang.runtime.outcome import (
     pending,
 )
 from wflang.runtime.table import Table
-from wflang.runtime.times import typed_input, typed_payload
+from wflang.runtime.times import typed_input, typed_output, typed_payload
 from wflang.runtime.validate import (
     InvalidValue,
     exact,
@@ -365,6 +365,7 @@ class Engine:
         table = self.records[iid].table
         event: rt.TaskCompleted | rt.TaskFailed
         if isinstance(task, rt.CreateHumanTask):
+            data = typed_output(table, task.node, data)  # ISO-8601 text as milliseconds
             problems = validate_result(table, task.node, data)
             if problems:
                 raise InvalidValue(f"the output of task '{key}'", problems)

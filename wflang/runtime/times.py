@@ -126,3 +126,12 @@ def typed_payload(
         if shape.name == name:
             return typed_fields(table.types, shape.fields, payload)
     return dict(payload)
+
+
+def typed_output(table: Table, state: str, output: Mapping[str, Value]) -> dict[str, Value]:
+    """The output a person gives a step (a human task's form) with its time fields'
+    text read as milliseconds; as it is when the step declares none."""
+    for shape in table.types.results:
+        if shape.name == state:
+            return typed_fields(table.types, shape.fields, output)
+    return dict(output)

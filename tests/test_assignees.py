@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from functools import cache
 
+import attrs
 import pytest
 
 from wflang.compiler.check import check
@@ -16,6 +17,7 @@ from wflang.compiler.diff import diff_specs
 from wflang.dsl.formatter import format_spec
 from wflang.dsl.parser import parse
 from wflang.render.build import node_for
+from wflang.runtime import ir
 from wflang.runtime import table as tb
 from wflang.runtime.engine import Engine
 from wflang.runtime.ir import Value
@@ -162,3 +164,23 @@ def test_a_changed_assignee_is_no_breaking_change() -> None:
     ).spec
     assert old is not None and new is not None
     assert [c.diagnostic.code for c in diff_specs(old, new).changes] == []
+
+
+def test_an_assignee_that_is_no_string_at_run_time_is_a_workflow_error() -> None:
+    """A table from elsewhere whose assignee gives a number: the step refuses to create
+    the task (a workflow error naming the task), on the engine as on every store."""
+    table = people()
+    expressions = (*table.expressions, ir.Get(ir.Load("input"), "amount"))
+    amount = len(expressions) - 1
+    states = tuple(
+        attrs.evolve(s, entry=attrs.evolve(s.entry, assignee_from=amount))
+        if s.name == "review" and isinstance(s.entry, tb.TaskEntry)
+        else s
+        for s in table.states
+    )
+    engine = Engine([attrs.evolve(table, states=states, expressions=expressions)], {})
+    iid = engine.start("people", {"manager": "Ann", "amount": 10})
+    inst = engine.instance(iid)
+    assert inst.status.value == "dead_lettered"
+    assert inst.error == "workflow error: the assignee of 'review' is 10, not a string"
+    assert engine.human_tasks() == []

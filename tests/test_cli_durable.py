@@ -558,3 +558,33 @@ def test_fire_timers_takes_the_timer_as_status_prints_it(ready: Wf) -> None:
     assert "firing t-1:w:" in ready.ok("ops", "fire-timers", "t-1", "--timer", shown)
     ready.work()
     assert 'output:   {"how":"timeout"}' in ready.ok("status", "t-1")
+
+
+def test_tasks_complete_raises_a_declared_error_with_a_payload(wf: Wf) -> None:
+    """``wf tasks complete KEY --error E --payload JSON`` (issue 14 item 8): a person
+    raises an error the user task declares; a mistake is refused, nothing stored."""
+    sys.modules.pop("wf_expense_handlers", None)
+    wf.ok("store", "migrate")
+    wf.ok("deploy", str(Path(__file__).parent.parent / "examples" / "expense_approval.wf"))
+    claim = {"claim_id": "x-1", "employee": "ada", "team": "research", "amount": 120}
+    wf.ok("start", "expense_approval", "--input", json.dumps(claim), "--id", "x-1")
+    wf.ok("worker", "--once", "--handlers", "wf_expense_handlers", "--log-level", "error")
+    (task,) = wf.rows("tasks", "list")
+    key = task["key"]
+    before = wf.json("status", "x-1")
+    for argv, said in [
+        (["--error", "Rejectd", "--payload", '{"reason": "x"}'], "did you mean 'Rejected'?"),
+        (["--error", "Rejected", "--payload", '{"reason": 1}'], "'reason' must be string, not int"),
+        (["--error", "Rejected", "--output", "{}"], "give the form (--output) or an error"),
+        (["--payload", '{"reason": "x"}'], "--payload and --message go with --error"),
+    ]:
+        assert wf("tasks", "complete", key, *argv) != 0
+        assert said in wf.err, (argv, wf.err)
+        assert wf.json("status", "x-1") == before
+        assert [t["key"] for t in wf.rows("tasks", "list")] == [key]
+    out = wf.ok("tasks", "complete", key, "--error", "Rejected", "--payload", '{"reason": "no"}')
+    assert out == f"task {key} raised Rejected\n"
+    wf.ok("worker", "--once", "--handlers", "wf_expense_handlers", "--log-level", "error")
+    status = wf.json("status", "x-1")
+    assert (status["status"], status["output"]["status"]) == ("failed", "overrun rejected: no")
+    sys.modules.pop("wf_expense_handlers", None)

@@ -24,6 +24,7 @@ from wflang.dsl.parser import parse_file
 from wflang.runtime import table as tb
 from wflang.runtime.engine import TaskError, pending
 from wflang.runtime.ir import Value
+from wflang.runtime.validate import InvalidValue
 from wflang.testing import (
     DAY,
     HOUR,
@@ -1774,7 +1775,7 @@ def test_expense_within_budget_is_paid() -> None:
     env = expense()
     iid = env.start("expense_approval", CLAIM)
     out: dict[str, Value] = {"claim_id": "x-1", "status": "paid", "overrun": 0}
-    finished(env, iid, "paid", "completed", out, approved=False)
+    finished(env, iid, "paid", "completed", out)
 
 
 def test_expense_over_budget_shows_the_payload_to_the_manager_and_is_paid() -> None:
@@ -1828,6 +1829,43 @@ def test_expense_over_budget_refused_by_the_manager() -> None:
     }
     finished(env, iid, "refused_overrun", "failed", out)
     assert env.instance(iid).error == "ClaimRefused"
+
+
+def test_expense_overrun_rejected_by_the_manager_with_a_reason() -> None:
+    """The manager raises Rejected (issue 14 item 8): its payload is the refusal."""
+    env = expense(budget__reserve=OVER_BUDGET)
+    iid = env.start("expense_approval", CLAIM)
+    env.fail(task_key(env, iid, "approve_overrun"), "Rejected", payload={"reason": "too much"})
+    out: dict[str, Value] = {
+        "claim_id": "x-1",
+        "status": "overrun rejected: too much",
+        "overrun": 0,
+    }
+    finished(env, iid, "refused", "failed", out)
+    assert env.instance(iid).error == "ClaimRefused"
+    assert "approve_overrun: Rejected handled" in env.decisions(iid)
+
+
+def test_a_manager_raising_an_undeclared_error_or_a_wrong_payload_is_refused() -> None:
+    env = expense(budget__reserve=OVER_BUDGET)
+    iid = env.start("expense_approval", CLAIM)
+    key = task_key(env, iid, "approve_overrun")
+    before = env.instance(iid)
+    for error, payload, problem in [
+        (
+            "Rejectd",
+            {"reason": "x"},
+            "approve_overrun does not raise 'Rejectd' (it raises Rejected); "
+            "did you mean 'Rejected'?",
+        ),
+        ("OverBudget", None, "approve_overrun does not raise 'OverBudget' (it raises Rejected)"),
+        ("Rejected", {"reason": 3}, "'reason' must be string, not int in the payload of Rejected"),
+        ("Rejected", None, "missing field 'reason' (string) in payload of Rejected"),
+    ]:
+        with pytest.raises(InvalidValue) as refused:
+            env.fail(key, error, payload=payload)
+        assert refused.value.problems == (problem,)
+        assert env.instance(iid) == before and env.open_tasks(iid) == [key]
 
 
 @reaches("expense_approval", "refused")

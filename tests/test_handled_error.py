@@ -238,3 +238,69 @@ def test_a_change_of_an_error_payload_follows_the_record_field_rules() -> None:
         ("WF606", "error Short field 'extra' was added (optional)"),
         ("WF690", "2 breaking changes but the version is still 1"),
     ]
+
+
+PERSON = """\
+workflow exp version 1
+
+error Rejected { reason: string }
+
+error Withdrawn
+
+input { id: string }
+
+context { why: string? }
+
+output { status: string }
+
+start approve
+
+task approve: user "managers" {
+    form { ok: bool }
+    raises Rejected, Withdrawn
+    on Rejected -> rejected
+    on Withdrawn -> done
+    next done
+}
+
+task rejected: script {
+    output { why: error.payload.reason }
+    next done
+}
+
+end done: completed {
+    output { status: coalesce(context.why, "ok") }
+}
+"""
+
+
+def test_a_user_task_declares_the_errors_a_person_raises() -> None:
+    spec = parse(PERSON).spec
+    assert spec is not None
+    (task,) = [n for n in spec.nodes if n.name.text == "approve"]
+    assert isinstance(task, sp.TaskNode)
+    assert [e.text for e in task.raises] == ["Rejected", "Withdrawn"]
+    assert format_spec(spec, PERSON) == PERSON
+    entry = _table(PERSON).states[_table(PERSON).state_id("approve")].entry
+    assert getattr(entry, "raises", None) == ("Rejected", "Withdrawn")
+
+
+def test_a_person_raises_a_declared_error_on_the_test_kit() -> None:
+    env = WorkflowEnv([_table(PERSON)])
+    iid = env.start("exp", {"id": "1"})
+    (key,) = env.open_tasks(iid)
+    env.fail(key, "Rejected", payload={"reason": "late"})
+    assert env.instance(iid).output == {"status": "late"}
+
+
+def test_raises_on_a_service_task_or_an_undeclared_error_is_refused() -> None:
+    service = PERSON.replace(
+        'task approve: user "managers" {\n    form { ok: bool }\n',
+        "service s.x()\n\ntask approve: service s.x {\n",
+    )
+    assert [d.code for d in parse(service).diagnostics] == ["WF003"]
+    unknown = PERSON.replace("raises Rejected, Withdrawn", "raises Rejected, Withdrawnn")
+    found = compile_workflow(parse(unknown)).check.diagnostics
+    assert [(d.code, d.message) for d in found if d.message.startswith("unknown error")] == [
+        ("WF104", "unknown error 'Withdrawnn'")
+    ]

@@ -2,18 +2,31 @@
 typed error payload crosses the worker and the store exactly (a decimal stays exact,
 a timestamp a timestamp), the route's node reads it, and a payload that does not fit
 its error's fields is the runtime's invalid result, as on the engine
-(tests/test_examples_run.py, tests/test_handled_error.py)."""
+(tests/test_examples_run.py, tests/test_handled_error.py). And a person raising a
+declared error on a user task (item 8): checked like a form, a refusal stores nothing."""
 
 from __future__ import annotations
 
 from decimal import Decimal
 
+import pytest
+
 from wflang.runtime.engine import TaskError
 from wflang.runtime.ir import HANDLED_ERROR, Value
 from wflang.runtime.outcome import Handler
+from wflang.runtime.validate import InvalidValue
 from wflang.store import Store
 
-from .kit import DAY, Durable, VirtualClock, example, handlers_of, ok, replays_exactly
+from .kit import (
+    DAY,
+    Durable,
+    VirtualClock,
+    example,
+    handlers_of,
+    ok,
+    replays_exactly,
+    snapshot,
+)
 
 CLAIM: dict[str, Value] = {
     "claim_id": "x-1",
@@ -80,3 +93,62 @@ def test_a_payload_that_does_not_fit_is_an_invalid_result(
     assert d.client.open_tasks(iid) == []  # no manager was asked
     assert d.recorder.services() == ["budget.reserve"]  # an invalid result is not retried
     replays_exactly(store, iid)
+
+
+PAYLOAD: dict[str, Value] = {
+    "over_by": Decimal("20.50"),
+    "budget_left": Decimal("100.00"),
+    "checked_at": CHECKED_AT,
+}
+
+
+def _at_the_manager(store: Store, clock: VirtualClock, iid: str) -> tuple[Durable, str]:
+    handlers = handlers_of(budget__reserve=_over_budget(PAYLOAD), payroll__reimburse=ok())
+    d = Durable(store, clock, handlers, example("expense_approval"))
+    d.start("expense_approval", CLAIM, iid)
+    return d, d.task("approve_overrun", iid)
+
+
+def test_a_person_raises_a_declared_error_with_its_payload(
+    store: Store, clock: VirtualClock
+) -> None:
+    d, key = _at_the_manager(store, clock, "ex-3")
+    task = d.client.raise_error(key, "Rejected", {"reason": "too much"}, message="no")
+    assert task.status == "done"  # closed: the person answered
+    d.run()
+    assert d.status("ex-3") == "failed"
+    got = d.instance("ex-3")
+    assert got.error == "ClaimRefused"
+    assert got.output == {
+        "claim_id": "x-1",
+        "status": "overrun rejected: too much",
+        "overrun": 0,
+    }
+    assert d.recorder.services() == ["budget.reserve"]  # never reimbursed
+    replays_exactly(store, "ex-3")
+
+
+def test_an_undeclared_error_or_a_wrong_payload_is_refused_and_nothing_is_stored(
+    store: Store, clock: VirtualClock
+) -> None:
+    d, key = _at_the_manager(store, clock, "ex-4")
+    before = snapshot(store, "ex-4")
+    cases: list[tuple[str, dict[str, Value], str]] = [
+        (
+            "Rejectd",
+            {"reason": "x"},
+            "approve_overrun does not raise 'Rejectd' (it raises Rejected); "
+            "did you mean 'Rejected'?",
+        ),
+        ("Rejected", {"reason": 3}, "'reason' must be string, not int in the payload of Rejected"),
+        ("Rejected", {"reason": "x", "by": "kim"}, (
+            "unknown field 'by' in payload of Rejected (fields: reason)"
+        )),
+    ]  # fmt: skip
+    for error, payload, problem in cases:
+        with pytest.raises(InvalidValue) as refused:
+            d.client.raise_error(key, error, payload)
+        assert refused.value.problems == (problem,)
+        d.run()
+        assert snapshot(store, "ex-4") == before
+    assert [t.key for t in d.client.open_tasks("ex-4")] == [key]

@@ -156,9 +156,18 @@ def _task_lines(tasks: Sequence[TaskInfo]) -> Iterator[str]:
 @frozen(kw_only=True)
 class TasksComplete:
     key: str = field(metadata=arg(help="the task key (from 'wf tasks list')"))
-    output: str = field(
-        default="{}", metadata=arg("--output", help="the form's values as JSON, or @file.json")
+    output: str | None = field(
+        default=None, metadata=arg("--output", help="the form's values as JSON, or @file.json")
     )
+    error: str | None = field(
+        default=None,
+        metadata=arg("--error", help="raise this error (one the task 'raises') instead"),
+    )
+    payload: str | None = field(
+        default=None,
+        metadata=arg("--payload", help="with --error: the error's payload as JSON, or @file.json"),
+    )
+    message: str = field(default="", metadata=arg("--message", help="with --error: its message"))
     store: str | None = store_field()
     reason: str | None = reason_field()
     actor: str | None = actor_field()
@@ -166,9 +175,17 @@ class TasksComplete:
 
 def tasks_complete(req: TasksComplete) -> Result:
     durable = client(req.store, req.actor)
-    output = json_arg(req.output, "--output")
-    task = durable.complete_task(req.key, output, reason=req.reason)
-    return said(f"task {task.key} completed")
+    if req.error is None:
+        if req.payload is not None or req.message:
+            raise UsageError("--payload and --message go with --error")
+        output = json_arg(req.output or "{}", "--output")
+        task = durable.complete_task(req.key, output, reason=req.reason)
+        return said(f"task {task.key} completed")
+    if req.output is not None:
+        raise UsageError("give the form (--output) or an error (--error), not both")
+    payload = None if req.payload is None else json_arg(req.payload, "--payload")
+    task = durable.raise_error(req.key, req.error, payload, message=req.message, reason=req.reason)
+    return said(f"task {task.key} raised {req.error}")
 
 
 @frozen(kw_only=True)

@@ -182,8 +182,12 @@ class _Lowering:
         service = self.model.services.get(work.service.text)
         return service is not None and service.read_only
 
-    def raises(self, work: sp.TaskWork) -> tuple[str, ...] | None:
-        """A service's declared errors (the checker made sure it is declared)."""
+    def raises(self, node: sp.TaskNode) -> tuple[str, ...] | None:
+        """The errors a task may fail with by name: its service's (the checker made sure
+        it is declared), or those a person may raise on a user or manual task."""
+        work = node.work
+        if isinstance(work, sp.UserWork | sp.ManualWork):
+            return tuple(e.text for e in node.raises)
         if not isinstance(work, sp.ServiceWork):
             return None
         service = self.model.services[work.service.text]
@@ -239,7 +243,7 @@ class _Lowering:
                     form=tuple(f.name.text for f in node.form or ()),
                     retry=self.retry(node.retry),
                     timers=self.timers(node),
-                    raises=self.raises(work),
+                    raises=self.raises(node),
                     read_only=self.read_only(work),
                 )
             case sp.ChoiceNode():

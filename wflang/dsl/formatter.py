@@ -428,6 +428,9 @@ def _clause_parts(w: Writer, node: object) -> list[_Part]:
     form: tuple[sp.Field, ...] | None = getattr(node, "form", None)
     if form is not None:
         parts.append(_items_part(w, "form", [(_field(f), f.span) for f in form], node))
+    raises: tuple[sp.Ident, ...] = getattr(node, "raises", ())
+    if raises:
+        parts.append(_line_part(raises[0].span.to(raises[-1].span), f"raises {_names(raises)}"))
     output: tuple[sp.Entry, ...] = getattr(node, "output", ())
     if output:
         parts.append(_items_part(w, "output", [(_entry(e), e.span) for e in output], node))

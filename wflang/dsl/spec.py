@@ -299,6 +299,8 @@ class TaskNode:
     compensate: Ident | None = None
     next: Ident | None = None
     renamed_from: Ident | None = None  # `renamed from old`: the same node, renamed
+    #: A user or manual task: the declared errors the person may raise (``raises``).
+    raises: tuple[Ident, ...] = ()
     span: Span = span_field()
 
 

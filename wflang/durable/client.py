@@ -30,6 +30,7 @@ from wflang.runtime.times import typed_input, typed_output, typed_payload
 from wflang.runtime.validate import (
     forced_output_problems,
     publication_problems,
+    raised_on_task,
     result_with_defaults,
     validate_input,
     validate_result,
@@ -252,9 +253,8 @@ class Client:
         )
         return tasks if assignee is None else [t for t in tasks if t.assignee == assignee]
 
-    def complete_task(
-        self, key: str, output: Mapping[str, Value], *, reason: str | None = None
-    ) -> TaskInfo:
+    def _open_human_task(self, key: str) -> tuple[TaskInfo, Table]:
+        """An open human task and the table of its instance's version, or a refusal."""
         task = self.store.task(key)
         if task.kind != TaskKind.HUMAN:
             raise IllegalAction(
@@ -264,7 +264,32 @@ class Client:
         if task.status != TaskStatus.OPEN:
             raise IllegalAction(f"task '{key}' is {task.status}, not open")
         info = self.store.instance(task.instance_id)
-        table = self.store.table_for(info.table_hash)
+        return task, self.store.table_for(info.table_hash)
+
+    def raise_error(
+        self,
+        key: str,
+        error: str,
+        payload: Mapping[str, Value] | None = None,
+        *,
+        message: str = "",
+        reason: str | None = None,
+    ) -> TaskInfo:
+        """A person raises a declared error on a human task instead of filling its form:
+        one the task ``raises``, with the payload the error declares (checked like a
+        form; a refusal stores nothing)."""
+        task, table = self._open_human_task(key)
+        fitted, problems = raised_on_task(table, task.node, error, payload)
+        if problems:
+            raise InvalidValue(f"the error raised on task '{key}'", problems)
+        event = rt.TaskFailed(key, error, False, message, fitted)
+        self.store.close_human_task(key, event, actor=self.actor, reason=reason)
+        return self.store.task(key)
+
+    def complete_task(
+        self, key: str, output: Mapping[str, Value], *, reason: str | None = None
+    ) -> TaskInfo:
+        task, table = self._open_human_task(key)
         output = typed_output(table, task.node, output)  # ISO-8601 text as milliseconds
         problems = validate_result(table, task.node, output)
         if problems:

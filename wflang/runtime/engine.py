@@ -39,6 +39,7 @@ from wflang.runtime.validate import (
     exact,
     forced_output_problems,
     publication_problems,
+    raised_on_task,
     result_with_defaults,
     validate_input,
     validate_result,
@@ -384,12 +385,26 @@ class Engine:
         message: str = "",
         payload: Mapping[str, Value] | None = None,
     ) -> None:
-        """Fail an open task (a delayed service call or a human task) with a named error
-        (and the payload it declares: one that does not fit is an invalid result)."""
-        iid, task = self._open_task(key)
+        """Fail an open task with a named error and the payload it declares. A person
+        raising an error on a human task is checked like a form: one the task does not
+        raise, or a payload that does not fit, is refused (``InvalidValue``) and the task
+        stays open; a delayed service call is checked as a handler's failure (one that
+        does not fit is an invalid result)."""
+        iid, task = self._find_task(key)
+        table = self.records[iid].table
         given = None if payload is None else dict(payload)
-        failed = rt.TaskFailed(key, error, transient, message, given)
-        self.send(iid, checked(self.records[iid].table, task.node, failed))
+        event: rt.TaskCompleted | rt.TaskFailed = rt.TaskFailed(
+            key, error, transient, message, given
+        )
+        if isinstance(task, rt.CreateHumanTask):
+            fitted, problems = raised_on_task(table, task.node, error, given)
+            if problems:
+                raise InvalidValue(f"the error raised on task '{key}'", problems)
+            event = rt.TaskFailed(key, error, False, message, fitted)
+        else:
+            event = checked(table, task.node, event)
+        self._open_task(key)
+        self.send(iid, event)
 
     def _find_task(self, key: str) -> tuple[str, rt.ScheduleTask | rt.CreateHumanTask]:
         for iid, record in self.records.items():

@@ -10,6 +10,7 @@ types as written (``list[Item]``, ``decimal?``) and the declarations they name.
 
 from __future__ import annotations
 
+import difflib
 import json
 import sys
 from collections.abc import Iterable, Mapping, Sequence
@@ -114,6 +115,8 @@ def undeclared_error(table: Table, state: int, error: str) -> str | None:
         return None
     service = getattr(entry, "service", None)
     declared = ", ".join(raises) or "nothing"
+    if service is None:  # a user or manual task: what its person may raise
+        return f"the task failed with {error}, which it does not raise (it raises {declared})"
     return (
         f"the handler of {service} failed with {error}, which {service} does not raise"
         f" (it raises {declared})"
@@ -143,6 +146,21 @@ def check_error_payload(
     filled = _fill(table, shape.fields, value, 0)
     assert isinstance(filled, dict)
     return filled, []
+
+
+def raised_on_task(
+    table: Table, state: str, error: str, payload: Mapping[str, object] | None
+) -> tuple[dict[str, Value] | None, list[str]]:
+    """An error a person raises on a human task, checked like a form before anything is
+    stored: it must be one the task ``raises``, with a payload that fits its fields."""
+    entry = table.states[table.state_id(state)].entry
+    raises: tuple[str, ...] = getattr(entry, "raises", None) or ()
+    if error not in raises:
+        close = difflib.get_close_matches(error, raises, n=1, cutoff=0.6)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
+        declared = ", ".join(raises) or "nothing"
+        return None, [f"{state} does not raise '{error}' (it raises {declared}){hint}"]
+    return check_error_payload(table, error, payload)
 
 
 def _sized(value: object, where: str) -> list[str]:

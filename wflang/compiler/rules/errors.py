@@ -3,7 +3,8 @@
 An error a branch (or a map item) raises and does not handle itself reaches the
 parallel (or map) under its own name. What a node can raise, by name: a service
 task the errors its service declares (``raises``: a contract the runtime holds the
-handler to, ``validate.undeclared_error``) and those the runtime gives any call
+handler to, ``validate.undeclared_error``), a user or manual task those its ``raises``
+clause lets a person raise, and those the runtime gives any call
 (``RUNTIME_ERRORS``: no handler, a result that does not fit, an at-most-once call
 whose worker stopped), a call what the called
 workflow can fail with, a ``failed`` end its ``error``, a parallel or map what its
@@ -45,6 +46,8 @@ def _raised_by(m: Model, node: sp.Node, calling: frozenset[str]) -> set[str]:
         if service is None:
             raise _Unknown
         errors = {e.text for e in service.raises} | RUNTIME_ERRORS
+    elif isinstance(node, sp.TaskNode) and isinstance(work, sp.UserWork | sp.ManualWork):
+        errors = {e.text for e in node.raises} | RUNTIME_ERRORS  # what the person may raise
     elif isinstance(node, sp.CallNode):
         callee = m.workflows.get(node.workflow.text)
         if callee is None:

@@ -409,6 +409,8 @@ def unknown_reference(m: Model) -> Iterator[Finding]:
         end_error = getattr(node, "error", None)
         if end_error is not None:
             yield from error(end_error)
+        for e in getattr(node, "raises", ()):
+            yield from error(e)
         work = getattr(node, "work", None)
         if not known:
             continue

@@ -182,6 +182,7 @@ def _used_names(m: Model) -> set[str]:
         err = getattr(node, "error", None)
         if err is not None:
             used.add(err.text)
+        used.update(e.text for e in getattr(node, "raises", ()))
         used.update(_type_names(getattr(node, "form", None) or ()))
     for d in m.spec.declarations:
         if isinstance(d, sp.ServiceDecl):

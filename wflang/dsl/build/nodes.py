@@ -18,7 +18,18 @@ from wflang.dsl.span import Span
 #: each one fills. Repeatable clauses collect into tuples.
 NODE_CLAUSES: dict[str, frozenset[str]] = {
     "task": frozenset(
-        {"args", "output", "form", "retry", "timeout", "on", "compensate", "next", "renamed"}
+        {
+            "args",
+            "output",
+            "form",
+            "retry",
+            "timeout",
+            "on",
+            "compensate",
+            "next",
+            "renamed",
+            "raises",
+        }
     ),
     "choice": frozenset({"renamed"}),
     "wait": frozenset({"output", "timeout", "next", "renamed"}),
@@ -46,6 +57,7 @@ CLAUSE_FIELDS = {
     "sequential": "sequential",
     "tolerate": "tolerate",
     "renamed": "renamed_from",
+    "raises": "raises",
 }
 REPEATABLE = frozenset({"timeout", "on"})
 
@@ -106,6 +118,15 @@ class NodeRules(BuilderBase):
                 f"a {kind} task does not take 'form'",
                 next(c.span for c in block.clauses if c.kind == "form"),
                 hint="only user and manual tasks have a form; a service declares its result",
+            )
+        if node.raises and isinstance(work, sp.ServiceWork | sp.ScriptWork):
+            kind = "service" if isinstance(work, sp.ServiceWork) else "script"
+            self._report(
+                diag.MISPLACED_CLAUSE,
+                f"a {kind} task does not take 'raises'",
+                next(c.span for c in block.clauses if c.kind == "raises"),
+                hint="a person raises errors on a user or manual task; a service declares "
+                "them in its signature (service ... raises E)",
             )
         return node
 
@@ -290,6 +311,11 @@ class NodeRules(BuilderBase):
     @v_args(inline=True)
     def next_clause(self, kw: Token, target: Token) -> Clause:
         return Clause("next", self._ident(target), self._tspan(kw).to(self._tspan(target)))
+
+    @v_args(inline=True)
+    def raises_clause(self, *names: Token) -> Clause:
+        idents = tuple(self._ident(n) for n in names)
+        return Clause("raises", idents, idents[0].span.to(idents[-1].span))
 
     @v_args(inline=True)
     def compensate_clause(self, kw: Token, target: Token) -> Clause:

@@ -426,9 +426,17 @@ def drive(table: Table, seed: int) -> None:
             shape = results.get(task.node)
             output = {} if shape is None else _fields(types, shape, rng)
             if key in _open_keys(engine):
-                if validate_result(table, task.node, output) or rng.random() < 0.2:
-                    engine.fail_task(key, rng.choice(list(table.errors) or ["Rejected"]))
-                else:
+                # a person raises only what the task declares (with no payload to make up)
+                entry = table.states[table.state_id(task.node)].entry
+                raisable = [
+                    e
+                    for e in getattr(entry, "raises", None) or ()
+                    if all(s.name != e for s in types.errors)
+                ]
+                wrong = bool(validate_result(table, task.node, output))
+                if raisable and (wrong or rng.random() < 0.2):
+                    engine.fail_task(key, rng.choice(raisable))
+                elif not wrong:
                     engine.complete_task(key, output)
         for kind, shapes in (("signal", types.signals), ("message", types.messages)):
             for shape in shapes:

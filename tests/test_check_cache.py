@@ -303,3 +303,29 @@ def test_the_oldest_entries_are_evicted(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["2.json", "3.json", "4.json"]
     check_cache.evict(tmp_path, max_bytes=25)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["3.json", "4.json"]
+
+
+def test_checks_at_once_share_the_cache(cache: Path, project: Path) -> None:
+    env = {**os.environ, "WFLANG_CACHE_DIR": str(cache.parent)}
+    env.pop(check_cache.NO_CACHE_ENV, None)
+    argv = [sys.executable, "-m", "wflang.cli", "check", "--format", "json", "."]
+    alone = subprocess.run([*argv, "--no-cache"], env=env, capture_output=True, check=False)
+    together = [subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                for _ in range(3)]  # fmt: skip
+    for process in together:
+        out, err = process.communicate()
+        assert (process.returncode, out, err) == (alone.returncode, alone.stdout, alone.stderr)
+    assert [p.name for p in cache.iterdir()] == [next(cache.glob("*.json")).name]  # no temp
+    again = subprocess.run(argv, env=env, capture_output=True, check=False)
+    assert (again.returncode, again.stdout, again.stderr) == (
+        alone.returncode, alone.stdout, alone.stderr
+    )  # fmt: skip
+
+
+def test_the_help_says_how_to_turn_it_off(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["check", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert (
+        "--no-cache neither read nor write the cache of results (also: WFLANG_NO_CACHE=1)" in text
+    )

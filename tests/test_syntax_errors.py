@@ -139,7 +139,8 @@ CASES = [
         H + 'task a: user "ops {\n    next b\n}\n',
         2,
         14,
-        "unexpected character '\"'; expected '{' or a string",
+        "unexpected character '\"'; expected '(', '+' or '-', '[', '{', a decimal number, "
+        "a duration, a name, a string, a timestamp or an integer",  # an assignee is an expression
         'a string must end with " on the same line',
     ),
     (

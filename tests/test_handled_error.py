@@ -9,13 +9,17 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+import pytest
+
 from wflang.compiler.compile import compile_workflow
 from wflang.compiler.diff import diff_specs
 from wflang.dsl import spec as sp
 from wflang.dsl.formatter import format_spec
 from wflang.dsl.parser import parse
+from wflang.runtime import instance as rt
 from wflang.runtime.ir import HANDLED_ERROR, Value
 from wflang.runtime.table import Table
+from wflang.runtime.validate import InvalidValue
 from wflang.testing import WorkflowEnv, by_attempt, delay, permanent, succeed, transient
 
 FLOW = """\
@@ -304,3 +308,24 @@ def test_raises_on_a_service_task_or_an_undeclared_error_is_refused() -> None:
     assert [(d.code, d.message) for d in found if d.message.startswith("unknown error")] == [
         ("WF104", "unknown error 'Withdrawnn'")
     ]
+
+
+def test_a_person_may_write_a_payload_time_as_iso_8601_text() -> None:
+    """As in a form (issue 14 item 4): a timestamp or duration field of a person's
+    error payload may be ISO-8601 text, read as milliseconds before validation."""
+    text = PERSON.replace(
+        "error Rejected { reason: string }",
+        "error Rejected { reason: string, until: timestamp, grace: duration = 0s }",
+    )
+    env = WorkflowEnv([_table(text)])
+    iid = env.start("exp", {"id": "1"})
+    (key,) = env.open_tasks(iid)
+    before = env.instance(iid)
+    with pytest.raises(InvalidValue):  # text that is no time is still refused
+        env.fail(key, "Rejected", payload={"reason": "x", "until": "soon"})
+    assert env.instance(iid) == before
+    payload: dict[str, Value] = {"reason": "x", "until": "1970-01-01T00:00:01Z", "grace": "PT1M"}
+    env.fail(key, "Rejected", payload=payload)
+    assert env.instance(iid).output == {"status": "x"}
+    (failed,) = [e.event for e in env.history(iid) if isinstance(e.event, rt.TaskFailed)]
+    assert failed.payload == {"reason": "x", "until": 1000, "grace": 60_000}

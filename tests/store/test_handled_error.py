@@ -21,6 +21,7 @@ from .kit import (
     DAY,
     Durable,
     VirtualClock,
+    compile_text,
     example,
     handlers_of,
     ok,
@@ -152,3 +153,29 @@ def test_an_undeclared_error_or_a_wrong_payload_is_refused_and_nothing_is_stored
         d.run()
         assert snapshot(store, "ex-4") == before
     assert [t.key for t in d.client.open_tasks("ex-4")] == [key]
+
+
+def test_a_person_may_write_a_payload_time_as_iso_8601_text(
+    store: Store, clock: VirtualClock
+) -> None:
+    from ..test_handled_error import PERSON
+
+    text = PERSON.replace(
+        "error Rejected { reason: string }",
+        "error Rejected { reason: string, until: timestamp, grace: duration = 0s }",
+    )
+    d = Durable(store, clock, {}, compile_text(text))
+    d.start("exp", {"id": "1"}, "p-1")
+    key = d.task("approve", "p-1")
+    before = snapshot(store, "p-1")
+    with pytest.raises(InvalidValue):  # text that is no time is still refused
+        d.client.raise_error(key, "Rejected", {"reason": "x", "until": "soon"})
+    assert snapshot(store, "p-1") == before
+    payload: dict[str, Value] = {"reason": "x", "until": "1970-01-01T00:00:01Z", "grace": "PT1M"}
+    d.client.raise_error(key, "Rejected", payload)
+    d.run()
+    assert d.instance("p-1").output == {"status": "x"}
+    (failed,) = [r.entry.event for r in store.history("p-1") if r.entry.event is not None
+                 and r.entry.event.__class__.__name__ == "TaskFailed"]  # fmt: skip
+    assert getattr(failed, "payload", None) == {"reason": "x", "until": 1000, "grace": 60_000}
+    replays_exactly(store, "p-1")

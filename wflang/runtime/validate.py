@@ -20,7 +20,7 @@ from wflang.runtime.failures import RUNTIME_ERRORS
 from wflang.runtime.ir import Value, evaluate
 from wflang.runtime.numbers import canonical, fits
 from wflang.runtime.table import FieldType, Table, Types
-from wflang.runtime.times import FORMS
+from wflang.runtime.times import FORMS, typed_fields
 from wflang.runtime.waiting import Wait
 from wflang.runtime.waiting import parse as parse_waiting
 
@@ -160,6 +160,9 @@ def raised_on_task(
         hint = f"; did you mean '{close[0]}'?" if close else ""
         declared = ", ".join(raises) or "nothing"
         return None, [f"{state} does not raise '{error}' (it raises {declared}){hint}"]
+    shape = next((s for s in table.types.errors if s.name == error), None)
+    if shape is not None and isinstance(payload, Mapping):  # as in a form: ISO-8601 times
+        payload = typed_fields(table.types, shape.fields, payload)  # type: ignore[arg-type]
     return check_error_payload(table, error, payload)
 
 

@@ -415,3 +415,39 @@ def workflow_renamed(p: Pairing) -> Iterator[Finding]:
             was=old.name.span,
             key=key("workflow", old.name.text, new.name.text),
         )
+
+
+@diff_rule(
+    "WF615",
+    "person-error-removed",
+    level=BREAKING,
+    category=CALLERS,
+    summary="A user or manual task no longer lets a person raise an error it did.",
+)
+def person_error_removed(p: Pairing) -> Iterator[Finding]:
+    """A person (or the tool they use) raising the error on the task's new instances
+    is refused (``wf tasks complete --error``), as a caller sending a removed field.
+
+    Old:
+
+        task approve: user "managers" { raises Rejected, Withdrawn next done }
+
+    New:
+
+        task approve: user "managers" { raises Rejected next done }
+    """
+    for n in p.nodes.both:
+        old, new = n.old.node, n.new.node
+        if not (isinstance(old, sp.TaskNode) and isinstance(new, sp.TaskNode)):
+            continue
+        kept = {e.text for e in new.raises}
+        for e in old.raises:
+            if e.text not in kept:
+                yield changed(
+                    p,
+                    f"task '{n.key}' no longer lets a person raise '{e.text}': "
+                    "whoever raises it there is refused",
+                    new.name.span,
+                    was=e.span,
+                    key=key(f"node:{n.key}/raises", e.text),
+                )

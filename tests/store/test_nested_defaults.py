@@ -173,7 +173,7 @@ def test_the_engine_refuses_a_signal_that_does_not_fit_and_nothing_changes() -> 
     engine = Engine([compile_text(FLOW)])
     iid = engine.start("dflt", INPUT)
     before = engine.instance(iid)
-    with pytest.raises(InvalidValue, match="the signal 'go' does not fit: .*level"):
+    with pytest.raises(InvalidValue, match=r"the signal 'go' does not fit: .*level"):
         engine.signal(iid, "go", {"who": {"name": "cy"}, "level": "high"})
     assert engine.instance(iid) == before
     with pytest.raises(InvalidValue, match="declares no signal 'stop'"):

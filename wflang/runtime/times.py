@@ -19,6 +19,7 @@ from datetime import UTC, datetime, timedelta
 
 from wflang.runtime.table import FieldType, Table, Types
 from wflang.runtime.values import Value
+from wflang.runtime.waiting import Wait
 
 _TIMESTAMP = re.compile(
     r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]+)?)?(Z|[+-][0-9]{2}:[0-9]{2})"
@@ -121,7 +122,7 @@ def typed_payload(
 ) -> dict[str, Value]:
     """A signal's (or message's: ``kind``) payload with its time fields' text read as
     milliseconds; as it is when the table declares no such signal."""
-    shapes = table.types.signals if kind == "signal" else table.types.messages
+    shapes = table.types.signals if kind == Wait.SIGNAL else table.types.messages
     for shape in shapes:
         if shape.name == name:
             return typed_fields(table.types, shape.fields, payload)

@@ -414,11 +414,10 @@ class Engine:
         raise KeyError(f"no open task '{key}'")
 
     def _open_task(self, key: str) -> tuple[str, rt.ScheduleTask | rt.CreateHumanTask]:
-        for iid, record in self.records.items():
-            task = record.tasks.pop(key, None)
-            if task is not None:
-                return iid, task
-        raise KeyError(f"no open task '{key}'")
+        """The open task ``key``, taken off its instance's open tasks."""
+        iid, task = self._find_task(key)
+        del self.records[iid].tasks[key]
+        return iid, task
 
     def human_tasks(self) -> list[rt.CreateHumanTask]:
         return [

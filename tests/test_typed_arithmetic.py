@@ -390,3 +390,79 @@ def test_arithmetic_is_the_exact_reference_whatever_the_form(
         assert Decimal(got) == want, (text, got, want)
         if "E+" in str(got):  # a whole decimal is its digits (``2E+2`` is ``200``) ...
             assert Decimal(got).adjusted() >= 34, got  # ... when they fit 34 of them
+
+
+TWIN_LAMBDAS = """\
+workflow twin version 1
+type A { v: int }
+type B { v: decimal }
+input { a: list[A], b: list[B] }
+output { ints: list[int], decs: list[decimal] }
+start done
+end done: completed {
+    output {
+        FIRST,
+        SECOND,
+    }
+}
+"""
+TWIN_MAPS = """\
+workflow twin version 1
+type A { v: int }
+type B { v: decimal }
+input { a: list[A], b: list[B] }
+context { ints: list[int] = [], decs: list[decimal] = [] }
+output { ints: list[int], decs: list[decimal] }
+start FIRST
+MAPS
+end done: completed { output { ints: context.ints, decs: context.decs } }
+"""
+TWIN_MAP = """\
+map NAME over input.LIST as x {
+    end NAME_squared: completed { output { s: x.v * x.v } }
+    output { NAME: result[*].s }
+    next NEXT
+}
+"""
+_TWIN_INPUT: dict[str, Value] = {
+    "a": [{"v": 3}],
+    "b": [{"v": Decimal("10000000000")}, {"v": Decimal("1.5")}],
+}
+
+
+@pytest.mark.parametrize("ints_first", [True, False])
+def test_equal_lambda_bodies_over_int_and_decimal_items_compute_each_as_its_type(
+    ints_first: bool,
+) -> None:
+    """Two equal lambda bodies (equal expressions, written in two places) are typed where
+    each is written: ``x.v * x.v`` over decimals multiplies decimals (no 64-bit overflow
+    however the ints' body was typed, before or after it)."""
+    ints, decs = "ints: map(input.a, x => x.v * x.v)", "decs: map(input.b, x => x.v * x.v)"
+    first, second = (ints, decs) if ints_first else (decs, ints)
+    env = WorkflowEnv([compiled(TWIN_LAMBDAS.replace("FIRST", first).replace("SECOND", second))])
+    iid = env.start("twin", _TWIN_INPUT)
+    assert env.status(iid) == "completed", env.instance(iid).error
+    out = env.instance(iid).output
+    assert out is not None
+    assert same(out["decs"], [Decimal("100000000000000000000"), Decimal("2.25")])
+    assert same(out["ints"], [9])
+
+
+@pytest.mark.parametrize("ints_first", [True, False])
+def test_equal_map_bodies_over_int_and_decimal_items_compute_each_as_its_type(
+    ints_first: bool,
+) -> None:
+    """The same for two maps whose bodies write the same expression over their alias."""
+    names = [("ints", "a"), ("decs", "b")] if ints_first else [("decs", "b"), ("ints", "a")]
+    maps = [
+        TWIN_MAP.replace("NAME", name).replace("LIST", items).replace("NEXT", after)
+        for (name, items), after in zip(names, [names[1][0], "done"], strict=True)
+    ]
+    source = TWIN_MAPS.replace("FIRST", names[0][0]).replace("MAPS", "".join(maps))
+    env = WorkflowEnv([compiled(source)])
+    iid = env.start("twin", _TWIN_INPUT)
+    assert env.status(iid) == "completed", env.instance(iid).error
+    out = env.instance(iid).output
+    assert out is not None
+    assert same(out["decs"], [Decimal("100000000000000000000"), Decimal("2.25")])
+    assert same(out["ints"], [9])

@@ -37,6 +37,7 @@ from wflang.compiler.types import (
     Unknown,
     fits,
     non_null_paths,
+    place_of,
     strip,
     widen,
 )
@@ -131,7 +132,7 @@ def _with_lambda(inf: Inference, e: ex.Call) -> Type:
         inf.problem(LIST_ELEMENT, f"{fn}() needs a list, not {listed}", items.span)
     got = _bound(inf, body, item).infer(body.body)
     if inf.seen is not None:
-        inf.seen[body] = got
+        inf.seen[place_of(body)] = got
     if fn == "map":
         return ListT(got)
     fit = inf.env.conforms(got, BOOL)

@@ -30,6 +30,7 @@ from wflang.compiler.types import (
     Inference,
     ListT,
     Opt,
+    Placed,
     Record,
     Type,
     TypeEnv,
@@ -62,9 +63,9 @@ class Missing:
 class Typing:
     problems: tuple[TypeProblem, ...]
     missing: tuple[Missing, ...]
-    #: The type of every expression of the workflow (and of its parts): the lowering
-    #: chooses int or decimal arithmetic by it.
-    types: Mapping[ex.Expr, Type] = field(eq=False)
+    #: The type of every expression of the workflow (and of its parts) by where it was
+    #: written (``types.place_of``): the lowering chooses int or decimal arithmetic by it.
+    types: Mapping[Placed, Type] = field(eq=False)
 
 
 def type_env(m: Model) -> TypeEnv:
@@ -89,7 +90,7 @@ def _type_workflow(m: Model) -> Typing:
     env = type_env(m)
     problems: list[TypeProblem] = []
     missing: list[Missing] = []
-    types: dict[ex.Expr, Type] = {}
+    types: dict[Placed, Type] = {}
 
     # Field defaults are constants: no roots.
     for f in all_fields(m):
@@ -126,7 +127,7 @@ def _walk(
     problems: list[TypeProblem],
     missing: list[Missing],
     written: dict[str, set[str]],
-    types: dict[ex.Expr, Type],
+    types: dict[Placed, Type],
 ) -> None:
     """Type every node; ``written`` gets the context fields each sets to a non-null value,
     ``types`` the type of every expression."""

@@ -20,7 +20,7 @@ from attrs import define, field
 
 from wflang.compiler.inference import typing_of
 from wflang.compiler.model import Model
-from wflang.compiler.types import DECIMAL, DURATION, UNKNOWN, ListT, Type, strip
+from wflang.compiler.types import DECIMAL, DURATION, UNKNOWN, ListT, Placed, Type, place_of, strip
 from wflang.dsl import expr as ex
 from wflang.dsl import spec as sp
 from wflang.dsl.walk import walk_nodes
@@ -57,7 +57,7 @@ class _Lowering:
     expression_ids: dict[ir.IR, int] = field(factory=dict)
     rows: list[tb.Row] = field(factory=list)
     aliases: set[str] = field(factory=set)
-    types: Mapping[ex.Expr, Type] = field(factory=dict)  # what the checker inferred
+    types: Mapping[Placed, Type] = field(factory=dict)  # what the checker inferred
 
     # -- numbering -------------------------------------------------------------
 
@@ -151,7 +151,7 @@ class _Lowering:
                 assert_never(e)
 
     def type_of(self, e: ex.Expr) -> Type:
-        return strip(self.types.get(e, UNKNOWN))
+        return strip(self.types.get(place_of(e), UNKNOWN))
 
     def typed_op(self, op: str, e: ex.Expr) -> str:
         """``op``, or its decimal form where the expression's type is ``decimal``: the

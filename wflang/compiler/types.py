@@ -93,6 +93,16 @@ class Unknown:
 
 Type = Prim | ListT | MapT | Opt | Record | Enum | EnumNamespace | Unknown
 
+#: Where an expression was written: the expression and its span. Expressions compare
+#: equal wherever they were written, so a typing keyed by the expression alone would give
+#: two equal lambda bodies over items of different types one type (and one arithmetic).
+Placed = tuple[ex.Expr, Span]
+
+
+def place_of(e: ex.Expr) -> Placed:
+    return (e, e.span)
+
+
 # Annotated, since ``builtin_types`` imports them back while this module loads.
 INT: Prim = Prim("int")
 DECIMAL: Prim = Prim("decimal")
@@ -264,12 +274,12 @@ class Inference:
     problems: list[TypeProblem] = field(factory=list)
     checked: frozenset[str] = frozenset()  # paths known not to be null here
     #: When given, every expression inferred and its type (the lowering reads them).
-    seen: dict[ex.Expr, Type] | None = None
+    seen: dict[Placed, Type] | None = None
 
     def infer(self, e: ex.Expr) -> Type:
         t = _infer(self, e)
         if self.seen is not None:
-            self.seen[e] = t
+            self.seen[place_of(e)] = t
         return t
 
     def expect(self, e: ex.Expr, want: Type, what: str) -> Type:

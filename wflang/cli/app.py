@@ -40,6 +40,7 @@ HOMES: dict[str, str] = {
     "compile": "compile",
     "table": "compile",
     "run": "compile",
+    "gen": "gen",
     "schema": "source",
     "store": "durable",
     "deploy": "durable",

@@ -36,7 +36,7 @@ from wflang.runtime import instance as rt
 from wflang.runtime.engine import Engine, TaskCall, TaskError
 from wflang.runtime.ir import Value
 from wflang.runtime.table import CallEntry, Table, TaskEntry, Types
-from wflang.runtime.validate import validate_input, validate_result, validate_signal
+from wflang.runtime.validate import fit_input, fit_output, fit_payload
 
 ROOT = Path(__file__).parent.parent
 #: A bound a busy machine keeps: CPU seconds (not wall time) per KB of input, plus a base.
@@ -416,7 +416,7 @@ def drive(table: Table, seed: int) -> None:
         for f in table.input
         if f.default is None or rng.random() < 0.5
     }
-    if validate_input(table, data):
+    if fit_input(table, data)[1]:
         return  # the input does not fit (a type the table does not describe): nothing to run
     iid = engine.start(table.workflow, data)
     for _ in range(ROUNDS):
@@ -433,7 +433,7 @@ def drive(table: Table, seed: int) -> None:
                     for e in getattr(entry, "raises", None) or ()
                     if all(s.name != e for s in types.errors)
                 ]
-                wrong = bool(validate_result(table, task.node, output))
+                wrong = bool(fit_output(table, task.node, output, fill=True)[1])
                 if raisable and (wrong or rng.random() < 0.2):
                     engine.fail_task(key, rng.choice(raisable))
                 elif not wrong:
@@ -441,7 +441,7 @@ def drive(table: Table, seed: int) -> None:
         for kind, shapes in (("signal", types.signals), ("message", types.messages)):
             for shape in shapes:
                 payload = _fields(types, shape, rng)
-                if not validate_signal(table, kind, shape.name, payload) and iid in engine.records:
+                if not fit_payload(table, kind, shape.name, payload)[1] and iid in engine.records:
                     engine.send(iid, rt.SignalReceived(shape.name, payload, "", kind))
         _advance(engine, rng.choice([1_000, 3_600_000, 86_400_000, 40 * 86_400_000]))
 

@@ -32,8 +32,7 @@ from wflang.runtime.limits import Limits
 from wflang.runtime.outcome import Handler, TaskCall, TaskError, invoke, pending
 from wflang.runtime.replay import Replayed, replay
 from wflang.runtime.table import Table
-from wflang.runtime.times import typed_payload
-from wflang.runtime.validate import validate_signal
+from wflang.runtime.validate import fit_payload
 from wflang.runtime.waiting import Wait
 
 MINUTE, HOUR, DAY = 60_000, 3_600_000, 86_400_000
@@ -182,8 +181,7 @@ class WorkflowEnv:
         )
         if table is None:
             raise KeyError(f"unknown instance '{instance_id}'")
-        data = typed_payload(table, kind, name, payload or {})
-        problems = validate_signal(table, kind, name, data)
+        data, problems = fit_payload(table, kind, name, payload or {})
         if problems:
             raise ValueError(f"the {kind} '{name}' does not fit: " + "; ".join(problems))
         return data

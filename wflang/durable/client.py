@@ -26,15 +26,13 @@ from wflang.runtime.correlation import correlation_text
 from wflang.runtime.ir import Value
 from wflang.runtime.keys import delivery_key, timer_delivery
 from wflang.runtime.table import CallEntry, Table, table_hash
-from wflang.runtime.times import typed_input, typed_output, typed_payload
 from wflang.runtime.validate import (
-    forced_output_problems,
+    fit_forced,
+    fit_input,
+    fit_output,
+    fit_payload,
     publication_problems,
     raised_on_task,
-    result_with_defaults,
-    validate_input,
-    validate_result,
-    validate_signal,
 )
 from wflang.runtime.waiting import Wait, completable
 from wflang.store.messages import Published
@@ -171,8 +169,7 @@ class Client:
         if instance_id is not None:
             _check_id(instance_id)
         deployed = self.store.deployed(workflow, version)
-        input = typed_input(deployed.table, input)  # ISO-8601 text of time fields as ms
-        problems = validate_input(deployed.table, input)
+        input, problems = fit_input(deployed.table, input)  # ISO-8601 text of times as ms
         if problems:
             raise InvalidValue(f"the input of {workflow} v{deployed.version}", problems)
         iid = instance_id or f"{workflow}-{uuid.uuid4().hex[:12]}"
@@ -199,8 +196,7 @@ class Client:
     ) -> bool:
         """Send a signal; False when a signal with the same key was already taken."""
         info, table = self._running(instance_id, f"take the {kind} '{name}'")
-        payload = typed_payload(table, kind, name, payload)  # ISO-8601 text as ms
-        problems = validate_signal(table, kind, name, payload)
+        payload, problems = fit_payload(table, kind, name, payload)  # ISO-8601 text as ms
         if problems:
             raise InvalidValue(f"the {kind} '{name}'", problems)
         event = rt.SignalReceived(name, dict(payload), key or "", kind)
@@ -231,7 +227,8 @@ class Client:
             raise InvalidValue("the correlation", [str(err)]) from err
         if not 0 <= ttl_ms <= _LONGEST_MS:
             raise InvalidValue("the TTL", ["must be between 0 and 100 years"])
-        # It goes only to instances whose own version's declaration it fits.
+        # It goes only to instances whose own version's declaration it fits, each taking
+        # it as that declaration reads it (``store.messages``): it is kept as given.
         problems = publication_problems(self.store.tables(), message, payload)
         if problems is None:
             raise UnknownWorkflow(f"no deployed workflow declares a message '{message}'")
@@ -290,11 +287,9 @@ class Client:
         self, key: str, output: Mapping[str, Value], *, reason: str | None = None
     ) -> TaskInfo:
         task, table = self._open_human_task(key)
-        output = typed_output(table, task.node, output)  # ISO-8601 text as milliseconds
-        problems = validate_result(table, task.node, output)
+        form, problems = fit_output(table, task.node, output, fill=True)  # ISO-8601 as ms
         if problems:
             raise InvalidValue(f"the output of task '{key}'", problems)
-        form = result_with_defaults(table, task.node, dict(output))
         self.store.close_human_task(
             key, rt.TaskCompleted(key, form), actor=self.actor, reason=reason
         )
@@ -339,9 +334,10 @@ class Client:
             )
         if input is not None:
             merged = {**info.input, **(info.instance.input if info.instance else {}), **input}
-            problems = validate_input(table, merged)
+            fitted, problems = fit_input(table, merged)  # ISO-8601 text of times as ms
             if problems:
                 raise InvalidValue("the new input", problems)
+            input = {name: fitted[name] for name in input}
         event = rt.RetryFrom(step, None if input is None else dict(input))
         self._ops(instance_id, event, reason)
 
@@ -371,7 +367,7 @@ class Client:
                 f"nothing waits at '{step}' in instance '{instance_id}'"
                 + (f" (it is at {', '.join(now)})" if now else "")
             )
-        problems = forced_output_problems(table, step, waiting[0].waiting, output)
+        output, problems = fit_forced(table, step, waiting[0].waiting, output)  # ISO-8601
         if problems:
             raise InvalidValue(f"the output of {step}", problems)
         self._ops(instance_id, rt.CompleteStep(step, dict(output)), reason)

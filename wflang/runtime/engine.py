@@ -33,17 +33,16 @@ from wflang.runtime.outcome import (
     pending,
 )
 from wflang.runtime.table import Table
-from wflang.runtime.times import typed_input, typed_output, typed_payload
 from wflang.runtime.validate import (
     InvalidValue,
     exact,
-    forced_output_problems,
+    fit_forced,
+    fit_input,
+    fit_output,
+    fit_payload,
     publication_problems,
     raised_on_task,
-    result_with_defaults,
-    validate_input,
-    validate_result,
-    validate_signal,
+    taken,
 )
 from wflang.runtime.waiting import Wait, completable
 
@@ -138,9 +137,10 @@ class KeptMessage:
     expires_at: int
     taken_by: set[str] = field(factory=set)  # each instance gets it once
 
-    def event(self) -> rt.SignalReceived:
+    def event(self, payload: dict[str, Value]) -> rt.SignalReceived:
+        """The message as one instance takes it (``payload`` as its version reads it)."""
         return rt.SignalReceived(
-            self.message, self.payload, self.key, Wait.MESSAGE.value, self.correlation
+            self.message, payload, self.key, Wait.MESSAGE.value, self.correlation
         )
 
 
@@ -198,8 +198,7 @@ class Engine:
         that does not fit the workflow's declared input is refused (``InvalidValue``, as
         the durable client refuses it) and nothing is started."""
         table = self.table(workflow, version)
-        input = typed_input(table, input)  # ISO-8601 text of time fields as milliseconds
-        problems = validate_input(table, input)
+        input, problems = fit_input(table, input)  # ISO-8601 text of time fields as ms
         if problems:
             raise InvalidValue(f"the input of {workflow} v{table.version}", problems)
         data = _outside(input, "the input")
@@ -254,8 +253,7 @@ class Engine:
         (``InvalidValue``, as the durable client refuses it) and nothing is sent."""
         table = self._record(instance_id).table
         data = _outside(payload or {}, f"the signal '{name}'")
-        data = typed_payload(table, Wait.SIGNAL.value, name, data)  # ISO-8601 text as ms
-        problems = validate_signal(table, Wait.SIGNAL, name, data)
+        data, problems = fit_payload(table, Wait.SIGNAL, name, data)  # ISO-8601 text as ms
         if problems:
             raise InvalidValue(f"the signal '{name}'", problems)
         self.send(instance_id, rt.SignalReceived(name, data, key))
@@ -287,7 +285,7 @@ class Engine:
             if record.table.states[t.state].name == step and completable(t.waiting)
         ]
         if waiting:
-            problems = forced_output_problems(record.table, step, waiting[0], data)
+            data, problems = fit_forced(record.table, step, waiting[0], data)
             if problems:
                 raise InvalidValue(f"the output of {step}", problems)
         self.send(instance_id, rt.CompleteStep(step, data))
@@ -329,17 +327,20 @@ class Engine:
         kept = KeptMessage(self._published, message, text, data, key, self.now + ttl_ms)
         if ttl_ms > 0:
             self.kept.append(kept)
-        taken = keys.delivery_key(keys.Delivery.MESSAGE, message, key) if key else None
-        reached = sorted(
-            iid
-            for iid, r in self.records.items()
-            if (message, text) in awaited_messages(r.instance).values()
-            and not validate_signal(r.table, Wait.MESSAGE, message, data)
-            and taken not in r.instance.seen_keys  # it would drop it: not reached
-        )
-        for iid in reached:
-            kept.taken_by.add(iid)
-            self.queue.append((iid, kept.event()))
+        seen = keys.delivery_key(keys.Delivery.MESSAGE, message, key) if key else None
+        reached = []
+        for iid in sorted(self.records):
+            r = self.records[iid]
+            if (message, text) not in awaited_messages(r.instance).values():
+                continue
+            if seen in r.instance.seen_keys:  # it would drop it: not reached
+                continue
+            # It takes the payload as its own version declares it (time text read so).
+            as_taken = taken(r.table, message, data)
+            if as_taken is not None:
+                reached.append(iid)
+                kept.taken_by.add(iid)
+                self.queue.append((iid, kept.event(as_taken)))
         self.run()
         return reached
 
@@ -349,13 +350,12 @@ class Engine:
         iid = record.instance.id
         for message, text in awaited_messages(record.instance).values():
             for k in self.kept:
-                if (
-                    (k.message, k.correlation) == (message, text)
-                    and iid not in k.taken_by
-                    and not validate_signal(record.table, Wait.MESSAGE, message, k.payload)
-                ):
+                if (k.message, k.correlation) != (message, text) or iid in k.taken_by:
+                    continue
+                payload = taken(record.table, message, k.payload)
+                if payload is not None:  # else kept for another version's declaration
                     k.taken_by.add(iid)
-                    self.queue.append((iid, k.event()))
+                    self.queue.append((iid, k.event(payload)))
 
     def complete_task(self, key: str, output: Mapping[str, Value]) -> None:
         """Finish a human task (user or manual) with its form's values, or answer a
@@ -366,11 +366,10 @@ class Engine:
         table = self.records[iid].table
         event: rt.TaskCompleted | rt.TaskFailed
         if isinstance(task, rt.CreateHumanTask):
-            data = typed_output(table, task.node, data)  # ISO-8601 text as milliseconds
-            problems = validate_result(table, task.node, data)
+            form, problems = fit_output(table, task.node, data, fill=True)
             if problems:
                 raise InvalidValue(f"the output of task '{key}'", problems)
-            event = rt.TaskCompleted(key, result_with_defaults(table, task.node, data))
+            event = rt.TaskCompleted(key, form)
         else:
             event = checked(table, task.node, rt.TaskCompleted(key, data))
         self._open_task(key)

@@ -237,13 +237,13 @@ class Types:
 @define(eq=False)
 class Memo:
     """What the runtime prepares from a table, once (``runtime.step.compiled``,
-    ``runtime.validate``): kept with the table, never part of its value (not compared,
+    ``runtime.shapes``): kept with the table, never part of its value (not compared,
     hashed or serialised)."""
 
     key: object = None
     value: object = None
-    # the declared result of each step with its quick check (``runtime.validate``)
-    results: object = None
+    # the declared shapes of values from outside (``runtime.shapes``)
+    shapes: object = None
 
 
 @frozen

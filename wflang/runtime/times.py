@@ -5,21 +5,17 @@ milliseconds, and JSON may give either so. A person or another system may also w
 them as text, as the language writes its literals: a timestamp in ISO-8601 with an
 offset (``2026-12-01T10:00:00Z``, ``2026-12-01T11:00:00+01:00``), a duration in
 ISO-8601 without years or months (``PT10M``, ``P1DT12H``) or in the language's own form
-(``10m``, ``1h30m``, ``250ms``). ``typed_fields`` turns such text into the
-milliseconds, where the declared type is one of them, before the value goes anywhere:
-the instance, its history and the stores hold only the integers. Text that reads as
-neither is left as it is, for the validation to refuse with its words.
+(``10m``, ``1h30m``, ``250ms``). The walk of a value from outside (``runtime.fit``)
+reads such text in a field declared with one of these types as the milliseconds before
+the value goes anywhere: the instance, its history and the stores hold only the
+integers. Text that reads as neither is refused there, with the field's path.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-
-from wflang.runtime.table import FieldType, Table, Types
-from wflang.runtime.values import Value
-from wflang.runtime.waiting import Wait
 
 _TIMESTAMP = re.compile(
     r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]+)?)?(Z|[+-][0-9]{2}:[0-9]{2})"
@@ -67,72 +63,8 @@ def duration_ms(text: str) -> int | None:
     return total if total < _INT64 else None
 
 
-_READERS = {"timestamp": timestamp_ms, "duration": duration_ms}
-
-
-def typed_fields(
-    types: Types, fields: Sequence[FieldType], data: Mapping[str, Value]
-) -> dict[str, Value]:
-    """``data`` with the text of its time fields (declared ``timestamp`` or ``duration``,
-    here or in the lists, maps and records they hold) read as milliseconds; the same
-    object when there is none."""
-    out = data if isinstance(data, dict) else dict(data)
-    for f in fields:
-        if f.name in data:
-            value = data[f.name]
-            new = _typed(types, f.type, value, 0)
-            if new is not value:
-                out = dict(out) if out is data else out
-                out[f.name] = new
-    return out
-
-
-def _typed(types: Types, type_text: str, value: Value, depth: int) -> Value:
-    type_text = type_text.strip().removesuffix("?")
-    if value is None or depth > 64:
-        return value
-    reader = _READERS.get(type_text)
-    if reader is not None:
-        if isinstance(value, str):
-            ms = reader(value)
-            return value if ms is None else ms
-        return value
-    if type_text.startswith("list[") and isinstance(value, list):
-        items = [_typed(types, type_text[5:-1], v, depth + 1) for v in value]
-        return value if all(a is b for a, b in zip(items, value, strict=True)) else items
-    if type_text.startswith("map[") and isinstance(value, dict):
-        inner = type_text[4:-1].split(",", 1)[1] if "," in type_text else "string"
-        entries = {k: _typed(types, inner, v, depth + 1) for k, v in value.items()}
-        return value if all(entries[k] is v for k, v in value.items()) else entries
-    if isinstance(value, dict):
-        for record in types.records:
-            if record.name == type_text:
-                return typed_fields(types, record.fields, value)
-    return value
-
-
-def typed_input(table: Table, data: Mapping[str, Value]) -> dict[str, Value]:
-    """A start input with its time fields' text read as milliseconds."""
-    fields = tuple(FieldType(f.name, f.type) for f in table.input)
-    return typed_fields(table.types, fields, data)
-
-
-def typed_payload(
-    table: Table, kind: str, name: str, payload: Mapping[str, Value]
-) -> dict[str, Value]:
-    """A signal's (or message's: ``kind``) payload with its time fields' text read as
-    milliseconds; as it is when the table declares no such signal."""
-    shapes = table.types.signals if kind == Wait.SIGNAL else table.types.messages
-    for shape in shapes:
-        if shape.name == name:
-            return typed_fields(table.types, shape.fields, payload)
-    return dict(payload)
-
-
-def typed_output(table: Table, state: str, output: Mapping[str, Value]) -> dict[str, Value]:
-    """The output a person gives a step (a human task's form) with its time fields'
-    text read as milliseconds; as it is when the step declares none."""
-    for shape in table.types.results:
-        if shape.name == state:
-            return typed_fields(table.types, shape.fields, output)
-    return dict(output)
+#: The reader of each time type's text: its milliseconds, or None.
+READERS: dict[str, Callable[[str], int | None]] = {
+    "timestamp": timestamp_ms,
+    "duration": duration_ms,
+}

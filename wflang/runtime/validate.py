@@ -1,11 +1,13 @@
-"""Checking values from outside against the workflow's declared types.
+"""Values from outside against the workflow's declared types, at every entry point.
 
-A start input, a signal's payload, the output a person gives a human task and
-the output an operator forces on a step all come from outside the workflow;
-they are checked here, deeply, before anything is stored: required fields
-present, no unknown fields, scalars of the right kind, enum members, records
-by their fields, and every element of lists and maps. The table carries the
-types as written (``list[Item]``, ``decimal?``) and the declarations they name.
+A start input, a signal's or a message's payload, the output a person gives a human
+task, the output an operator forces on a step, a handler's result and an error's
+payload all come from outside the workflow. Each entry point (the engine, the test kit,
+the durable client, the stores committing a worker's result) takes such a value through
+one function here, before anything is stored: the value in the runtime's form (time text
+read as milliseconds, defaults where the step would not fill them) and its problems, in
+words naming the field's path. The shape is found in ``runtime.shapes`` and the value is
+walked by ``runtime.fit``; both once, for every kind.
 """
 
 from __future__ import annotations
@@ -17,32 +19,21 @@ from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal
 
 from wflang.runtime.failures import RUNTIME_ERRORS
-from wflang.runtime.ir import Value, evaluate
+from wflang.runtime.fit import MAX_DEPTH, fit
+from wflang.runtime.ir import Value
 from wflang.runtime.numbers import canonical, fits
-from wflang.runtime.table import FieldType, Table, Types
-from wflang.runtime.times import FORMS, typed_fields
+from wflang.runtime.shapes import Declared, Plan, shapes
+from wflang.runtime.table import Table
 from wflang.runtime.waiting import Wait
 from wflang.runtime.waiting import parse as parse_waiting
-
-_SCALARS: dict[str, tuple[type, ...]] = {
-    "string": (str,),
-    "int": (int,),
-    "decimal": (int, Decimal, float),  # a JSON number ("12.5" is a string)
-    "bool": (bool,),
-    "duration": (int,),
-    "timestamp": (int,),
-}
-#: How values of the types the runtime keeps as numbers are written in JSON.
-_UNITS = {name: f" ({form})" for name, form in FORMS.items()}
-_MAX_DEPTH = 64
-#: Kept as 64-bit integers by the stores (due times, wake-ups).
-_INT64 = ("int", "duration", "timestamp")
-
 
 #: The largest value accepted from outside, as compact JSON: every value a person or
 #: another system sends is kept in the instance's history (and often its context), and
 #: an instance is stored whole after every step.
 MAX_VALUE_BYTES = 256 * 1024
+#: A value from outside in the runtime's form, and the problems with it (none: it fits;
+#: else the value is not to be used).
+Fitted = tuple[dict[str, Value], list[str]]
 
 
 class InvalidValue(ValueError):
@@ -54,24 +45,61 @@ class InvalidValue(ValueError):
         self.problems = tuple(problems)
 
 
-def validate_input(table: Table, data: Mapping[str, Value]) -> list[str]:
-    """Problems with a start input, in words; empty when it fits."""
-    fields = tuple(FieldType(f.name, f.type, f.default is not None) for f in table.input)
-    return _sized(data, "input") or validate_fields(table.types, fields, data, "input")
+def _fit(
+    table: Table, declared: Declared, data: Mapping[str, Value], where: str, *, fill: bool
+) -> Fitted:
+    problems = _sized(data, where)
+    if problems:
+        return {}, problems
+    return fit(table, declared.fields, data, where, fill=fill)
 
 
-def validate_signal(table: Table, kind: str, name: str, payload: Mapping[str, Value]) -> list[str]:
-    """Problems with a signal's (or message's: ``kind`` is the ``Wait`` it answers) name
-    and payload."""
-    shapes = table.types.signals if kind == Wait.SIGNAL else table.types.messages
-    for shape in shapes:
-        if shape.name == name:
-            where = f"{kind} {name}"
-            return _sized(payload, where) or validate_fields(
-                table.types, shape.fields, payload, where
-            )
-    known = ", ".join(s.name for s in shapes) or "none"
-    return [f"{table.workflow} declares no {kind} '{name}' ({kind}s: {known})"]
+def fit_input(table: Table, data: Mapping[str, Value]) -> Fitted:
+    """A start input (or a replay's new one) with its time text read; its defaults are
+    the step's to fill (``settled``), so that the history keeps the input as given."""
+    return _fit(table, shapes(table).input, data, "input", fill=False)
+
+
+def fit_payload(table: Table, kind: str, name: str, payload: Mapping[str, Value]) -> Fitted:
+    """A signal's (or a message's: ``kind`` is the ``Wait`` it answers) payload with its
+    time text read; its defaults are filled where it arrives, by the version that takes
+    it (a message published by correlation reaches versions that declare it apart)."""
+    declared = shapes(table).payload(kind)
+    found = declared.get(name)
+    if found is None:
+        known = ", ".join(declared) or "none"
+        return {}, [f"{table.workflow} declares no {kind} '{name}' ({kind}s: {known})"]
+    return _fit(table, found, payload, f"{kind} {name}", fill=False)
+
+
+def fit_output(table: Table, state: str, output: Mapping[str, Value], *, fill: bool) -> Fitted:
+    """The output given to a step (a human task's form, ``fill``ed before it is stored;
+    an operator's forced output, filled by the step) with its time text read."""
+    declared = shapes(table).results.get(state)
+    if declared is None:
+        problems = (
+            [f"{state} declares no output, but fields were given: {', '.join(output)}"]
+            if output
+            else []
+        )
+        return {}, problems
+    return _fit(table, declared, output, f"output of {state}", fill=fill)
+
+
+def fit_forced(table: Table, step: str, waiting: str, output: Mapping[str, Value]) -> Fitted:
+    """The output an operator finishes a waiting ``step`` with: what it waits for, as if
+    it had arrived (a signal's or a message's payload, else the step's declared result)."""
+    wait = parse_waiting(waiting)
+    if wait.kind in (Wait.SIGNAL, Wait.MESSAGE):
+        return fit_payload(table, wait.kind.value, wait.name, output)
+    return fit_output(table, step, output, fill=False)
+
+
+def taken(table: Table, message: str, payload: Mapping[str, Value]) -> dict[str, Value] | None:
+    """A published message's payload as this version takes it (its time text read), or
+    None when it does not fit this version's declaration of the message."""
+    value, problems = fit_payload(table, Wait.MESSAGE, message, payload)
+    return None if problems else value
 
 
 def publication_problems(
@@ -80,23 +108,20 @@ def publication_problems(
     """Why a message cannot be published: versions may declare it differently, and it
     must fit one of them (then ``[]``), else every version's problems, sorted; None when
     no version declares it."""
-    declaring = [t for t in tables if any(m.name == message for m in t.types.messages)]
+    declaring = [t for t in tables if message in shapes(t).messages]
     if not declaring:
         return None
-    refusals = [validate_signal(t, Wait.MESSAGE, message, payload) for t in declaring]
+    refusals = [fit_payload(t, Wait.MESSAGE, message, payload)[1] for t in declaring]
     return sorted({p for r in refusals for p in r}) if all(refusals) else []
 
 
-def validate_result(table: Table, state: str, output: Mapping[str, Value]) -> list[str]:
-    """Problems with the output given to a step (a human task's form, a service's result)."""
-    declared = _results(table).get(state)
-    where = f"output of {state}"
-    if declared is not None:
-        fields = declared[0]
-        return _sized(output, where) or validate_fields(table.types, fields, output, where)
-    if output:
-        return [f"{state} declares no output, but fields were given: {', '.join(output)}"]
-    return []
+def settled(table: Table, declared: Declared | None, data: dict[str, Value]) -> dict[str, Value]:
+    """A value already taken at its entry point, as the step keeps it: its defaults
+    filled at any depth (and any time text read); the same object when its shape has
+    neither (most have not: nothing to walk)."""
+    if declared is None or not declared.changes:
+        return data
+    return fit(table, declared.fields, data, "value", fill=True)[0]
 
 
 def undeclared_error(table: Table, state: int, error: str) -> str | None:
@@ -126,26 +151,24 @@ def undeclared_error(table: Table, state: int, error: str) -> str | None:
 def check_error_payload(
     table: Table, error: str, payload: Mapping[str, object] | None
 ) -> tuple[dict[str, Value] | None, list[str]]:
-    """A failure's payload in the runtime's form (defaults filled in), and the problems
-    with it: an error declared with a payload must come with one that fits its fields
-    (no field beyond them); one declared without gets none. An error the workflow does
-    not declare is no business of its routes: its payload is dropped."""
-    shape = next((s for s in table.types.errors if s.name == error), None)
+    """A failure's payload in the runtime's form (time text read, defaults filled in), and
+    the problems with it: an error declared with a payload must come with one that fits
+    its fields (no field beyond them); one declared without gets none. An error the
+    workflow does not declare is no business of its routes: its payload is dropped."""
+    declared = shapes(table).errors.get(error)
     where = f"payload of {error}"
-    if shape is None:
+    if declared is None:
         if payload and error in table.errors:
             return None, [f"{error} declares no payload, but one was given: {', '.join(payload)}"]
         return None, []
     value, problems = exact({} if payload is None else payload, where)
     if not problems:
         assert isinstance(value, dict)
-        problems = _sized(value, where) or validate_fields(table.types, shape.fields, value, where)
+        value, problems = _fit(table, declared, value, where, fill=True)
     if problems:
         return None, [p if where in p else f"{p} in the {where}" for p in problems]
     assert isinstance(value, dict)
-    filled = _fill(table, shape.fields, value, 0)
-    assert isinstance(filled, dict)
-    return filled, []
+    return value, []
 
 
 def raised_on_task(
@@ -160,9 +183,6 @@ def raised_on_task(
         hint = f"; did you mean '{close[0]}'?" if close else ""
         declared = ", ".join(raises) or "nothing"
         return None, [f"{state} does not raise '{error}' (it raises {declared}){hint}"]
-    shape = next((s for s in table.types.errors if s.name == error), None)
-    if shape is not None and isinstance(payload, Mapping):  # as in a form: ISO-8601 times
-        payload = typed_fields(table.types, shape.fields, payload)  # type: ignore[arg-type]
     return check_error_payload(table, error, payload)
 
 
@@ -184,45 +204,16 @@ def _sized(value: object, where: str) -> list[str]:
     return [f"the {where} is {size:,} bytes as JSON; the limit is {MAX_VALUE_BYTES:,}"]
 
 
-#: A quick check of a result: (name, accepted types, optional, has a default) per
-#: declared field when every field is a scalar; None when some field needs the full check.
-_Plan = tuple[tuple[str, tuple[type, ...], bool, bool], ...]
-#: A step's declared result: its fields, their quick check, and whether a default may
-#: fill a field of it or of a record it holds (most results have none: nothing to walk).
-_Declared = tuple[tuple[FieldType, ...], _Plan | None, bool]
-
-
-def _results(table: Table) -> dict[str, _Declared]:
-    """The declared result of each step, by step name, with its quick check: made once
-    per table and kept with it (``Table.memo``)."""
-    memo = table.memo
-    results: dict[str, _Declared] | None = memo.results  # type: ignore[assignment]
-    if results is None:
-        results = {
-            s.name: (s.fields, _plan(s.fields), _has_defaults(table, s.fields))
-            for s in table.types.results
-        }
-        memo.results = results
-    return results
-
-
-def _plan(fields: Sequence[FieldType]) -> _Plan | None:
-    plan = tuple(
-        (f.name, _SCALARS[t.removesuffix("?")], t.endswith("?"), f.has_default)
-        for f in fields
-        for t in (f.type.strip(),)
-        if t.removesuffix("?") in _SCALARS and t.removesuffix("?") not in ("bool", "decimal")
-    )
-    return plan if len(plan) == len(fields) else None
-
-
 def check_handler_result(
     table: Table, state: str, result: Mapping[str, object]
 ) -> tuple[dict[str, Value], list[str]]:
-    """What a service handler returned, in the runtime's one form of values (``exact``),
-    and the problems with it: the one check of every engine and store, so that a value
-    it lets through is one the step can use (a JSON float for a decimal field becomes
-    an exact decimal, not a float that fails the next ``+``).
+    """What a service handler returned, in the runtime's one form of values (``exact``,
+    time text read, defaults filled), and the problems with it: the one check of every
+    engine and store, so that a value it lets through is one the step can use (a JSON
+    float for a decimal field becomes an exact decimal, not a float that fails the next
+    ``+``). The declared fields must be there with their types; fields beyond them are
+    let through (a handler may return a whole API response), since nothing can read them
+    (``wf check`` refuses such reads).
 
     ``result`` is the caller's own (``outcome.returned`` copies what a handler returned,
     a store decodes it): a result already in that form comes back as it is, not copied."""
@@ -234,123 +225,13 @@ def check_handler_result(
             return {}, [f"{p} in the result of {state}" for p in problems]
         assert isinstance(value, dict)
         output = value
-    declared = _results(table).get(state)
+    declared = shapes(table).results.get(state)
     if declared is None:
         return output, []
-    problems = _result_problems(table, state, declared, output)
-    if not problems and declared[2]:
-        filled = _fill(table, declared[0], output, 0)  # a copy where a default goes
-        assert isinstance(filled, dict)
-        output = filled
-    return output, problems
-
-
-def with_defaults(
-    table: Table, fields: Sequence[FieldType], record: dict[str, Value]
-) -> dict[str, Value]:
-    """``record`` (already checked against ``fields``) with the defaults of the fields it
-    leaves out, at any depth: a field with a default is never read as null. The same
-    object when nothing was missing."""
-    filled = _fill(table, fields, record, 0)
-    assert isinstance(filled, dict)
-    return filled
-
-
-def input_with_defaults(table: Table, data: dict[str, Value]) -> dict[str, Value]:
-    """A start input (already checked) with its defaults, in it and in its records."""
-    fields = [FieldType(f.name, f.type, f.default is not None, f.default) for f in table.input]
-    return with_defaults(table, fields, data)
-
-
-def payload_with_defaults(
-    table: Table, kind: str, name: str, payload: dict[str, Value]
-) -> dict[str, Value]:
-    """A signal's or message's payload (already checked) with its defaults."""
-    shapes = table.types.signals if kind == Wait.SIGNAL else table.types.messages
-    for shape in shapes:
-        if shape.name == name:
-            return with_defaults(table, shape.fields, payload)
-    return payload
-
-
-def result_with_defaults(table: Table, state: str, output: dict[str, Value]) -> dict[str, Value]:
-    """A step's output from outside (a human task's form, already checked) with the
-    defaults of its declared fields."""
-    declared = _results(table).get(state)
-    if declared is None or not declared[2]:
-        return output
-    return with_defaults(table, declared[0], output)
-
-
-def forced_output_problems(
-    table: Table, step: str, waiting: str, output: Mapping[str, Value]
-) -> list[str]:
-    """Problems with the output an operator finishes a waiting ``step`` with: what it
-    waits for, as if it had arrived (a signal's or a message's payload, else the
-    step's declared result)."""
-    wait = parse_waiting(waiting)
-    if wait.kind in (Wait.SIGNAL, Wait.MESSAGE):
-        return validate_signal(table, wait.kind.value, wait.name, output)
-    return validate_result(table, step, output)
-
-
-def _has_defaults(table: Table, fields: Sequence[FieldType]) -> bool:
-    records = {r.name: r.fields for r in table.types.records}
-    seen: set[str] = set()
-    todo = [fields]
-    while todo:
-        group = todo.pop()
-        if any(f.default is not None for f in group):
-            return True
-        for f in group:
-            for name in _type_names(f.type):
-                if name in records and name not in seen:
-                    seen.add(name)
-                    todo.append(records[name])
-    return False
-
-
-def _type_names(type_text: str) -> list[str]:
-    """The names a type is written with: ``map[string, list[Item]]?`` gives map,
-    string, list, Item."""
-    for ch in "[],?":
-        type_text = type_text.replace(ch, " ")
-    return type_text.split()
-
-
-def _fill(table: Table, fields: Sequence[FieldType], record: dict[str, Value], depth: int) -> Value:
-    """A record (checked against ``fields``) with the defaults of the fields it leaves
-    out, in it and in the records it holds; the same object when nothing was missing."""
-    out = record
-    for f in fields:
-        if f.name not in record:
-            if f.default is not None:
-                out = dict(record) if out is record else out
-                out[f.name] = evaluate(table.expressions[f.default], {})
-            continue
-        value = record[f.name]
-        new = _fill_value(table, f.type, value, depth + 1)
-        if new is not value:
-            out = dict(record) if out is record else out
-            out[f.name] = new
-    return out
-
-
-def _fill_value(table: Table, type_text: str, value: Value, depth: int) -> Value:
-    type_text = type_text.strip().removesuffix("?")
-    if value is None or depth > _MAX_DEPTH or type_text in _SCALARS:
-        return value
-    if type_text.startswith("list[") and isinstance(value, list):
-        items = [_fill_value(table, type_text[5:-1], v, depth + 1) for v in value]
-        return value if all(a is b for a, b in zip(items, value, strict=True)) else items
-    if type_text.startswith("map[") and isinstance(value, dict):
-        inner = _split_pair(type_text[4:-1])[2]
-        entries = {k: _fill_value(table, inner, v, depth + 1) for k, v in value.items()}
-        return value if all(entries[k] is v for k, v in value.items()) else entries
-    for record in table.types.records:
-        if record.name == type_text and isinstance(value, dict):
-            return _fill(table, record.fields, value, depth)
-    return value
+    if declared.plan is not None and _fits(declared.plan, output) and not declared.changes:
+        return output, []  # the usual case, without any message
+    value, problems = fit(table, declared.fields, output, f"result of {state}", extra=True)
+    return (output, problems) if problems else (value, [])
 
 
 def _plain(record: Mapping[str, object]) -> bool:
@@ -398,7 +279,7 @@ def _exact(value: object, where: str, problems: list[str], depth: int) -> Value:
             problems.append(f"'{where}' {why}")
             return None
         return canonical(number)
-    if depth >= _MAX_DEPTH:
+    if depth >= MAX_DEPTH:
         problems.append(f"'{where}' is nested too deeply")
         return None
     if t is dict:
@@ -422,24 +303,7 @@ def _exact(value: object, where: str, problems: list[str], depth: int) -> Value:
     return None
 
 
-def validate_handler_result(table: Table, state: str, result: Mapping[str, Value]) -> list[str]:
-    """Problems with what a service handler returned: the declared fields must be there
-    with their types; fields beyond them are let through (a handler may return a whole
-    API response), since nothing can read them (``wf check`` refuses such reads)."""
-    declared = _results(table).get(state)
-    return [] if declared is None else _result_problems(table, state, declared, result)
-
-
-def _result_problems(
-    table: Table, state: str, declared: _Declared, result: Mapping[str, Value]
-) -> list[str]:
-    fields, plan, _ = declared
-    if plan is not None and _fits(plan, result):  # the usual case, without any message
-        return []
-    return validate_fields(table.types, fields, result, f"result of {state}", extra=True)
-
-
-def _fits(plan: _Plan, data: Mapping[str, Value]) -> bool:
+def _fits(plan: Plan, data: Mapping[str, Value]) -> bool:
     """A quick yes for a result whose declared fields (all scalars) are present with
     their type (extra fields allowed); False means: run the full check for the words."""
     if not isinstance(data, dict):
@@ -460,126 +324,4 @@ def _fits(plan: _Plan, data: Mapping[str, Value]) -> bool:
 _MISSING = object()
 
 
-def validate_fields(
-    types: Types, fields: Sequence[FieldType], data: object, where: str, *, extra: bool = False
-) -> list[str]:
-    """Problems with an object given for these fields (JSON from outside: any shape);
-    ``extra``: fields that are not declared are allowed, here and in nested records."""
-    if not isinstance(data, Mapping):
-        return [f"{where} must be an object, not {_kind(data)}"]
-    problems: list[str] = []
-    declared = {f.name: f for f in fields}
-    for name in data if not extra else ():
-        if name not in declared:
-            known = ", ".join(declared) or "none"
-            problems.append(
-                f"unknown input field '{name}' (fields: {known})"
-                if where == "input"
-                else f"unknown field '{name}' in {where} (fields: {known})"
-            )
-    for name, f in declared.items():
-        if name not in data:
-            if not f.type.endswith("?") and not f.has_default:
-                problems.append(
-                    f"missing input field '{name}' ({f.type})"
-                    if where == "input"
-                    else f"missing field '{name}' ({f.type}) in {where}"
-                )
-            continue
-        problems.extend(_check(types, data[name], f.type, name, 0, extra))
-    return problems
-
-
-def _check(
-    types: Types, value: Value, type_text: str, where: str, depth: int, extra: bool
-) -> list[str]:
-    if depth > _MAX_DEPTH:
-        return [f"'{where}' is nested too deeply"]
-    type_text = type_text.strip()
-    if type_text.endswith("?"):
-        if value is None:
-            return []
-        type_text = type_text[:-1]
-    if value is None:
-        return [f"'{where}' is null but its type {type_text} is not optional"]
-    if type_text in _SCALARS:
-        ok = isinstance(value, _SCALARS[type_text]) and not (
-            isinstance(value, bool) and type_text != "bool"
-        )
-        if ok and isinstance(value, Decimal | float):
-            if not _is_finite(value):
-                return [f"'{where}' must be a finite {type_text}, not {value}"]
-            why = fits(_decimal_of(value))
-            if why is not None:
-                return [f"'{where}' {why}"]
-        elif ok and type(value) is int and not -(2**63) <= value < 2**63:
-            if type_text == "decimal":
-                return [
-                    f"'{where}' is a whole number beyond 64 bits"
-                    " (write a larger decimal with a point or an exponent)"
-                ]
-            if type_text in _INT64:
-                return [f"'{where}' is out of range for {type_text} (64 bits)"]
-        unit = _UNITS.get(type_text, "")
-        return [] if ok else [f"'{where}' must be {type_text}{unit}, not {_kind(value)}"]
-    if type_text.startswith("list[") and type_text.endswith("]"):
-        if not isinstance(value, list):
-            return [f"'{where}' must be a list, not {_kind(value)}"]
-        inner = type_text[5:-1]
-        return [
-            p
-            for i, v in enumerate(value)
-            for p in _check(types, v, inner, f"{where}[{i}]", depth + 1, extra)
-        ]
-    if type_text.startswith("map[") and type_text.endswith("]"):
-        if not isinstance(value, dict):
-            return [f"'{where}' must be a map, not {_kind(value)}"]
-        _, _, inner = _split_pair(type_text[4:-1])
-        return [
-            p
-            for k, v in value.items()
-            for p in _check(types, v, inner, f"{where}[{k!r}]", depth + 1, extra)
-        ]
-    for enum in types.enums:
-        if enum.name == type_text:
-            if isinstance(value, str) and value in enum.members:
-                return []
-            return [f"'{where}' must be one of {', '.join(enum.members)}, not {value!r}"]
-    for record in types.records:
-        if record.name == type_text:
-            if not isinstance(value, dict):
-                return [f"'{where}' must be a {type_text} record, not {_kind(value)}"]
-            problems = validate_fields(types, record.fields, value, f"'{where}'", extra=extra)
-            return problems
-    return []  # a type the table does not describe (an imported alias): not checked here
-
-
-def _split_pair(text: str) -> tuple[str, str, str]:
-    depth = 0
-    for i, ch in enumerate(text):
-        if ch == "[":
-            depth += 1
-        elif ch == "]":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            return text[:i].strip(), ",", text[i + 1 :].strip()
-    return text, "", "string"
-
-
-def _decimal_of(value: Decimal | float) -> Decimal:
-    """The decimal a JSON number reads as (a float's shortest repr: ``420.1``)."""
-    return Decimal(repr(value)) if isinstance(value, float) else value
-
-
-def _is_finite(value: Decimal | float) -> bool:
-    return Decimal(value).is_finite() if isinstance(value, float) else value.is_finite()
-
-
-def _kind(value: object) -> str:
-    if isinstance(value, dict):
-        return "object"
-    if value is None:
-        return "null"
-    if isinstance(value, Decimal | float):
-        return "decimal"
-    return type(value).__name__
+_MISSING = object()

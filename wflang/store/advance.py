@@ -472,7 +472,7 @@ class Advance:
                 tx,
                 self.d,
                 lambda t, iid, event, dedupe: inbox.put(t, iid, event, dedupe, at=now),
-                lambda digest, name, data: self.catalog.message_fits(tx, digest, name, data),
+                lambda digest, name, data: self.catalog.message_taken(tx, digest, name, data),
                 now=now,
                 instance_id=w.id,
                 table_hash=w.row.hash,

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from wflang.dsl.spec import MAX_VERSION
 from wflang.runtime.ir import Value
 from wflang.runtime.table import Table, WaitEntry, dumps, loads, same_behaviour, table_hash
-from wflang.runtime.validate import validate_signal
+from wflang.runtime.validate import taken
 from wflang.runtime.waiting import Wait
 from wflang.store import rows
 from wflang.store.backend import Tx, placeholders
@@ -60,9 +60,12 @@ class Catalog:
             table = self._tables[digest] = loads(rows.text(found[0][0]))
         return table
 
-    def message_fits(self, tx: Tx, digest: str, message: str, payload: Mapping[str, Value]) -> bool:
-        """Whether the payload fits the message as this version declares it."""
-        return not validate_signal(self.table_for(tx, digest), Wait.MESSAGE, message, payload)
+    def message_taken(
+        self, tx: Tx, digest: str, message: str, payload: Mapping[str, Value]
+    ) -> dict[str, Value] | None:
+        """The payload as this version declares the message (its time text read), or
+        None when it does not fit that declaration."""
+        return taken(self.table_for(tx, digest), message, payload)
 
     def waits_for_messages(self, digest: str, table: Table) -> bool:
         """Whether this table has a message wait (only then are subscriptions kept)."""

@@ -39,9 +39,10 @@ from wflang.store.backend import Dialect, Tx
 #: Puts an event in an instance's inbox (the store's ``_inbox``); False if its dedupe
 #: key was already there.
 Inbox = Callable[[Tx, str, rt.Event, str | None], bool]
-#: Whether a payload fits a message as the version with this table hash declares it:
-#: (table hash, message, payload).
-Fits = Callable[[str, str, Mapping[str, Value]], bool]
+#: A payload as the version with this table hash declares the message (its time text
+#: read as milliseconds), None when it does not fit there: (table hash, message, payload).
+#: A message is kept as published; each instance takes it as its own version reads it.
+Taken = Callable[[str, str, Mapping[str, Value]], dict[str, Value] | None]
 
 
 @frozen
@@ -76,7 +77,7 @@ def publish(
     tx: Tx,
     dialect: Dialect,
     inbox: Inbox,
-    fits: Fits,
+    taken: Taken,
     *,
     now: int,
     message: str,
@@ -101,18 +102,20 @@ def publish(
              kept_until if kept_until is not None else now),
         )  # fmt: skip
         dedupe = _dedupe(rows.scalar(published), message, key)
-    event = rt.SignalReceived(message, dict(payload), key or "", Wait.MESSAGE.value, correlation)
-    delivered = [
-        rows.text(iid)
-        for iid, digest in tx.query(
-            "SELECT DISTINCT s.instance_id, i.table_hash FROM wf_subscription s "
-            "JOIN wf_instance i ON i.id = s.instance_id "
-            "WHERE s.message = ? AND s.correlation = ? ORDER BY s.instance_id",
-            (message, correlation),
-        )
+    delivered = []
+    for iid, digest in tx.query(
+        "SELECT DISTINCT s.instance_id, i.table_hash FROM wf_subscription s "
+        "JOIN wf_instance i ON i.id = s.instance_id "
+        "WHERE s.message = ? AND s.correlation = ? ORDER BY s.instance_id",
+        (message, correlation),
+    ):
         # Each instance gets it only if its own version's declaration takes the payload.
-        if fits(rows.text(digest), message, payload) and inbox(tx, rows.text(iid), event, dedupe)
-    ]
+        data = taken(rows.text(digest), message, payload)
+        if data is None:
+            continue
+        event = rt.SignalReceived(message, data, key or "", Wait.MESSAGE.value, correlation)
+        if inbox(tx, rows.text(iid), event, dedupe):
+            delivered.append(rows.text(iid))
     return Published(message, correlation, tuple(delivered), kept_until)
 
 
@@ -120,7 +123,7 @@ def resubscribe(
     tx: Tx,
     dialect: Dialect,
     inbox: Inbox,
-    fits: Fits,
+    taken: Taken,
     *,
     now: int,
     instance_id: str,
@@ -152,8 +155,8 @@ def resubscribe(
             "AND correlation = ? AND expires_at > ? ORDER BY id",
             (message, correlation, now),
         ):
-            data = codec.loads(rows.text(payload))
-            if not fits(table_hash, message, data):  # kept for another version's declaration
+            data = taken(table_hash, message, codec.loads(rows.text(payload)))
+            if data is None:  # kept for another version's declaration
                 continue
             key = rows.maybe_text(dedupe_key)
             event = rt.SignalReceived(message, data, key or "", Wait.MESSAGE.value, correlation)

@@ -264,7 +264,7 @@ class Store:
                 lambda t, iid, event, dedupe: inbox.put(
                     t, iid, event, dedupe, at=now, actor=actor, reason=reason
                 ),
-                lambda digest, name, data: self.catalog.message_fits(tx, digest, name, data),
+                lambda digest, name, data: self.catalog.message_taken(tx, digest, name, data),
                 now=now,
                 message=message,
                 correlation=correlation,

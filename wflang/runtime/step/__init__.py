@@ -25,6 +25,7 @@ from wflang.runtime.instance import Status
 from wflang.runtime.ir import NOW, ExpressionError, Value
 from wflang.runtime.limits import DEFAULT as DEFAULT_LIMITS
 from wflang.runtime.limits import Limits
+from wflang.runtime.shapes import shapes
 from wflang.runtime.step.common import complete
 from wflang.runtime.step.compiled import Compiled, compiled
 from wflang.runtime.step.enter import ENTER
@@ -37,7 +38,7 @@ from wflang.runtime.step.values import (
     Step,
     WorkflowError,
 )
-from wflang.runtime.validate import input_with_defaults
+from wflang.runtime.validate import settled
 from wflang.runtime.waiting import completable
 
 __all__ = [
@@ -77,7 +78,7 @@ def start_compiled(
 ) -> Step:
     """``start`` with a table already compiled."""
     table = c.table
-    data = input_with_defaults(table, dict(input))  # in its records too, at any depth
+    data = settled(table, shapes(table).input, dict(input))  # defaults at any depth
     inst = rt.Instance(
         instance_id, table.workflow, table.version, Status.RUNNING, data, {}, seed=seed
     )

@@ -10,16 +10,13 @@ from wflang.runtime import table as tb
 from wflang.runtime.failures import INVALID_RESULT
 from wflang.runtime.instance import Status
 from wflang.runtime.keys import END_OF_SCOPE, task_key
+from wflang.runtime.shapes import shapes
 from wflang.runtime.step.build import AnyToken
 from wflang.runtime.step.enter import SUBMIT
 from wflang.runtime.step.run import COMPENSATING, Run
 from wflang.runtime.step.scopes import begin_saga, fail, next_compensation
 from wflang.runtime.table import NO_STATE
-from wflang.runtime.validate import (
-    payload_with_defaults,
-    result_with_defaults,
-    undeclared_error,
-)
+from wflang.runtime.validate import settled, undeclared_error
 from wflang.runtime.waiting import TASKS, Wait, completable, parse, takes
 
 
@@ -106,7 +103,8 @@ def _on_signal(run: Run, e: rt.SignalReceived) -> None:
             run.decide(f"ignored duplicate {e.kind} {e.name} (key {e.key})")
             return
         run.seen = [*run.seen, seen]
-    payload = payload_with_defaults(run.c.table, e.kind, e.name, e.payload)
+    table = run.c.table
+    payload = settled(table, shapes(table).payload(e.kind).get(e.name), e.payload)
     waiting = sorted(
         (t for t in run.tokens.values() if takes(t.waiting, e.kind, e.name, e.correlation)),
         key=lambda t: t.id,
@@ -219,10 +217,11 @@ def _on_complete_step(run: Run, e: rt.CompleteStep) -> None:
     # The defaults are filled here, as for a signal that arrives (``_on_signal``).
     wait, table = parse(token.waiting), run.c.table
     if wait.kind in (Wait.SIGNAL, Wait.MESSAGE):
-        payload = payload_with_defaults(table, wait.kind, wait.name, dict(e.output))
-        run.done(token, {wait.kind.value: payload})
+        declared = shapes(table).payload(wait.kind).get(wait.name)
+        run.done(token, {wait.kind.value: settled(table, declared, dict(e.output))})
     else:
-        run.done(token, {"result": result_with_defaults(table, e.state, dict(e.output))})
+        declared = shapes(table).results.get(e.state)
+        run.done(token, {"result": settled(table, declared, dict(e.output))})
 
 
 #: The waits whose task an operator's completion cancels (a task may still be open).

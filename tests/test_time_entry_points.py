@@ -10,11 +10,14 @@ tests/store/test_time_entry_points.py."""
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable
 from functools import cache
+from pathlib import Path
 
 import pytest
 
+from wflang.cli import main
 from wflang.compiler.compile import compile_workflow
 from wflang.dsl.parser import parse
 from wflang.runtime import instance as rt
@@ -249,3 +252,32 @@ def test_a_result_with_text_that_is_no_time_is_an_invalid_result_naming_its_path
     assert failed.error == "InvalidResult"
     assert failed.message.startswith("'slot.at' must be timestamp (epoch milliseconds or ISO")
     assert context(kit.instance(iid)) == {}
+
+
+@pytest.mark.parametrize("slot_at", ["2026-12-01T11:00:00+01:00", *BAD])
+def test_wf_run_takes_time_text_in_the_input_and_a_handlers_result(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    slot_at: str,
+) -> None:
+    (tmp_path / "agenda.wf").write_text(AGENDA)
+    result = {**PLAN, "slot": {"at": slot_at}}
+    (tmp_path / "wf_run_time_handlers.py").write_text(
+        "from wflang.runtime.engine import handler\n\n"
+        f'@handler("cal.plan")\ndef plan(id):\n    return {result!r}\n'
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    sys.modules.pop("wf_run_time_handlers", None)
+    try:
+        code = main(["run", str(tmp_path / "agenda.wf"), "--handlers", "wf_run_time_handlers",
+                     "--input", '{"id": "a1", "since": "2026-12-01T10:00:00Z"}'])  # fmt: skip
+    finally:
+        sys.modules.pop("wf_run_time_handlers", None)
+    out = capsys.readouterr().out
+    if slot_at in BAD:
+        assert code == 1 and "status: dead_lettered" in out
+        assert "InvalidResult 'slot.at' must be timestamp (epoch milliseconds or ISO" in out
+    else:
+        assert code == 0 and "status: running" in out and "InvalidResult" not in out
+        assert "message:booked:a1" in out  # past the service call, waiting for the message

@@ -187,7 +187,9 @@ class _Lowering:
         it is declared), or those a person may raise on a user or manual task."""
         work = node.work
         if isinstance(work, sp.UserWork | sp.ManualWork):
-            return tuple(e.text for e in node.raises)
+            # None for a person who may raise nothing, as before people raised errors:
+            # the table keeps the bytes and the hash it had (``table.ADDED``)
+            return tuple(e.text for e in node.raises) or None
         if not isinstance(work, sp.ServiceWork):
             return None
         service = self.model.services[work.service.text]

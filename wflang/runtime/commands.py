@@ -82,7 +82,7 @@ def child_outcome(call_key: str, end: rt.Finish) -> ChildOutcome:
     completed, else a failure named by its error (or its status)."""
     if end.status is rt.Status.COMPLETED:
         return rt.ChildCompleted(call_key, dict(end.output or {}))
-    return rt.ChildFailed(call_key, end.error or end.status.value)
+    return rt.ChildFailed(call_key, end.error or end.status.value, end.payload)
 
 
 def not_deployed(call: rt.StartChild) -> rt.ChildFailed:

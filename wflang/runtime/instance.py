@@ -171,6 +171,7 @@ class ChildCompleted:
 class ChildFailed:
     key: str
     error: str
+    payload: dict[str, Value] | None = None  # of an error that carries one (``Finish``)
 
 
 @frozen(slots=False)
@@ -287,6 +288,9 @@ class Finish:
     status: Status
     output: dict[str, Value] | None = None
     error: str | None = None
+    #: The payload of ``error`` when the instance failed with an error that carries one
+    #: (an end re-raising the error it handles): a caller's ``on`` route reads it.
+    payload: dict[str, Value] | None = None
 
 
 Command = (

@@ -379,10 +379,13 @@ def error_unavailable(m: Model) -> Iterator[Finding]:
 def error_payload(m: Model) -> Iterator[Finding]:
     """``error.payload`` is the payload declared with the error
     (``error InsufficientFunds { missing: decimal }``), typed by its fields. It can
-    be read only when exactly one error can arrive, declared with a payload and
-    raised by a task: where several errors (or ``on any``) lead, or the error comes
-    out of a parallel, a map or a call, only ``error.name`` and ``error.message``
-    are known. A field the payload does not declare is an error too.
+    be read only when exactly one error can arrive, declared with a payload, and
+    every route there brings it: a task's, or a parallel's, a map's or a call's
+    whose branches, items or called workflow let the error out only with its
+    payload (raised by a task, or re-raised by an end that handles it; a called
+    workflow must declare the error with the same fields). Elsewhere only
+    ``error.name`` and ``error.message`` are known. A field the payload does not
+    declare is an error too.
 
     Bad:
 

@@ -11,7 +11,7 @@ from wflang.runtime import instance as rt
 from wflang.runtime import keys
 from wflang.runtime import table as tb
 from wflang.runtime.instance import NO_TOKEN
-from wflang.runtime.ir import NOW, ExpressionError, Value
+from wflang.runtime.ir import HANDLED_ERROR, NOW, ExpressionError, Value
 from wflang.runtime.ops import show
 from wflang.runtime.step.build import AnyToken, call, token_fields, token_with
 from wflang.runtime.step.compiled import Env, plain_service_task
@@ -231,7 +231,19 @@ def _submit_call(run: Run, token: AnyToken, entry: tb.CallEntry) -> AnyToken:
 
 def _enter_end(run: Run, token: AnyToken, entry: tb.EndEntry) -> None:
     output = run.states[token.state].args(run.env(token)) if entry.output.entries else {}
-    scope_end(run, token, entry.outcome, output, end_error(run.c.names[token.state], entry, token))
+    error = end_error(run.c.names[token.state], entry, token)
+    scope_end(run, token, entry.outcome, output, error, reraised(token, error))
+
+
+def reraised(token: AnyToken, error: str | None) -> dict[str, Value] | None:
+    """The payload an end fails with: that of the error it handles when it fails with that
+    very error (``on E -> give_up`` where ``give_up`` ends ``failed { error E }``), so that
+    a parallel, a map or a caller routing ``E`` reads it too; else none."""
+    for name, value in token.locals:
+        if name == HANDLED_ERROR and isinstance(value, dict) and value.get("name") == error:
+            payload = value.get("payload")
+            return payload if isinstance(payload, dict) and payload else None
+    return None
 
 
 #: The outcomes whose end, declaring no error, gives the instance its own name as the

@@ -134,7 +134,7 @@ def _on_child_failed(run: Run, e: rt.ChildFailed) -> None:
     if token is None:
         run.decide(f"ignored a stale child failure of {e.key}")
         return
-    fail(run, token, e.error, transient=True)
+    fail(run, token, e.error, transient=True, payload=e.payload)
 
 
 def _on_cancel(run: Run, e: rt.CancelRequested) -> None:

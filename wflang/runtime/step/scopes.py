@@ -24,9 +24,15 @@ if TYPE_CHECKING:
 
 
 def scope_end(
-    run: Run, token: AnyToken, outcome: str, output: dict[str, Value], error: str | None = None
+    run: Run,
+    token: AnyToken,
+    outcome: str,
+    output: dict[str, Value],
+    error: str | None = None,
+    payload: dict[str, Value] | None = None,
 ) -> None:
-    """A token reached an end (or the end of a compensation handler)."""
+    """A token reached an end (or the end of a compensation handler); ``payload``: that of
+    ``error``, when it carries one out (to a parallel, a map or a caller)."""
     run.tokens.pop(token.id, None)
     if run.timers:
         run.cancel_timers(token)
@@ -35,12 +41,18 @@ def scope_end(
     elif token.side:
         run.decide("side path ended")
     elif token.parent == NO_TOKEN:
-        finish_instance(run, outcome, output, error)
+        finish_instance(run, outcome, output, error, payload)
     else:
-        child_ended(run, token, outcome == "completed", output, error)
+        child_ended(run, token, outcome == "completed", output, error, payload)
 
 
-def finish_instance(run: Run, outcome: str, output: dict[str, Value], error: str | None) -> None:
+def finish_instance(
+    run: Run,
+    outcome: str,
+    output: dict[str, Value],
+    error: str | None,
+    payload: dict[str, Value] | None = None,
+) -> None:
     # A failed, cancelled or compensated end keeps the output it declares (a
     # status for the caller, say); a completed end always has one.
     run.output = output if output or outcome == "completed" else None
@@ -52,7 +64,7 @@ def finish_instance(run: Run, outcome: str, output: dict[str, Value], error: str
     run.stop_everything(undo=False)
     run.status = Status(outcome)
     run.decide(f"instance {outcome}")
-    run.commands.append(rt.Finish(run.status, run.output, run.error))
+    run.commands.append(rt.Finish(run.status, run.output, run.error, payload))
 
 
 def begin_saga(run: Run) -> None:
@@ -78,9 +90,15 @@ def next_compensation(run: Run) -> None:
 
 
 def child_ended(
-    run: Run, token: AnyToken, ok: bool, output: dict[str, Value], error: str | None
+    run: Run,
+    token: AnyToken,
+    ok: bool,
+    output: dict[str, Value],
+    error: str | None,
+    payload: dict[str, Value] | None = None,
 ) -> None:
-    """A branch or map item ended (``error``: the error it raised by name, if any)."""
+    """A branch or map item ended (``error``: the error it raised by name, if any, with
+    its ``payload``)."""
     parent = run.tokens.get(token.parent)
     join = run.joins.get(token.parent)
     if parent is None or join is None:
@@ -89,7 +107,7 @@ def child_ended(
     # a parallel keeps no branch's output
     join = counted(join, ok, token.index, output, isinstance(entry, tb.MapEntry))
     run.joins[parent.id] = join
-    JOINED[type(entry)](run, parent, join, error)
+    JOINED[type(entry)](run, parent, join, error, payload)
 
 
 #: What a parallel's join says once a branch ended: it has all it needs, it can no
@@ -106,7 +124,13 @@ def verdict(entry: tb.ParallelEntry, join: rt.Join) -> str:
     return IMPOSSIBLE if join.total - join.failed < need else UNDECIDED
 
 
-def _joined_parallel(run: Run, parent: AnyToken, join: rt.Join, error: str | None) -> None:
+#: The payload of the error a branch or item failed with (None: it carries none).
+Payload = dict[str, Value] | None
+
+
+def _joined_parallel(
+    run: Run, parent: AnyToken, join: rt.Join, error: str | None, payload: Payload
+) -> None:
     """A branch ended (``error``: the error it raised, if it failed with one by name)."""
     entry = run.states[parent.state].entry
     assert isinstance(entry, tb.ParallelEntry)
@@ -118,10 +142,19 @@ def _joined_parallel(run: Run, parent: AnyToken, join: rt.Join, error: str | Non
     elif said == IMPOSSIBLE:
         run.stop_children(parent)
         # the failure that made the join impossible names the error
-        fail(run, parent, error or "BranchFailed", transient=False, catch_all="BranchFailed")
+        fail(
+            run,
+            parent,
+            error or "BranchFailed",
+            transient=False,
+            catch_all="BranchFailed",
+            payload=payload if error else None,  # the error comes out of the branch whole
+        )
 
 
-def _joined_map(run: Run, parent: AnyToken, join: rt.Join, error: str | None) -> None:
+def _joined_map(
+    run: Run, parent: AnyToken, join: rt.Join, error: str | None, payload: Payload
+) -> None:
     """An item ended (``error``: the error it raised, if it failed with one by name)."""
     entry = run.states[parent.state].entry
     assert isinstance(entry, tb.MapEntry)
@@ -135,6 +168,7 @@ def _joined_map(run: Run, parent: AnyToken, join: rt.Join, error: str | None) ->
             transient=False,
             message=f"{join.failed} item(s) failed",
             catch_all="MapFailed",
+            payload=payload if error else None,
         )
         return
     if join.started < join.total:
@@ -149,7 +183,7 @@ def _joined_map(run: Run, parent: AnyToken, join: rt.Join, error: str | None) ->
 
 
 #: What a parallel or map does when one of its branches or items ended.
-JOINED: dict[type[tb.Entry], Callable[[Run, AnyToken, rt.Join, str | None], None]] = {
+JOINED: dict[type[tb.Entry], Callable[[Run, AnyToken, rt.Join, str | None, Payload], None]] = {
     tb.ParallelEntry: _joined_parallel,
     tb.MapEntry: _joined_map,
 }
@@ -227,7 +261,7 @@ def fail(
         # Unhandled inside a branch or map item: that flow fails, and its
         # parallel or map decides (join policy, tolerate, its own `on`).
         run.decide(f"{state.name}: {shown} unhandled: its flow failed")
-        scope_end(run, token, "failed", {}, error)
+        scope_end(run, token, "failed", {}, error, payload)
         return
     run.decide(f"{state.name}: {shown} after {token.attempt} attempt(s): dead-lettered")
     run.wait(token, Wait.IDLE)  # not in flight any more: its outcome is known

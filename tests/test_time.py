@@ -252,18 +252,19 @@ def test_input_and_signals_take_iso_8601_text_on_the_engine_and_the_test_kit() -
             "opens_at",
             "2026-12-01T10:00:00",
             "'opens_at' must be timestamp (epoch milliseconds or ISO-8601 text such as "
-            "2026-12-01T10:00:00Z), not str",
+            "2026-12-01T10:00:00Z), not '2026-12-01T10:00:00'",
         ),
         (
             "opens_at",
             "2026-02-30T10:00:00Z",
             "'opens_at' must be timestamp (epoch milliseconds or ISO-8601 text such as "
-            "2026-12-01T10:00:00Z), not str",
+            "2026-12-01T10:00:00Z), not '2026-02-30T10:00:00Z'",
         ),
         (
             "grace",
             "P1M",
-            "'grace' must be duration (integer milliseconds or text such as PT10M or 10m), not str",
+            "'grace' must be duration (integer milliseconds or text such as PT10M or 10m), "
+            "not 'P1M'",
         ),
         (
             "grace",

@@ -61,7 +61,8 @@ def test_time_text_that_is_no_time_is_refused_and_nothing_is_stored(
     with pytest.raises(InvalidValue) as refused:
         durable.start("window", {**WINDOW_INPUT, "grace": "ten minutes"}, "w2")
     assert refused.value.problems == (
-        "'grace' must be duration (integer milliseconds or text such as PT10M or 10m), not str",
+        "'grace' must be duration (integer milliseconds or text such as PT10M or 10m), "
+        "not 'ten minutes'",
     )
     assert store.instances() == []
     durable.start("window", WINDOW_INPUT, "w3")

@@ -159,6 +159,7 @@ def test_text_that_is_no_time_is_refused_with_its_path_and_nothing_is_stored(
         ) as refused:
             act()
         assert len(refused.value.problems) == 1, refused.value.problems
+        assert refused.value.problems[0].endswith(f"), not {bad!r}")
         assert snapshot(store, iid) == before
     # nothing was kept of the refused publication: its key is still free
     assert durable.client.publish("booked", "a1", {"at": DEC_1}, key="k").duplicate is False
@@ -278,6 +279,6 @@ def test_the_cli_refuses_text_that_is_no_time_naming_its_path(
     ):
         assert main([*argv, *wf]) == 1, argv
         err = capsys.readouterr().err
-        assert f"'{path}' must be timestamp (" in err, err
+        assert f"'{path}' must be timestamp (" in err and f"not {bad!r}" in err, err
     assert _wf(wf, capsys, "status", "a1", "--json") == before
     assert [i["instance"] for i in json.loads(_wf(wf, capsys, "list", "--json"))] == ["a1"]

@@ -118,6 +118,10 @@ class _Walk:
                 ms = READERS[t.kind](value)
                 if ms is not None:
                     return ms
+                # the text itself, not "str": it was meant as a time, and says how it is not
+                shown = value if len(value) <= 40 else value[:40] + "…"
+                self.problems.append(f"'{where}' must be {t.kind}{_UNITS[t.kind]}, not {shown!r}")
+                return value
             problem = _scalar(t.kind, kinds, value, where)
             if problem is not None:
                 self.problems.append(problem)

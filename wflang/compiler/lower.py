@@ -110,12 +110,7 @@ class _Lowering:
                 return ir.Load(e.name)
             case ex.Member():
                 target = e.target
-                if (
-                    isinstance(target, ex.Ref)
-                    and target.name in self.model.types
-                    and target.name not in self.aliases
-                    and isinstance(self.model.types[target.name], sp.EnumDecl)
-                ):
+                if self.enum_named(target):
                     return ir.Const(e.name)  # an enum member is its name
                 return ir.Get(self.lower_expr(target), e.name)
             case ex.Index():
@@ -149,6 +144,18 @@ class _Lowering:
                 return ir.MakeList(tuple(self.lower_expr(i) for i in e.items))
             case _:
                 assert_never(e)
+
+    def enum_named(self, e: ex.Expr) -> bool:
+        """Whether ``e`` names an enum: ``Enum``, or ``alias.Enum`` of a file imported
+        ``as alias`` (a name no map item or lambda parameter hides)."""
+        if isinstance(e, ex.Member) and isinstance(e.target, ex.Ref):
+            name, first = f"{e.target.name}.{e.name}", e.target.name
+        elif isinstance(e, ex.Ref):
+            name = first = e.name
+        else:
+            return False
+        decl = self.model.types.get(name)
+        return isinstance(decl, sp.EnumDecl) and first not in self.aliases
 
     def type_of(self, e: ex.Expr) -> Type:
         return strip(self.types.get(place_of(e), UNKNOWN))

@@ -195,17 +195,19 @@ class TypeEnv:
         if spec.name in PRIMITIVES:
             return Prim(spec.name)
         decl = self.types.get(spec.name)
-        # ``alias.Item`` is the type ``Item`` unless this file's own ``Item`` hides it.
-        name = (
-            decl.name.text
-            if decl is not None and self.types.get(decl.name.text) is decl
-            else spec.name
-        )
+        name = self.canonical(spec.name)
         if isinstance(decl, sp.EnumDecl):
             return Enum(name)
         if isinstance(decl, sp.TypeDecl):
             return Record(name)
         return UNKNOWN
+
+    def canonical(self, name: str) -> str:
+        """The name a declared type is known by: ``alias.Item`` is the type ``Item``
+        unless this file's own ``Item`` hides it."""
+        decl = self.types.get(name)
+        own = decl is not None and self.types.get(decl.name.text) is decl
+        return decl.name.text if own and decl is not None else name
 
     def record(self, name: str, fields: tuple[sp.Field, ...] | Mapping[str, sp.Field]) -> Record:
         """Register a synthetic record (``input``, a service result) and return its type."""
@@ -350,13 +352,23 @@ def _ref(inf: Inference, e: ex.Ref) -> Type:
 
 
 def _member(inf: Inference, e: ex.Member) -> Type:
+    if isinstance(e.target, ex.Ref) and e.target.name not in inf.roots:
+        qualified = qualified_enum(inf, e.target.name, e.name, e.span)
+        if qualified is not None:
+            return qualified
     target = inf.infer(e.target)
     if isinstance(target, Unknown):
         return UNKNOWN
     if isinstance(target, EnumNamespace):
-        if e.name in inf.env.enum_members(target.name):
-            return Enum(target.name)
-        inf.problem("unknown-field", f"enum {target.name} has no member '{e.name}'", e.span)
+        members = inf.env.enum_members(target.name)
+        if e.name in members:
+            return Enum(inf.env.canonical(target.name))
+        inf.problem(
+            "unknown-field",
+            f"enum {target.name} has no member '{e.name}'",
+            e.span,
+            hint=did_you_mean(e.name, members) or f"its members: {', '.join(members)}",
+        )
         return UNKNOWN
     optional = isinstance(target, Opt)
     if optional and _path(e.target) not in inf.checked:
@@ -545,6 +557,7 @@ from wflang.compiler.builtin_types import (  # noqa: E402
     lambda_out_of_place,
     project_type,
 )
+from wflang.compiler.qualified import qualified_enum  # noqa: E402
 
 
 def _infer(inf: Inference, e: ex.Expr) -> Type:

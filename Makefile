@@ -27,7 +27,8 @@ demo: $(STAMP)
 	$(BIN)/wf check examples/
 	$(BIN)/wf parse examples/order_saga.wf --summary
 	$(BIN)/wf table examples/order_saga.wf | head -n 12
-	PYTHONPATH=examples $(BIN)/wf run examples/order_saga.wf --input @examples/order_input.json --handlers order_handlers
+	$(BIN)/wf gen python examples -o examples/typed --check
+	PYTHONPATH=examples $(BIN)/wf run examples/order_saga.wf --input @examples/order_input.json --handlers examples/order_handlers.py
 	WF=$(BIN)/wf bash examples/durable_demo.sh
 
 lint: $(DEVSTAMP)

@@ -77,7 +77,8 @@ def test_missing_handler_dead_letters(files: Path, capsys: pytest.CaptureFixture
     from wflang.runtime import engine
 
     engine.unregister("greet.say")
-    code = main(["run", str(files / "greet.wf"), "--input", '{"name": "Ada"}'])
+    code = main(["run", str(files / "greet.wf"), "--input", '{"name": "Ada"}',
+                 "--allow-missing-handlers"])  # fmt: skip
     out = capsys.readouterr().out
     assert code == 1
     assert "status: dead_lettered" in out

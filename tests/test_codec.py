@@ -51,7 +51,7 @@ def _order_env() -> tuple[WorkflowEnv, str]:
             "payments.refund": succeed(),
             "shipping.create": succeed({"shipment_id": "s-1"}),
             "shipping.cancel": succeed(),
-            "notify.email": succeed(),
+            "notify.send": succeed({"message_id": "m-1"}),
         },
     )
     data = codec.loads((EXAMPLES / "order_input.json").read_text())

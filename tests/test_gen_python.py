@@ -3,6 +3,7 @@ which mypy --strict and ruff accept, and which catches a handler that does not f
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -61,7 +62,10 @@ def test_the_modules_import_and_name_their_source_and_its_hash(
         text = (package / "gen" / "order_saga.py").read_text()
         digest = hashlib.sha256((EXAMPLES / "order_saga.wf").read_bytes()).hexdigest()
         assert f"# sha256: {digest}" in text
-        assert "# source: " in text and "order_saga.wf" in text.splitlines()[1]
+        assert (
+            text.splitlines()[1]
+            == f"# source: {os.path.relpath(EXAMPLES, package / 'gen')}/order_saga.wf"
+        )
         assert order.WORKFLOW == "order_saga"
         assert shared.Tier.gold.value == "gold"
         line = order.LineItem(sku="a", qty=1, unit_price=__import__("decimal").Decimal("2.50"))
@@ -262,3 +266,18 @@ def test_generated_classes_round_trip_through_the_runtimes_values(
     finally:
         for name in [m for m in sys.modules if m == "gen" or m.startswith("gen.")]:
             del sys.modules[name]
+
+
+def test_the_examples_typed_package_is_current(monkeypatch: pytest.MonkeyPatch) -> None:
+    """examples/typed is what `wf gen python examples -o examples/typed` writes, from any
+    working folder (its files name their sources relative to themselves)."""
+    assert main(["gen", "python", str(EXAMPLES), "-o", str(EXAMPLES / "typed"), "--check"]) == 0
+    monkeypatch.chdir(ROOT)
+    assert main(["gen", "python", "examples", "-o", "examples/typed", "--check"]) == 0
+
+
+def test_the_example_handlers_use_the_typed_package_and_pass_mypy_strict() -> None:
+    checked = mypy(EXAMPLES, "order_handlers.py", "payment_handlers.py")
+    assert checked.returncode == 0, checked.stdout
+    for name in ("order_handlers.py", "payment_handlers.py"):
+        assert "from typed import" in (EXAMPLES / name).read_text()

@@ -117,7 +117,9 @@ def test_the_error_stays_through_a_retry_and_a_second_error_replaces_it() -> Non
 
 
 def test_an_error_declared_without_a_payload_reads_name_and_message() -> None:
-    env = WorkflowEnv([_table()], {"bank.debit": permanent("Frozen", "by compliance")})
+    env = WorkflowEnv(
+        [_table()], {"bank.debit": permanent("Frozen", "by compliance")}, allow_missing=True
+    )
     iid = env.start("debit", {"amount": Decimal("10")})
     assert env.instance(iid).output == {"seen": ["Frozen", "after"]}
     assert env.instance(iid).tokens == ()
@@ -125,7 +127,7 @@ def test_an_error_declared_without_a_payload_reads_name_and_message() -> None:
 
 def test_a_payload_for_an_error_declared_without_one_is_an_invalid_result() -> None:
     frozen = permanent("Frozen", "", {"by": "compliance"})
-    env = WorkflowEnv([_table()], {"bank.debit": frozen})
+    env = WorkflowEnv([_table()], {"bank.debit": frozen}, allow_missing=True)
     iid = env.start("debit", {"amount": Decimal("10")})
     assert env.status(iid) == "dead_lettered"
     assert env.instance(iid).error == (
@@ -141,7 +143,11 @@ def test_a_missing_or_unknown_payload_field_is_an_invalid_result() -> None:
             "unknown field 'extra' in payload of InsufficientFunds (fields: missing, note)",
         ),
     ]:
-        env = WorkflowEnv([_table()], {"bank.debit": permanent("InsufficientFunds", "", payload)})
+        env = WorkflowEnv(
+            [_table()],
+            {"bank.debit": permanent("InsufficientFunds", "", payload)},
+            allow_missing=True,
+        )
         iid = env.start("debit", {"amount": Decimal("10")})
         assert env.instance(iid).error == f"debit: InvalidResult {problem}"
 
@@ -196,7 +202,7 @@ def test_a_lambda_parameter_called_error_does_not_hide_the_handled_error() -> No
         'output { seen: context.seen + ["after"] }',
         'output { seen: map(context.seen + ["after"], error => error + "!") }',
     )
-    env = WorkflowEnv([_table(text)], {"bank.debit": permanent("Frozen", "x")})
+    env = WorkflowEnv([_table(text)], {"bank.debit": permanent("Frozen", "x")}, allow_missing=True)
     iid = env.start("debit", {"amount": Decimal("10")})
     out: dict[str, Value] | None = env.instance(iid).output
     assert out == {"seen": ["Frozen!", "after!"]}

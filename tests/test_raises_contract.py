@@ -131,6 +131,6 @@ def test_an_undeclared_error_is_an_invalid_result_in_the_test_kit(outcome: Outco
 
 
 def test_a_declared_error_is_routed_by_its_name_in_the_test_kit() -> None:
-    env = WorkflowEnv([contract_table()], {"pay.charge": permanent("Declined")})
+    env = WorkflowEnv([contract_table()], {"pay.charge": permanent("Declined")}, allow_missing=True)
     iid = env.start("contract", {})
     assert env.instance(iid).output == {"how": "declined"}

@@ -18,12 +18,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from attrs import frozen
 
 from wflang.compiler.compile import compile_workflow
 from wflang.dsl.parser import parse_file
+from wflang.handlers.load import load
+from wflang.handlers.registry import Registered, Registry, typed
+from wflang.handlers.verify import verify
 from wflang.runtime import instance as rt
 from wflang.runtime.engine import Engine, HistoryEntry
 from wflang.runtime.ir import Value
@@ -73,6 +77,9 @@ def duplicate(result: Mapping[str, Value] | None = None) -> Outcome:
 
 
 Script = Outcome | Sequence[Outcome] | Handler
+#: The handlers of a ``WorkflowEnv``: scripts by service, a ``Registry``, or a module of
+#: ``@handler`` functions (by name, by file, or the module itself).
+Handlers = Mapping[str, Script] | str | Path | ModuleType
 
 
 class CompileError(Exception):
@@ -82,19 +89,28 @@ class CompileError(Exception):
 class WorkflowEnv:
     """An engine with a virtual clock and scripted handlers, for tests."""
 
-    def __init__(self, tables: Iterable[Table], handlers: Mapping[str, Script] | None = None,
-                 *, now: int = 0, seed: int = 0,
-                 limits: Limits = DEFAULT_LIMITS) -> None:  # fmt: skip
+    def __init__(self, tables: Iterable[Table], handlers: Handlers | None = None,
+                 *, now: int = 0, seed: int = 0, limits: Limits = DEFAULT_LIMITS,
+                 allow_missing: bool = False, allow_unused: bool = False) -> None:  # fmt: skip
+        """Refused (``HandlersRefused``, before anything runs) when a service the tables
+        call has no handler (unless ``allow_missing``: its calls then fail with
+        ``NoHandler``), when a handler serves a service no table calls (unless
+        ``allow_unused``), or when a function's parameters cannot take its service's
+        arguments."""
         self.calls: list[tuple[str, dict[str, Value], TaskCall]] = []
         self.delayed: dict[str, tuple[str, int, int]] = {}  # key -> (instance, token, attempt)
         self._duplicates: list[tuple[str, rt.Event]] = []
-        scripted = {name: self._handler(name, script) for name, script in (handlers or {}).items()}
-        self.engine = Engine(list(tables), scripted, now=now, seed=seed, limits=limits)
+        tables = list(tables)
+        scripts = _scripts(handlers)
+        verify(tables, _registry(scripts), allow_missing=allow_missing, allow_unused=allow_unused)
+        scripted = {name: self._handler(name, script) for name, script in scripts.items()}
+        self.engine = Engine(tables, scripted, now=now, seed=seed, limits=limits)
 
     @classmethod
-    def from_files(cls, *paths: str | Path, handlers: Mapping[str, Script] | None = None,
-                   now: int = 0, seed: int = 0,
-                   limits: Limits = DEFAULT_LIMITS) -> WorkflowEnv:  # fmt: skip
+    def from_files(cls, *paths: str | Path, handlers: Handlers | None = None,
+                   now: int = 0, seed: int = 0, limits: Limits = DEFAULT_LIMITS,
+                   allow_missing: bool = False,
+                   allow_unused: bool = False) -> WorkflowEnv:  # fmt: skip
         tables = []
         for path in paths:
             compiled = compile_workflow(parse_file(str(path)))
@@ -102,13 +118,14 @@ class WorkflowEnv:
                 shown = "; ".join(f"{d.span}: {d.message}" for d in compiled.check.diagnostics)
                 raise CompileError(f"{path} does not compile: {shown}")
             tables.append(compiled.table)
-        return cls(tables, handlers, now=now, seed=seed, limits=limits)
+        return cls(tables, handlers, now=now, seed=seed, limits=limits,
+                   allow_missing=allow_missing, allow_unused=allow_unused)  # fmt: skip
 
     # -- handlers --------------------------------------------------------------------
 
     def _handler(self, service: str, script: Script) -> Handler:
         if callable(script) and not isinstance(script, Outcome):
-            fn = script
+            fn = typed(script)  # its arguments as it annotates them (``wflang.handlers``)
 
             def recorded(task: TaskCall, **args: Value) -> Any:
                 self.calls.append((service, args, task))  # a function is recorded too
@@ -218,6 +235,11 @@ class WorkflowEnv:
         self.engine.complete_task(key, dict(result or {}))
         self._flush_duplicates()
 
+    def complete_task(self, key: str, output: Mapping[str, Value]) -> None:
+        """``complete``, named as the durable client names it (the generated helpers
+        ``complete_STEP`` call either)."""
+        self.complete(key, output)
+
     def fail(
         self,
         key: str,
@@ -273,6 +295,35 @@ class WorkflowEnv:
             record.instance.seed,
             self.engine.limits,
         )
+
+
+def _scripts(handlers: Handlers | None) -> Mapping[str, Script]:
+    """Scripts by service: a module (or its name or file) gives its handlers."""
+    if handlers is None:
+        return {}
+    if isinstance(handlers, str | Path | ModuleType):
+        return load([handlers])
+    return handlers
+
+
+def _registry(scripts: Mapping[str, Script]) -> Registry:
+    """The scripts as a registry to verify: a function where it is written; an outcome
+    as a handler that takes anything."""
+    if isinstance(scripts, Registry):
+        return scripts
+    registry = Registry()
+    for service, script in scripts.items():
+        if callable(script) and not isinstance(script, Outcome):
+            registry.add(service, script)
+        else:
+            registry.entries[service] = Registered(
+                service, _takes_anything, False, "a scripted outcome", 0, _takes_anything
+            )
+    return registry
+
+
+def _takes_anything(**_: Value) -> None:
+    return None
 
 
 def by_attempt(*outcomes: Outcome) -> list[Outcome]:

@@ -20,10 +20,12 @@ from wflang.cli.files import (
 from wflang.cli.framework import EXIT_FINDINGS, EXIT_OK, Command, Out, Result, UsageError, arg
 from wflang.cli.values import (
     JSON_TYPES,
-    import_handlers,
+    allow_missing_field,
+    allow_unused_field,
     json_arg,
     limit_field,
     limits,
+    load_handlers,
     outcome_label,
 )
 
@@ -167,6 +169,8 @@ class Run:
             "handlers",
         ),
     )
+    allow_missing_handlers: bool = allow_missing_field()
+    allow_unused_handlers: bool = allow_unused_field()
     uses: tuple[str, ...] = field(
         default=(),
         metadata=arg(
@@ -215,13 +219,13 @@ def _over_limits(tables: list[Table], bounds: Limits) -> str | None:
 
 
 def run(req: Run) -> Result:
+    from wflang.handlers.verify import problems
     from wflang.runtime import codec
-    from wflang.runtime.engine import Engine, registered_handlers
+    from wflang.runtime.engine import Engine
     from wflang.runtime.instance import Status
     from wflang.runtime.validate import InvalidValue
 
-    if req.handlers:
-        import_handlers(req.handlers)
+    handlers = load_handlers([req.handlers] if req.handlers else [])
     input_data = json_arg(req.input, "--input")  # decimals stay exact
     out = Out()
     try:
@@ -237,7 +241,17 @@ def run(req: Run) -> Result:
     if over:  # refused when loaded, before anything runs (as a worker's store would)
         out.print(f"wf: error: {over}", err=True)
         return out.done(EXIT_FINDINGS)
-    engine = Engine(tables, registered_handlers(), limits=bounds)
+    unfit = problems(
+        tables,
+        handlers,
+        allow_missing=req.allow_missing_handlers,
+        allow_unused=req.allow_unused_handlers,
+    )
+    if unfit:  # before anything runs: a typo or a missing handler is no dead letter
+        for problem in unfit:
+            out.print(f"wf: error: {problem}", err=True)
+        return out.done(EXIT_FINDINGS)
+    engine = Engine(tables, handlers, limits=bounds)
     try:
         iid = engine.start(main_table.workflow, input_data, version=main_table.version)
     except InvalidValue as err:  # refused as `wf start` refuses it (bad JSON is a usage error)
@@ -286,7 +300,9 @@ RUN = Command(
     run,
     help="run a workflow in memory with Python handlers and print its history",
     description="Compile a workflow and run one instance in memory: service tasks call "
-    "the handlers registered with @wflang.runtime.engine.handler in --handlers; timers "
+    "the handlers of --handlers (@wflang.handlers.handler functions, or a Registry); they "
+    "are checked first: a service without a handler, a handler for a service nothing "
+    "calls, or one whose parameters do not fit is refused (exit 1). Timers "
     "fire on a virtual clock that jumps to the next one, so nothing sleeps. Prints the "
     "history, the final status and the output.",
 )

@@ -40,7 +40,7 @@ def gen_python(req: GenPython) -> Result:
         raise UsageError("wf gen python reads files, not standard input")
     out = Out()
     try:
-        generated = python_package([load(p) for p in paths])
+        generated = python_package([load(p) for p in paths], req.output)
     except GenError as err:
         raise UsageError(f"cannot generate Python: {err}") from err
     if generated.files is None:

@@ -4,15 +4,11 @@ handler modules to import; and how times and outcomes are printed."""
 from __future__ import annotations
 
 import argparse
-import importlib
-import importlib.util
-import os
 import re
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from decimal import Decimal
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from attrs import field
@@ -20,6 +16,7 @@ from attrs import field
 from wflang.cli.framework import UsageError, arg
 
 if TYPE_CHECKING:
+    from wflang.handlers.registry import Registry
     from wflang.runtime.ir import Value
     from wflang.runtime.limits import Limits
 
@@ -148,27 +145,40 @@ def json_arg(text: str, what: str) -> dict[str, Value]:
     return parsed
 
 
-def import_handlers(name: str) -> None:
-    """Import the module whose ``@handler`` functions serve the calls: by name
-    (``order_handlers``, found on ``sys.path``) or by file (``examples/order_handlers.py``,
-    whose folder is put on ``sys.path`` so that it imports its neighbours). A module
-    that is missing or fails while it loads is a usage error naming what it raised."""
+def load_handlers(names: Sequence[str]) -> Registry:
+    """The handlers of the modules named: by name (``order_handlers``, found on
+    ``sys.path``) or by file (``examples/order_handlers.py``, whose folder is put on
+    ``sys.path`` so that it imports its neighbours). A module that is missing or fails
+    while it loads is a usage error naming what it raised."""
+    from wflang.handlers.load import HandlersError, load
+
     try:
-        if name.endswith(".py") or os.sep in name:
-            path = Path(name)
-            spec = importlib.util.spec_from_file_location(path.stem, path)
-            if not path.is_file() or spec is None or spec.loader is None:
-                raise UsageError(f"cannot import handlers {name!r}: no such Python file")
-            sys.path.insert(0, str(path.resolve().parent))
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[path.stem] = module
-            spec.loader.exec_module(module)
-        else:
-            importlib.import_module(name)
-    except UsageError:
-        raise
-    except Exception as err:  # whatever the module raised while loading
-        raise UsageError(f"cannot import handlers {name!r}: {type(err).__name__}: {err}") from err
+        return load(names)
+    except HandlersError as err:
+        raise UsageError(str(err)) from err
+
+
+def allow_missing_field() -> Any:
+    return field(
+        default=False,
+        metadata=arg(
+            "--allow-missing-handlers",
+            action="store_true",
+            help="start even if a service the workflows call has no handler (its calls "
+            "fail with NoHandler)",
+        ),
+    )
+
+
+def allow_unused_field() -> Any:
+    return field(
+        default=False,
+        metadata=arg(
+            "--allow-unused-handlers",
+            action="store_true",
+            help="start even if a handler serves a service no workflow calls",
+        ),
+    )
 
 
 _AGE_UNITS = {"ms": 1, "s": 1_000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000}

@@ -4,9 +4,16 @@ from __future__ import annotations
 
 from attrs import field, frozen
 
-from wflang.cli.framework import Command, Out, Result, arg
+from wflang.cli.framework import EXIT_FINDINGS, Command, Out, Result, arg
 from wflang.cli.stores import open_cli_store, store_field
-from wflang.cli.values import bounded, import_handlers, limit_field, limits
+from wflang.cli.values import (
+    allow_missing_field,
+    allow_unused_field,
+    bounded,
+    limit_field,
+    limits,
+    load_handlers,
+)
 
 #: ``durable.worker.SETTINGS``: the bounds of each setting (a test keeps them equal).
 SETTINGS: dict[str, tuple[int, int]] = {
@@ -29,6 +36,8 @@ class Worker:
             "@handler functions serve the calls (repeatable)",
         ),
     )
+    allow_missing_handlers: bool = allow_missing_field()
+    allow_unused_handlers: bool = allow_unused_field()
     concurrency: int = field(
         default=4,
         metadata=arg(
@@ -114,26 +123,36 @@ def worker(req: Worker) -> Result:
 
     from wflang.durable import logs
     from wflang.durable.worker import Worker as DurableWorker
-    from wflang.runtime.engine import at_most_once_services, registered_handlers
+    from wflang.handlers.verify import HandlersRefused
 
     logs.configure(req.log_format, req.log_level)
-    for module in req.handlers:
-        import_handlers(module)
-    handlers = registered_handlers()  # none: the worker still runs timers, signals, tasks
+    handlers = load_handlers(req.handlers)  # none: the worker still runs timers, signals, tasks
     store = open_cli_store(req.store, timeout=30.0)
-    running = DurableWorker(
-        store,
-        handlers,
-        concurrency=req.concurrency,
-        lease_ms=req.lease,
-        batch=req.batch,
-        poll_ms=req.poll,
-        group_commit=not req.no_group_commit,
-        at_most_once=at_most_once_services() | frozenset(req.at_most_once),
-        limits=limits(
-            req.max_string_chars, req.max_list_items, req.max_context_chars, req.max_list_elements
-        ),
-    )
+    try:
+        running = DurableWorker(
+            store,
+            handlers,
+            concurrency=req.concurrency,
+            lease_ms=req.lease,
+            batch=req.batch,
+            poll_ms=req.poll,
+            group_commit=not req.no_group_commit,
+            at_most_once=frozenset(req.at_most_once),
+            limits=limits(
+                req.max_string_chars,
+                req.max_list_items,
+                req.max_context_chars,
+                req.max_list_elements,
+            ),
+            allow_missing_handlers=req.allow_missing_handlers,
+            allow_unused_handlers=req.allow_unused_handlers,
+        )
+    except HandlersRefused as refused:  # before anything is claimed
+        store.close()
+        out = Out()
+        for problem in refused.problems:
+            out.print(f"wf: error: {problem}", err=True)
+        return out.done(EXIT_FINDINGS)
     if req.metrics_port:
         from wflang.durable.metrics import serve
 

@@ -27,10 +27,15 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+from types import ModuleType
 
 from attrs import define, field
 
 from wflang import faults
+from wflang.handlers.load import load
+from wflang.handlers.registry import Registry
+from wflang.handlers.verify import verify
 from wflang.runtime import instance as rt
 from wflang.runtime.failures import WORKER_ERROR
 from wflang.runtime.limits import DEFAULT as DEFAULT_LIMITS
@@ -116,7 +121,7 @@ class Worker:
     def __init__(
         self,
         store: Store,
-        handlers: Mapping[str, Handler],
+        handlers: Mapping[str, Handler] | str | Path | ModuleType,
         *,
         concurrency: int = 4,
         lease_ms: int = 30_000,
@@ -127,12 +132,28 @@ class Worker:
         worker_id: str | None = None,
         on_advance: Callable[[Advanced], None] | None = None,
         limits: Limits = DEFAULT_LIMITS,
+        allow_missing_handlers: bool = False,
+        allow_unused_handlers: bool = False,
     ) -> None:
+        """``handlers``: a ``Registry``, or a module of ``@handler`` functions (by name,
+        by file, or the module): checked against every deployed workflow before anything
+        is claimed (``wflang.handlers.verify``: ``HandlersRefused``). A plain mapping of
+        functions by service is taken as it is, unchecked."""
         problems = settings_problems(
             concurrency=concurrency, lease_ms=lease_ms, batch=batch, poll_ms=poll_ms
         )
         if problems:
             raise ValueError("; ".join(problems))
+        if isinstance(handlers, str | Path | ModuleType):
+            handlers = load([handlers])
+        if isinstance(handlers, Registry):
+            verify(
+                store.tables(),
+                handlers,
+                allow_missing=allow_missing_handlers,
+                allow_unused=allow_unused_handlers,
+            )
+            at_most_once = at_most_once | handlers.at_most_once()
         self.store = store
         self.handlers = dict(handlers)
         self.concurrency = concurrency

@@ -30,13 +30,13 @@ class Generated:
     check: CheckResult
 
 
-def python_package(parsed: Sequence[ParseResult]) -> Generated:
+def python_package(parsed: Sequence[ParseResult], folder: str | None = None) -> Generated:
     """The typed Python package of the files and what they import, if they check clean
-    (a file with errors has no types to give)."""
+    (a file with errors has no types to give), to be written in ``folder``."""
     checked = check(parsed)
     if any(d.severity is Severity.ERROR for d in checked.diagnostics):
         return Generated(None, checked)
-    return Generated(tuple(generate(load_program(parsed))), checked)
+    return Generated(tuple(generate(load_program(parsed), folder)), checked)
 
 
 def stale(files: Sequence[GeneratedFile], folder: Path) -> list[str]:

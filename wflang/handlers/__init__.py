@@ -16,12 +16,15 @@ from attrs import field, frozen
 
 from wflang.handlers.clients import CompletesTasks, Publishes, Signals, Starts
 from wflang.handlers.convert import from_value, to_value
+from wflang.handlers.load import load
 from wflang.handlers.registry import Registered, Registry, handler
+from wflang.handlers.verify import HandlersRefused
 from wflang.runtime.ir import Value
 from wflang.runtime.outcome import TaskCall, TaskError
 
 __all__ = [
     "CompletesTasks",
+    "HandlersRefused",
     "Publishes",
     "Registered",
     "Registry",
@@ -34,5 +37,6 @@ __all__ = [
     "from_value",
     "frozen",
     "handler",
+    "load",
     "to_value",
 ]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime
 import decimal
 import enum
+import types
 import typing
 from collections.abc import Mapping
 from typing import Any, TypeVar
@@ -107,12 +108,20 @@ def from_value(value: Mapping[str, Value], cls: type[T]) -> T:
 
 def needs_conversion(hint: object) -> bool:
     """Whether a parameter annotated ``hint`` takes something other than the runtime's
-    value: a generated class, an enum, a time, a decimal, or a container of them."""
+    value: a generated class, an enum, a time, a decimal, an optional one or a list or
+    map of them. A union of other types (``Value``, ``int | Decimal``) takes the value
+    as it is."""
     if isinstance(hint, type):
         if attrs.has(hint) or issubclass(hint, enum.Enum):
             return True
         return hint in (datetime.datetime, datetime.timedelta, decimal.Decimal)
-    return any(needs_conversion(arg) for arg in typing.get_args(hint))
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (list, dict) and args:
+        return needs_conversion(args[-1])
+    if origin in (typing.Union, types.UnionType):
+        members = [a for a in args if a is not type(None)]
+        return len(members) == 1 and needs_conversion(members[0])
+    return False
 
 
 def structure(value: object, hint: object) -> Any:

@@ -44,7 +44,7 @@ class Registered:
 
     @property
     def where(self) -> str:
-        return f"{self.file}:{self.line}"
+        return f"{self.file}:{self.line}" if self.line else self.file
 
 
 def location(fn: Callable[..., Any]) -> tuple[str, int]:

@@ -47,7 +47,7 @@ class OrderHandlers:
     def shipping_create(
         self, *, order_id: str, to: shared_types.Address, express: bool
     ) -> order_saga.ShippingCreateResult:
-        return order_saga.ShippingCreateResult(shipment_id=f"shp-{order_id}-{to.country}")
+        return order_saga.ShippingCreateResult(shipment_id=f"shp-{order_id}")
 
     def shipping_cancel(self, *, shipment_id: str) -> None:
         return None
@@ -55,7 +55,7 @@ class OrderHandlers:
     def notify_send(
         self, *, to: str, channel: shared_types.Channel, template: str, ref: str
     ) -> shared_types.NotifySendResult:
-        return shared_types.NotifySendResult(message_id=f"msg-{ref}-{channel.value}")
+        return shared_types.NotifySendResult(message_id=f"msg-{ref}")
 
 
 registry = order_saga.register(Registry(), OrderHandlers())

@@ -281,3 +281,28 @@ def test_the_example_handlers_use_the_typed_package_and_pass_mypy_strict() -> No
     assert checked.returncode == 0, checked.stdout
     for name in ("order_handlers.py", "payment_handlers.py"):
         assert "from typed import" in (EXAMPLES / name).read_text()
+
+
+def test_wf_diff_notes_a_service_change_that_needs_regenerating(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    old, new = tmp_path / "old.wf", tmp_path / "new.wf"
+    old.write_text(GREET)
+    new.write_text(
+        GREET.replace("service greet.say(name: string)", "service greet.say(name: string?)")
+        .replace("service greet.log(text: string)", "service greet.log(text: string) -> { n: int }")
+        .replace("context {", "service greet.new(a: int)\ncontext {")
+    )
+    assert main(["diff", str(old), str(new)]) == 0
+    err = capsys.readouterr().err
+    assert err.splitlines() == [
+        "note: service greet.new is new: greet.new(a: int); regenerate the typed handlers "
+        "(wf gen python)",
+        "note: service greet.say changed its signature: greet.say(name: string) -> "
+        "{ text: string, mood: Mood?, tone: Tone } → greet.say(name: string?) -> "
+        "{ text: string, mood: Mood?, tone: Tone }; regenerate the typed handlers (wf gen python)",
+        "note: service greet.log changed its signature: greet.log(text: string) → "
+        "greet.log(text: string) -> { n: int }; regenerate the typed handlers (wf gen python)",
+    ]
+    assert main(["diff", str(old), str(old)]) == 0
+    assert capsys.readouterr().err == ""  # nothing to regenerate

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime
 import decimal
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -97,7 +98,7 @@ def test_a_registry_remembers_where_each_handler_is_written() -> None:
 
     entry = registry.entries["a.b"]
     assert (entry.file, entry.line) == (__file__, ab.__code__.co_firstlineno)
-    assert entry.where == f"{__file__}:{entry.line}"
+    assert entry.where == f"{os.path.relpath(__file__)}:{entry.line}"  # inside the folder
     assert entry.fn is ab and list(registry) == ["a.b"] and registry.at_most_once() == {"a.b"}
 
 

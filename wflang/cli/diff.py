@@ -142,6 +142,10 @@ def diff(req: Diff) -> Result:
             out.write(render_text(migration))
         return out.done(EXIT_OK if migration.can_continue else EXIT_FINDINGS)
     result = diff_specs(old.spec, new.spec)
+    from wflang.gen.signatures import regenerate_notes
+
+    for note in regenerate_notes(old.spec, new.spec):  # beside the report, not in it
+        out.print(f"note: {note}", err=True)
     sources = {old.file: old.text, new.file: new.text}
     report = Report(result.diagnostics, sources, (new.file,), result.fingerprints)
     if req.format == "markdown":

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 import typing
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, TypeVar
@@ -44,7 +45,14 @@ class Registered:
 
     @property
     def where(self) -> str:
-        return f"{self.file}:{self.line}" if self.line else self.file
+        """``file:line``; the file relative to the working folder when it is inside it."""
+        if not self.line:
+            return self.file
+        try:
+            relative = os.path.relpath(self.file)
+        except ValueError:  # another drive
+            relative = self.file
+        return f"{self.file if relative.startswith('..') else relative}:{self.line}"
 
 
 def location(fn: Callable[..., Any]) -> tuple[str, int]:

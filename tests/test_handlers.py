@@ -287,3 +287,42 @@ def test_handler_is_still_registered_for_the_engines_defaults() -> None:
         assert "test.defaults" in registered_handlers()
     finally:
         unregister("test.defaults")
+
+
+KEYWORDS = """workflow k version 1
+type Msg { class: string, lambda: int = 3 }
+input { m: Msg }
+service k.send(class: string, m: Msg) -> { import: string }
+start s
+task s: service k.send {
+    args { class: input.m.class, m: input.m }
+    next done
+}
+end done: completed
+"""
+
+
+def test_a_name_python_reserves_is_written_with_an_underscore_and_keeps_its_own_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from wflang.handlers import from_value, to_value
+
+    (tmp_path / "k.wf").write_text(KEYWORDS)
+    assert main(["gen", "python", str(tmp_path / "k.wf"), "-o", str(tmp_path / "kgen")]) == 0
+    (tmp_path / "k_handlers.py").write_text(
+        "from kgen import k\nfrom wflang.handlers import handler\n\n"
+        '@handler("k.send")\ndef send(class_: str, m: k.Msg) -> k.KSendResult:\n'
+        "    assert m.class_ == class_ and m.lambda_ == 3\n"
+        '    return k.KSendResult(import_="x")\n'
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        env = WorkflowEnv.from_files(tmp_path / "k.wf", handlers="k_handlers")
+        iid = env.start("k", {"m": {"class": "c"}})
+        assert env.status(iid) == "completed"
+        gen = sys.modules["kgen.k"]
+        assert to_value(gen.Msg(class_="a")) == {"class": "a", "lambda": 3}
+        assert from_value({"class": "b", "lambda": 1}, gen.Msg) == gen.Msg(class_="b", lambda_=1)
+    finally:
+        for name in [m for m in sys.modules if m.startswith(("kgen", "k_handlers"))]:
+            del sys.modules[name]

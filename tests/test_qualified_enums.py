@@ -80,6 +80,11 @@ def test_the_file_checks_clean(tmp_path: Path) -> None:
             ("WF310", "the file imported as 'levels' declares no enum 'Tear'",
              "did you mean 'Tier'?"),
         ),
+        (  # a misspelt alias is named as one, with the real alias as the hint
+            "level.Tier.gold",
+            ("WF310", "unknown import alias 'level' in 'level.Tier' (aliases: levels)",
+             "did you mean 'levels'?"),
+        ),
     ],
 )  # fmt: skip
 def test_an_unknown_enum_or_member_is_an_error_with_a_hint(
@@ -88,7 +93,9 @@ def test_an_unknown_enum_or_member_is_an_error_with_a_hint(
     tiers = TIERS.replace("label: context.note + string(input.tier in [levels.Tier.gold,",
                           f"label: context.note + string(input.tier in [{written},")  # fmt: skip
     assert tiers != TIERS
-    assert problem in _problems(tmp_path, tiers)
+    found = _problems(tmp_path, tiers)
+    assert problem in found
+    assert [p for p in found if p[0] == "WF310"] == [problem]  # one finding, not two
 
 
 def test_a_choice_that_misses_a_qualified_member_is_reported(tmp_path: Path) -> None:

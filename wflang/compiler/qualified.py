@@ -18,7 +18,7 @@ def qualified_enum(inf: Inference, alias: str, name: str, span: Span) -> Type | 
     prefix = f"{alias}."
     declared = {n[len(prefix) :]: d for n, d in inf.env.types.items() if n.startswith(prefix)}
     if not declared:
-        return None
+        return _misspelt_alias(inf, alias, name, span)
     if isinstance(declared.get(name), sp.EnumDecl):
         return EnumNamespace(f"{alias}.{name}")
     enums = sorted(n for n, d in declared.items() if isinstance(d, sp.EnumDecl))
@@ -27,5 +27,23 @@ def qualified_enum(inf: Inference, alias: str, name: str, span: Span) -> Type | 
         f"the file imported as '{alias}' declares no enum '{name}'",
         span,
         hint=did_you_mean(name, enums) or f"its enums: {', '.join(enums) or 'none'}",
+    )
+    return UNKNOWN
+
+
+def _misspelt_alias(inf: Inference, alias: str, name: str, span: Span) -> Type | None:
+    """``level.Tier`` where the file is imported ``as levels``: named as the misspelt
+    alias it is, with the real one as the hint (as ``alias.Type`` in types), rather
+    than as an unknown name among the roots. None when ``alias`` is close to no alias,
+    or closer to a name that may be read here, so the caller reports an unknown name."""
+    aliases = sorted({n.split(".", 1)[0] for n in inf.env.types if "." in n})
+    hint = did_you_mean(alias, aliases)
+    if hint is None or did_you_mean(alias, inf.roots) is not None:
+        return None
+    inf.problem(
+        "unknown-field",
+        f"unknown import alias '{alias}' in '{alias}.{name}' (aliases: {', '.join(aliases)})",
+        span,
+        hint=hint,
     )
     return UNKNOWN

@@ -95,6 +95,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=15, help="runs per sample on the step path")
     ap.add_argument("--engine-runs", type=int, default=10, help="runs per sample on the engine")
     ap.add_argument("--json", action="store_true", help="print the report as JSON")
+    ap.add_argument("--case", action="append", help="only this case (repeatable), e.g. fanout/step")
     ap.add_argument("--serve", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.serve is not None:
@@ -103,7 +104,7 @@ def main() -> None:
     if args.old is None or args.new is None:
         ap.error("--old and --new are needed")
     workers = {"old": Worker(args.old.resolve()), "new": Worker(args.new.resolve())}
-    cases = [f"{w}/{p}" for w in WORKFLOWS for p in PATHS]
+    cases = args.case or [f"{w}/{p}" for w in WORKFLOWS for p in PATHS]
     times: dict[str, dict[str, list[float]]] = {c: {"old": [], "new": []} for c in cases}
     for r in range(args.rounds):
         for case in cases:

@@ -26,7 +26,7 @@ from lark.parsers.lalr_analysis import Shift
 from wflang.dsl import diagnostics as diag
 from wflang.dsl import spec as sp
 from wflang.dsl.build import BuildContext, SpecBuilder
-from wflang.dsl.parser_cache import cached_parser
+from wflang.dsl.parser_cache import cached_parser, save_patterns
 from wflang.dsl.source import MAX_SOURCE_BYTES, SourceError, read_source
 from wflang.dsl.span import Span
 from wflang.dsl.syntax import Vocabulary, hint_for
@@ -149,6 +149,7 @@ def parse(text: str, file: str = "<string>") -> ParseResult:
         _BUILDER.end()
         if gc_was_enabled:
             gc.enable()
+    save_patterns(lark)  # the scanners of states no parse had met before
     found = _dedupe(_trusted(ctx.diagnostics))
     if any(d.severity is diag.Severity.ERROR for d in found) or spec is None:
         return ParseResult(file, text, None, found, normalized)

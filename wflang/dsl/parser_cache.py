@@ -9,7 +9,10 @@ stores a new one. The folder is ``$XDG_CACHE_HOME/wflang`` (else
 (empty) turns the cache off. A folder that cannot be made or written, or a file
 that cannot be read back, only costs the build: the cache never fails a parse.
 Files are written whole (a temporary file renamed over), so a concurrent reader
-sees the old file or the new one, never half of one.
+sees the old file or the new one, never half of one. Beside each parser, the
+programs of its lexers' regular expressions (``dsl/pattern_cache.py``): the
+lexers of a cached parser compile through them (``save_patterns`` after a parse
+stores those compiled for the first time).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
 import sys
 import tempfile
 from collections.abc import Callable, Mapping
@@ -26,6 +30,7 @@ from typing import Any
 import lark
 from lark import Lark
 
+from wflang.dsl.pattern_cache import Patterns, available, patterns_path
 from wflang.user_cache import cache_dir
 
 #: Options given to ``Lark.load``: the callbacks are functions of this process and
@@ -48,12 +53,37 @@ def cached_parser(grammar: str, options: Mapping[str, Any], folder: Path | None 
     key = cache_key(grammar, options)
     path = folder / f"parser-{key[:32]}.lark"
     callbacks = {k: v for k, v in options.items() if k in _NOT_STORED}
-    loaded = _load(path, key, callbacks)
-    if loaded is not None:
-        return loaded
-    built = Lark(grammar, **options)
-    _store(path, key, lambda f: built.save(f, exclude_options=_NOT_STORED))
-    return built
+    parser = _load(path, key, callbacks)
+    if parser is None:
+        parser = Lark(grammar, **options)
+        _store(path, key, lambda f: parser.save(f, exclude_options=_NOT_STORED))
+    if available():
+        _use_patterns(parser, Patterns(patterns_path(folder, key)))
+    return parser
+
+
+def save_patterns(parser: Lark) -> None:
+    """Store the regular expressions the parser's lexers compiled for the first time."""
+    patterns = getattr(getattr(parser.parser, "lexer", None), "root_lexer", None)
+    patterns = getattr(patterns, "re", None)
+    if isinstance(patterns, Patterns):
+        patterns.save()
+
+
+def _use_patterns(parser: Lark, patterns: Patterns) -> None:
+    """Give each of the parser's lexers ``patterns`` as its ``re`` module (the
+    contextual lexer's one per set of terminals, and its root lexer); a parser made
+    otherwise keeps ``re``."""
+    lexer = getattr(parser.parser, "lexer", None)
+    lexers = getattr(lexer, "lexers", None)
+    root = getattr(lexer, "root_lexer", None)
+    if not isinstance(lexers, dict) or root is None:
+        return
+    for basic in (*lexers.values(), root):
+        if getattr(basic, "re", None) is not re or getattr(basic, "_scanner", True) is not None:
+            return  # not Lark's lexer as this module knows it: left as it is
+    for basic in (*lexers.values(), root):
+        basic.re = patterns
 
 
 def _load(path: Path, key: str, callbacks: Mapping[str, Any]) -> Lark | None:

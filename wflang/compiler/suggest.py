@@ -7,7 +7,6 @@ names: comparing each typo with every name is quadratic (4,000 typos took 14 s).
 
 from __future__ import annotations
 
-import difflib
 from collections import defaultdict
 from collections.abc import Iterable
 
@@ -38,6 +37,8 @@ class NearNames:
             pool = self.names
         else:
             pool = sorted({n for v in _one_dropped(name) for n in self.index.get(v, ())})
+        import difflib  # only for a finding's hint: not on every check's path
+
         match = difflib.get_close_matches(name, pool, n=1, cutoff=0.6)
         return f"did you mean '{match[0]}'?" if match else None
 

@@ -3,7 +3,6 @@ the type names a type mentions, and close matches for a misspelt name."""
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Iterator
 
 from wflang.compiler.model import Model
@@ -13,6 +12,8 @@ from wflang.dsl import types as ty
 
 def did_you_mean(name: str, candidates: Iterable[str]) -> str | None:
     """A hint naming the closest candidate, if one is close enough."""
+    import difflib  # only for a finding's hint: not on every check's path
+
     match = difflib.get_close_matches(name, sorted(candidates), n=1, cutoff=0.6)
     return f"did you mean '{match[0]}'?" if match else None
 

@@ -6,7 +6,6 @@ Lark reports terminal names (``RBRACE``, ``__ANON_0``); people need ``'}'`` and
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Collection, Iterable
 
 from attrs import frozen
@@ -87,6 +86,8 @@ class Vocabulary:
     def keyword_suggestion(self, text: str, expected: Collection[str]) -> str | None:
         """The expected keyword closest to a misspelt word, if one is close."""
         candidates = {k: t for k, t in self.keywords.items() if t in expected}
+        import difflib  # only on a syntax error: not on every parse's path
+
         match = difflib.get_close_matches(text, list(candidates), n=1, cutoff=0.7)
         return match[0] if match else None
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
-from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
@@ -67,6 +65,8 @@ class ExpressionRules(BuilderBase):
         fn = str(name)
         span = self._tspan(name).to(self._tspan(close))
         if fn not in ex.BUILTINS:
+            import difflib  # only for this error: not on every parse's path
+
             close_matches = difflib.get_close_matches(fn, ex.BUILTINS, n=1)
             if fn in ("today", "random", "uuid", "time"):
                 hint = "workflows are deterministic: pass the value in (now() is the step's time)"
@@ -119,6 +119,8 @@ class ExpressionRules(BuilderBase):
     @v_args(inline=True)
     def timestamp_lit(self, tok: Token) -> ex.TimestampLit:
         text = str(tok)
+        from datetime import datetime  # only for a timestamp literal: not on every parse's path
+
         try:
             datetime.fromisoformat(text)
         except ValueError as err:

@@ -189,3 +189,23 @@ end done: completed
         assert codec.dump_instance(at_once.instance) == codec.dump_instance(queued.instance)
         assert (at_once.commands, at_once.decisions) == (queued.commands, queued.decisions)
     assert at_once.instance.status is rt.Status.RUNNING
+
+
+@given(st.permutations(range(3)), st.integers(0, 2))
+def test_tokens_out_of_id_order_step_as_on_the_general_path(order: list[int], pick: int) -> None:
+    """An instance made by hand, its branches' tokens in any order: the common path
+    (which looks a token up where a step would keep it, then by a binary search)
+    steps as the general path (which looks it up by id), or hands the event over."""
+    table = table_of(FANOUT.replace("JOIN", "all"))
+    s = sp.start(table, "i1", {}, 0)
+    first, *branches = s.instance.tokens
+    tokens = (first, *(branches[i] for i in order))
+    inst = codec.load_instance(codec.dump_instance(s.instance))
+    inst = rt.Instance(**{**inst.__dict__, "tokens": tokens})
+    keys = [c.key for c in s.commands if isinstance(c, rt.ScheduleTask)]
+    event = rt.TaskCompleted(keys[pick], {"v": 1})
+    general = sp.step_compiled(_general(table), inst, event, 0)
+    common = complete(sp.compiled(table), inst, event)
+    if common is not None:
+        assert codec.dump_instance(common.instance) == codec.dump_instance(general.instance)
+        assert (common.commands, common.decisions) == (general.commands, general.decisions)

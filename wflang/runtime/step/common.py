@@ -18,7 +18,7 @@ from wflang.runtime.instance import NO_TOKEN, Status
 from wflang.runtime.ir import ExpressionError, Value
 from wflang.runtime.keys import key_token
 from wflang.runtime.step.build import call, counted, entered, position, stepped, token_with
-from wflang.runtime.step.compiled import CHOICE, END, TASK, Compiled, StateInfo, Transition, choose
+from wflang.runtime.step.compiled import CHOICE, END, TASK, Compiled, choose
 from wflang.runtime.step.events import answers
 from wflang.runtime.step.scopes import UNDECIDED, verdict
 from wflang.runtime.step.values import Step
@@ -29,7 +29,7 @@ _RUNNING = Status.RUNNING
 _CHOICES = 16
 
 
-def complete(c: Compiled, inst: rt.Instance, e: rt.TaskCompleted) -> Step | None:
+def complete(c: Compiled, inst: rt.Instance, e: rt.TaskCompleted) -> Step | None:  # noqa: PLR0915
     """A task's completion on the common path; None hands it to the general path.
 
     The common path: a running instance; a token outside maps, with no timer of its
@@ -43,9 +43,15 @@ def complete(c: Compiled, inst: rt.Instance, e: rt.TaskCompleted) -> Step | None
         return None
     tokens, key = inst.tokens, e.key
     token_id = key_token(key)
-    at = -1 if token_id is None else position(tokens, token_id, len(tokens), inst.next_token)
-    if at < 0:
-        return None  # no such token: stale (the general path says so)
+    if token_id is None:
+        return None  # not a task's key: the general path says so
+    # where ``position`` looks, without the call while no token made after it has gone
+    # (as far from the end as its id from the next one: a chain's, a fan-out's)
+    at = len(tokens) - (inst.next_token - token_id)
+    if not 0 <= at < len(tokens) or tokens[at].id != token_id:
+        at = position(tokens, token_id, len(tokens), inst.next_token)
+        if at < 0:
+            return None  # no such token: stale (the general path says so)
     token = tokens[at]
     if token.locals or token.state < 0 or not answers(token, key, inst.id, c.names, TASKS):
         return None  # in a map, or stale
@@ -56,12 +62,30 @@ def complete(c: Compiled, inst: rt.Instance, e: rt.TaskCompleted) -> Step | None
     if info.done is None or (in_branch and info.walk):
         return None
     decisions = [info.completed]
+    context = inst.context
     try:
-        env: dict[str, Value] = {"input": inst.input, "context": inst.context, "result": e.result}
-        moved = _follow(c.states, info.done, env, decisions, in_branch)
-        if moved is None:
+        env: dict[str, Value] = {"input": inst.input, "context": context, "result": e.result}
+        # ``Run.follow`` of the task's ``done`` row, then of the arms of the choices it
+        # leads to, while each transition taken only writes into the context (in this
+        # function, not a helper of its own: a call per completion); else the general
+        # path (which says so if no transition is taken: nowhere to go)
+        row, states = info.done, c.states
+        for _ in range(_CHOICES):
+            transition = choose(row, env)
+            if transition is None or not transition.plain or transition.target == tb.NO_STATE:
+                return None
+            if transition.write is not None:
+                context = transition.write(env, context)
+            target = states[transition.target]
+            if in_branch and target.walk:
+                return None
+            decisions.append(target.enter_decision)
+            if target.arrive != CHOICE or target.on_enter is None:
+                break
+            row = target.on_enter
+            env = {"input": inst.input, "context": context}
+        else:
             return None
-        target, context = moved
         if target.arrive == TASK:  # ``enter``, then the service task's ``_schedule``
             fields = token.__dict__.copy()
             entered(fields, target.id, inst.seq + 1)
@@ -76,9 +100,13 @@ def complete(c: Compiled, inst: rt.Instance, e: rt.TaskCompleted) -> Step | None
                 target.args({"input": inst.input, "context": context})
             if token.side or token.compensating:
                 return None
-            # its parallel's token (made before it: before it) and join (a few joins:
-            # one per parallel or map running); without them, the general path
-            parent = position(tokens, token.parent, at, inst.next_token)
+            # its parallel's token (made before it: before it; where ``position`` looks
+            # first, looked at here without the call: at its id while none before it
+            # has gone, as a fan-out's) and join (a few joins: one per parallel or map
+            # running); without them, the general path
+            parent = token.parent
+            if parent >= at or tokens[parent].id != parent:
+                parent = position(tokens, parent, at, inst.next_token)
             joins = inst.joins
             k = len(joins) - 1
             while k >= 0 and joins[k].token != token.parent:
@@ -96,33 +124,4 @@ def complete(c: Compiled, inst: rt.Instance, e: rt.TaskCompleted) -> Step | None
             return stepped(inst, context, tokens, (), tuple(decisions), {"joins": joins})
     except ExpressionError:
         pass
-    return None
-
-
-def _follow(
-    states: list[StateInfo],
-    row: tuple[Transition, ...],
-    env: dict[str, Value],
-    decisions: list[str],
-    in_branch: bool,
-) -> tuple[StateInfo, dict[str, Value]] | None:
-    """``Run.follow`` of a row, then of the arms of the choices it leads to, while each
-    transition taken only writes into the context: the state the token then enters
-    and the new context, the ``enter`` decisions in ``decisions``; None if a
-    transition does more, leaves the scope, or none is taken."""
-    context: dict[str, Value] = env["context"]  # type: ignore[assignment]
-    for _ in range(_CHOICES):
-        transition = choose(row, env)
-        if transition is None or not transition.plain or transition.target == tb.NO_STATE:
-            return None  # (nowhere to go: the general path's error)
-        if transition.write is not None:
-            context = transition.write(env, context)
-        target = states[transition.target]
-        if in_branch and target.walk:
-            return None
-        decisions.append(target.enter_decision)
-        if target.arrive != CHOICE or target.on_enter is None:
-            return target, context
-        row = target.on_enter
-        env = {"input": env["input"], "context": context}
     return None

@@ -83,13 +83,13 @@ class Patterns:
         if not self._new or self._stored is None:
             return
         self._new = False
+        # written whole, then renamed over: a concurrent reader sees one file or the other
+        temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         try:
-            data = marshal.dumps(self._stored)
-            temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-            temporary.write_bytes(data)
+            temporary.write_bytes(marshal.dumps(self._stored))
             os.replace(temporary, self.path)
         except (OSError, ValueError):  # not writable, full: compiled again next time
-            with contextlib.suppress(OSError, UnboundLocalError):
+            with contextlib.suppress(OSError):
                 temporary.unlink()
 
     def _read(self) -> dict[tuple[str, int], Program]:

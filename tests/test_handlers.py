@@ -326,3 +326,21 @@ def test_a_name_python_reserves_is_written_with_an_underscore_and_keeps_its_own_
     finally:
         for name in [m for m in sys.modules if m.startswith(("kgen", "k_handlers"))]:
             del sys.modules[name]
+
+
+def test_a_plain_result_is_returned_as_it_is_and_one_holding_times_is_converted() -> None:
+    from wflang.handlers.registry import typed
+    from wflang.runtime.outcome import TaskCall
+
+    plain: dict[str, Value] = {"a": [1, "x", None, True, decimal.Decimal("1.5")], "b": {"c": 2}}
+    timed = {"at": datetime.datetime(1970, 1, 1, 0, 0, 1, tzinfo=datetime.UTC), "n": [plain]}
+    call = TaskCall("i", "n", 1, "k")
+    assert typed(lambda: plain)(call) is plain  # no walk: the runtime checks it as before
+    assert typed(lambda: timed)(call) == {"at": 1000, "n": [plain]}
+    seen: list[dict[str, object]] = []
+
+    def takes_task(x: int, task: TaskCall) -> None:
+        seen.append({"x": x, "task": task})
+
+    typed(takes_task)(call, x=1)
+    assert seen == [{"x": 1, "task": call}]

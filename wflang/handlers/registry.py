@@ -17,6 +17,7 @@ import inspect
 import os
 import typing
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from decimal import Decimal
 from typing import Any, TypeVar
 
 import attrs
@@ -144,7 +145,11 @@ def typed(fn: Callable[..., Any]) -> Handler:
         p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()
     )
 
-    @functools.cache
+    # A name Python reserves is taken as ``name_`` (``from_``): only such a function
+    # has its arguments renamed.
+    renames = any(name.endswith("_") for name in params)
+
+    @functools.cache  # at the first call: the annotations may name classes defined later
     def conversions() -> dict[str, object]:
         try:
             hints = typing.get_type_hints(fn)
@@ -154,6 +159,10 @@ def typed(fn: Callable[..., Any]) -> Handler:
 
     def arguments(task: TaskCall, args: dict[str, Any]) -> dict[str, Any]:
         convert = conversions()
+        if not convert and not renames:  # the values as they are (``args`` is our own dict)
+            if wants_task:
+                args["task"] = task
+            return args
         kwargs: dict[str, Any] = {}
         for name, value in args.items():
             py = name if name in params or f"{name}_" not in params else f"{name}_"
@@ -185,8 +194,24 @@ def _result(result: object) -> object:
     """What a handler returned, as the runtime takes it: a generated class (or a mapping
     holding times and decimals) as a value; anything else as it is, for the runtime to
     judge (``outcome.returned``)."""
-    if result is None or result is PENDING:
+    if result is None or result is PENDING or (type(result) is dict and _plain(result)):
         return result
     if attrs.has(type(result)) or isinstance(result, Mapping):
         return CONVERTER.unstructure(result)
     return result
+
+
+#: The types of a value that needs no conversion (the runtime judges a float).
+_PLAIN = frozenset({str, int, bool, float, Decimal, type(None)})
+
+
+def _plain(value: object) -> bool:
+    """Whether ``value`` holds only the runtime's own kinds of value (no class, no time):
+    most results, returned as they are, without a walk by cattrs."""
+    if type(value) in _PLAIN:
+        return True
+    if isinstance(value, dict):
+        return type(value) is dict and all(_plain(v) for v in value.values())
+    if isinstance(value, list):
+        return type(value) is list and all(_plain(v) for v in value)
+    return False

@@ -69,7 +69,8 @@ base_types: st.SearchStrategy[ty.NamedType | ty.GenericType] = st.recursive(
 types = st.one_of(base_types, base_types.map(ty.OptionalType))
 fields = st.builds(sp.Field, idents, types, st.none() | exprs)
 field_tuples = st.lists(fields, max_size=3).map(tuple)
-entries = st.lists(st.builds(sp.Entry, idents, exprs), max_size=3).map(tuple)
+entries = st.lists(st.builds(sp.Entry, idents, exprs, local=st.booleans()), max_size=3).map(tuple)
+collects = st.lists(st.builds(sp.Collect, exprs, idents), max_size=2).map(tuple)
 id_tuples = st.lists(idents, min_size=1, max_size=3).map(tuple)
 
 
@@ -151,7 +152,7 @@ def nodes(depth: int = 2) -> st.SearchStrategy[sp.Node]:
     mapped = st.builds(
         sp.MapNode, idents, exprs, idents, body, st.none() | small_ints, st.booleans(),
         st.none() | st.builds(sp.Tolerance, small_ints, st.booleans()),
-        entries, timeouts, handlers, maybe_ident,
+        entries, timeouts, handlers, maybe_ident, locals=field_tuples, collects=collects,
     )  # fmt: skip
     return st.one_of(flat_nodes(), parallel, mapped)
 

@@ -172,7 +172,7 @@ CASES = [
         H + "task a: script {\n    args { x = 1 }\n}\n",
         3,
         14,
-        "unexpected '='; expected ':'",
+        "unexpected '='; expected '.' or ':'",  # (``local.x: …`` writes a map item's variable)
         "mappings and fields use ':' as in 'name: value'",
     ),
     (

@@ -84,6 +84,8 @@ def derivations(node: sp.Node) -> Iterator[tuple[str, frozenset[str]]]:
         f for entry in getattr(node, "args", ()) for f, _ in reads(entry.value, "context")
     )
     for entry in getattr(node, "output", ()):
+        if entry.local:
+            continue  # a map item's own variable, not the context
         value = entry.value
         if _member_of(value, "context") == entry.name.text:
             yield entry.name.text, frozenset()  # ``x: context.x`` changes nothing
@@ -92,8 +94,21 @@ def derivations(node: sp.Node) -> Iterator[tuple[str, frozenset[str]]]:
         if any(True for _ in reads(value, "result")):
             sources |= passed
         yield entry.name.text, sources
+    if isinstance(node, sp.MapNode):
+        for c in node.collects:  # what each item gives, gathered into the context
+            yield c.target.text, frozenset(f for f, _ in reads(c.value, "context"))
     for n in child_nodes(node):
         yield from derivations(n)
+
+
+def local_derivations(node: sp.Node) -> Iterator[tuple[str, frozenset[str]]]:
+    """Each map item variable a node writes, as ``local.NAME``, with the variables
+    (``local.X``) and context fields its new value is computed from."""
+    for entry in getattr(node, "output", ()):
+        if entry.local:
+            value = entry.value
+            mine = frozenset(f"local.{f}" for f, _ in reads(value, "local"))
+            yield f"local.{entry.name.text}", mine | {f for f, _ in reads(value, "context")}
 
 
 def _member_of(e: ex.Expr, root: str) -> str | None:

@@ -15,18 +15,24 @@ from attrs import field, frozen
 
 from wflang.compiler.dataflow import must_analysis
 from wflang.compiler.handled_errors import error_type
-from wflang.compiler.map_items import element, item_outputs
+from wflang.compiler.map_items import body_roots, element, item_outputs
 from wflang.compiler.model import ABORTED, Model, context_writes
 from wflang.compiler.symbols import all_fields, did_you_mean
 from wflang.compiler.types import (
     ASSIGNEE,
     BOOL,
+    COLLECT_TYPE,
     DURATION,
     INT,
+    LOCAL_OUTSIDE,
+    LOCAL_ROOT,
+    LOCAL_TYPE,
     NULL,
     STRING,
     TIMESTAMP,
     UNKNOWN,
+    UNKNOWN_LOCAL,
+    Fit,
     Inference,
     ListT,
     Opt,
@@ -43,6 +49,7 @@ from wflang.compiler.types import (
 from wflang.dsl import expr as ex
 from wflang.dsl import spec as sp
 from wflang.dsl import types as ty
+from wflang.dsl.formatter import format_expr
 from wflang.dsl.span import Span
 from wflang.dsl.walk import sub_flows, subexpressions
 
@@ -142,12 +149,61 @@ def _walk(
             written[node.name.text] = _type_node(m, env, node, roots, inference, missing)
             inner = roots
             if isinstance(node, sp.MapNode):
-                items = strip(inference(roots).expect(node.items, ListT(UNKNOWN), "map items"))
-                inner = {**roots, node.alias.text: element(items)}
+                inference(roots).expect(node.items, ListT(UNKNOWN), "map items")
+                inner = body_roots(env, roots, node)
+                if node.collects:
+                    ends = [checked.get(e, frozenset()) for e in _completed_ends(node)]
+                    facts = frozenset.intersection(*ends) if ends else frozenset()
+                    outputs = item_outputs(Inference(env, roots, []), env, node)
+                    collected = {**inner, "result": element(outputs)}
+                    _type_collects(m, env, node, Inference(env, collected, problems, facts, types))
             for _, body in sub_flows(node):
                 walk(body, inner)
 
     walk(m.spec.nodes, {"input": Record("input"), "context": Record("context")})
+
+
+def _completed_ends(node: sp.MapNode) -> list[str]:
+    """The ends of a map's body that complete an item (where it is collected)."""
+    return [
+        n.name.text
+        for n in node.nodes
+        if isinstance(n, sp.EndNode) and n.outcome is sp.Outcome.COMPLETED
+    ]
+
+
+def _type_collects(m: Model, env: TypeEnv, node: sp.MapNode, here: Inference) -> None:
+    """``collect EXPR into context.FIELD``: the field is a list whose items ``EXPR`` fits,
+    and what is known not to be null at every completed end is known there."""
+    for c in node.collects:
+        got = here.infer(c.value)
+        name = c.target.text
+        f = m.context.get(name)
+        if f is None:
+            here.problem(
+                "unknown-field",
+                f"context has no field '{name}'",
+                c.target.span,
+                hint=did_you_mean(name, m.context) or f"fields: {', '.join(m.context) or 'none'}",
+            )
+            continue
+        want = strip(env.resolve(f.type))
+        if isinstance(want, Unknown):
+            continue
+        what = f"map '{node.name.text}' collects {got}"
+        if not isinstance(want, ListT):
+            here.problem(COLLECT_TYPE, f"{what}: 'context.{name}' is {want}, not a list", c.span)
+            continue
+        fit = env.conforms(got, want.elem)
+        if fit is Fit.MISMATCH:
+            here.problem(COLLECT_TYPE, f"{what}, and 'context.{name}' holds {want.elem}", c.span)
+        elif fit is Fit.OPTIONAL and format_expr(c.value) not in here.checked:
+            here.problem(
+                "optional",
+                f"{what}, which may be null, and 'context.{name}' holds {want.elem}",
+                c.value.span,
+                hint="check it on the way to every completed end, or collect coalesce(…, …)",
+            )
 
 
 def _null_checked(m: Model, written: Mapping[str, set[str]]) -> dict[str, frozenset[str]]:
@@ -160,6 +216,9 @@ def _null_checked(m: Model, written: Mapping[str, set[str]]) -> dict[str, frozen
             continue
         owner = m.nodes[entry].owner
         start = facts.get(owner, frozenset()) if owner else frozenset()
+        around = m.nodes[owner].node if owner else None
+        if isinstance(around, sp.MapNode) and around.locals:  # each item's own, fresh
+            start = frozenset(p for p in start if _field_of(p, LOCAL_ROOT) is None)
         g = m.graph  # edges stay inside their scope: a search from the entry stays too
 
         def transfer(source: str, target: str, known: frozenset[str]) -> frozenset[str]:
@@ -176,11 +235,14 @@ def _after(
     node = m.nodes[source].node
     changed = context_writes(node)
     kept = frozenset(p for p in known if _field_of(p) not in changed) if changed else known
+    mine = {e.name.text for e in getattr(node, "output", ()) if e.local}
+    if mine:
+        kept = frozenset(p for p in kept if _field_of(p, LOCAL_ROOT) not in mine)
     if isinstance(node, sp.ChoiceNode):
         return kept | _arm_facts(node, target)
     kinds = m.edge_kinds.get((source, target), frozenset())
     if kinds and not kinds & ABORTED:
-        kept |= {f"context.{name}" for name in written.get(source, ())}
+        kept |= written.get(source, set())
     return kept
 
 
@@ -198,11 +260,11 @@ def _arm_facts(node: sp.ChoiceNode, target: str) -> frozenset[str]:
     return facts or frozenset()
 
 
-def _field_of(path: str) -> str | None:
-    """The context field a path reads: ``context.charge.id`` -> ``charge``."""
-    if not path.startswith("context."):
+def _field_of(path: str, root: str = "context") -> str | None:
+    """The field of ``root`` a path reads: ``context.charge.id`` -> ``charge``."""
+    if not path.startswith(f"{root}."):
         return None
-    return path.removeprefix("context.").split(".")[0].split("[")[0]
+    return path.removeprefix(f"{root}.").split(".")[0].split("[")[0]
 
 
 def _result_type(m: Model, env: TypeEnv, node: sp.Node) -> Type | None:
@@ -338,6 +400,14 @@ def _type_args(
     m: Model, env: TypeEnv, node: sp.Node, inf: Inference, missing: list[Missing]
 ) -> None:
     args: tuple[sp.Entry, ...] = getattr(node, "args", ())
+    for entry in (e for e in args if e.local):
+        inf.infer(entry.value)
+        inf.problem(
+            LOCAL_OUTSIDE,
+            f"'args' passes values: 'local.{entry.name.text}' is written in an 'output'",
+            entry.span,
+        )
+    args = tuple(e for e in args if not e.local)
     params = _parameters(m, node)
     if params is None:
         for entry in args:
@@ -362,6 +432,8 @@ def _type_output(
     m: Model, env: TypeEnv, node: sp.Node, inf: Inference, missing: list[Missing]
 ) -> set[str]:
     output: tuple[sp.Entry, ...] = getattr(node, "output", ())
+    locals_ = _type_local_writes(node, tuple(e for e in output if e.local), env, inf)
+    output = tuple(e for e in output if not e.local)
     if isinstance(node, sp.EndNode) and _in_map_body(m, node):
         for entry in output:  # the item's output: any fields (see ``item_outputs``)
             inf.infer(entry.value)
@@ -381,4 +453,49 @@ def _type_output(
                         )
                     )
         return set()
-    return _type_mapping(output, m.context, env, inf, "context")
+    written = _type_mapping(output, m.context, env, inf, "context")
+    return {f"context.{name}" for name in written} | locals_
+
+
+def _type_local_writes(
+    node: sp.Node, entries: tuple[sp.Entry, ...], env: TypeEnv, inf: Inference
+) -> set[str]:
+    """``output { local.NAME: … }``: the variables of the item the node runs in, each
+    written a value of its type; the paths it gives a value that cannot be null."""
+    record = inf.roots.get(LOCAL_ROOT)
+    fields = env.field_types(record) if isinstance(record, Record) else None
+    non_null: set[str] = set()
+    for entry in entries:
+        got = inf.infer(entry.value)
+        name, where = entry.name.text, f"'local.{entry.name.text}'"
+        if isinstance(node, sp.EndNode) or fields is None:
+            why = (
+                "an end gives the output of its flow"
+                if isinstance(node, sp.EndNode)
+                else "no map around it declares 'local { … }'"
+            )
+            inf.problem(LOCAL_OUTSIDE, f"{where} cannot be written here: {why}", entry.span)
+            continue
+        want = fields.get(name)
+        if want is None:
+            owner = record.name.removeprefix("locals of ") if isinstance(record, Record) else ""
+            inf.problem(
+                UNKNOWN_LOCAL,
+                f"map '{owner}' declares no variable '{name}'",
+                entry.name.span,
+                hint=did_you_mean(name, fields) or f"variables: {', '.join(fields)}",
+            )
+            continue
+        fit = env.conforms(got, want)
+        if fit is Fit.MISMATCH:
+            inf.problem(LOCAL_TYPE, f"{where} is {want}: it cannot be written {got}", entry.span)
+        elif fit is Fit.OPTIONAL and format_expr(entry.value) not in inf.checked:
+            inf.problem(
+                "optional",
+                f"{where} may be written null ({got}) where {want} is expected",
+                entry.value.span,
+                hint="check it first, or use coalesce()",
+            )
+        if not isinstance(got, Opt | Unknown) and got != NULL:
+            non_null.add(f"{LOCAL_ROOT}.{name}")
+    return non_null

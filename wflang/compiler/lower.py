@@ -173,8 +173,19 @@ class _Lowering:
 
     # -- pieces of entries -----------------------------------------------------
 
-    def mapping(self, entries: tuple[sp.Entry, ...]) -> tb.Mapping:
-        return tb.Mapping(tuple((en.name.text, self.expression(en.value)) for en in entries))
+    def mapping(self, entries: tuple[sp.Entry, ...], local: bool = False) -> tb.Mapping:
+        """The entries that write the context (or, ``local``, a map item's variables)."""
+        return tb.Mapping(
+            tuple((en.name.text, self.expression(en.value)) for en in entries if en.local == local)
+        )
+
+    def load(self, root: str) -> int:
+        """The index of an expression that reads a root the step binds (not a file)."""
+        node = ir.Load(root)
+        if node not in self.expression_ids:
+            self.expression_ids[node] = len(self.expressions)
+            self.expressions.append(node)
+        return self.expression_ids[node]
 
     def timers(self, node: sp.Node) -> tuple[tb.Timer, ...]:
         return tuple(
@@ -289,6 +300,11 @@ class _Lowering:
                     tolerate=node.tolerate.value if node.tolerate else 0,
                     tolerate_percent=bool(node.tolerate and node.tolerate.percent),
                     timers=self.timers(node),
+                    locals=tuple(
+                        (f.name.text, None if f.default is None else self.expression(f.default))
+                        for f in node.locals
+                    ),
+                    collects=tuple(self.expression(c.value) for c in node.collects),
                 )
             case sp.CallNode():
                 return tb.CallEntry(
@@ -327,8 +343,17 @@ class _Lowering:
             return
         actions: list[tb.Action] = []
         output: tuple[sp.Entry, ...] = getattr(node, "output", ())
-        if output:
-            actions.append(tb.Action("write", self.mapping(output)))
+        written = self.mapping(output)
+        if isinstance(node, sp.MapNode):  # the lists collected, with the map's output
+            gathered = tuple(
+                (c.target.text, self.load(tb.collected(i))) for i, c in enumerate(node.collects)
+            )
+            written = tb.Mapping(written.entries + gathered)
+        if written.entries:
+            actions.append(tb.Action("write", written))
+        mine = self.mapping(output, local=True)
+        if mine.entries:
+            actions.append(tb.Action("local", mine))
         compensate = getattr(node, "compensate", None)
         if compensate is not None:
             actions.append(tb.Action("compensate", state=self.target(compensate)))

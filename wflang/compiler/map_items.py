@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from wflang.compiler.types import (
+    LOCAL_ROOT,
     NULL,
     UNKNOWN,
+    UNKNOWN_LOCAL,
     Inference,
     ListT,
     Opt,
@@ -22,9 +26,7 @@ def item_outputs(here: Inference, env: TypeEnv, node: sp.MapNode) -> Type:
     order, each the record its ``end`` gives (a field that not every completed end of
     the body gives may be null). Ends that give a field types with nothing in common
     are reported here."""
-    quiet = Inference(env, here.roots, [])  # the walk reports each expression's problems
-    items = strip(quiet.infer(node.items))
-    inner = Inference(env, {**here.roots, node.alias.text: element(items)}, [])
+    inner = Inference(env, body_roots(env, here.roots, node), [])
     ends = [n for n in node.nodes if isinstance(n, sp.EndNode)]
     completed = [n for n in ends if n.outcome is sp.Outcome.COMPLETED]
     given: dict[str, tuple[Type, int]] = {}  # field -> (common type, how many ends give it)
@@ -47,6 +49,19 @@ def item_outputs(here: Inference, env: TypeEnv, node: sp.MapNode) -> Type:
         always = count == len(completed) or isinstance(t, Opt | Unknown) or t == NULL
         fields[name] = t if always else Opt(t)
     return ListT(env.shape(f"item of {node.name.text}", fields))
+
+
+def body_roots(env: TypeEnv, roots: Mapping[str, Type], node: sp.MapNode) -> dict[str, Type]:
+    """The roots a map's body sees: those around it, its item by its alias and, when it
+    declares them, its item's variables as ``local`` (a map inside keeps them visible
+    unless it declares its own)."""
+    quiet = Inference(env, roots, [])  # the walk reports each expression's problems
+    inner = {**roots, node.alias.text: element(strip(quiet.infer(node.items)))}
+    if node.locals:
+        name = f"locals of {node.name.text}"
+        env.kinds[name] = UNKNOWN_LOCAL
+        inner[LOCAL_ROOT] = env.record(name, node.locals)
+    return inner
 
 
 def element(items: Type) -> Type:

@@ -59,6 +59,8 @@ def field_groups(m: Model) -> Iterator[tuple[str, tuple[sp.Field, ...]]]:
         form = getattr(node, "form", None)
         if form:
             yield f"form of {node.name.text}", form
+        if isinstance(node, sp.MapNode) and node.locals:
+            yield f"locals of {node.name.text}", node.locals
 
 
 def all_fields(m: Model) -> Iterator[sp.Field]:

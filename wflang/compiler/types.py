@@ -157,6 +157,13 @@ PREDICATE = "predicate"  # the body of a predicate is not a bool
 PROJECTION = "projection"  # ``xs[*].f`` where the items have no field f
 LAMBDA = "lambda"  # a lambda out of place, missing, or naming an existing name
 ASSIGNEE = "assignee"  # a user or manual task's assignee that is not a string
+#: The kinds of problem of a map's item variables and its ``collect`` (issue 14 item 2).
+LOCAL_OUTSIDE = "local-outside"  # ``local`` where no map around declares variables
+UNKNOWN_LOCAL = "unknown-local"  # ``local.x`` that the map does not declare
+LOCAL_TYPE = "local-type"  # a variable written a value of another type
+COLLECT_TYPE = "collect-type"  # items collected into a field that cannot hold them
+#: The name the item variables are read by (``local.tries``), and held under at run time.
+LOCAL_ROOT = "local"
 
 
 @frozen
@@ -329,6 +336,14 @@ def _ref(inf: Inference, e: ex.Ref) -> Type:
         return inf.roots[e.name]
     if e.name in inf.env.types and isinstance(inf.env.types[e.name], sp.EnumDecl):
         return EnumNamespace(e.name)
+    if e.name == LOCAL_ROOT and inf.roots:
+        inf.problem(
+            LOCAL_OUTSIDE,
+            "'local' is read only in the body of a map that declares 'local { … }'",
+            e.span,
+            hint="declare the variable in the map: local { NAME: TYPE = … }",
+        )
+        return UNKNOWN
     if e.name == "error" and inf.roots:
         inf.problem(
             "error-unavailable",

@@ -174,7 +174,7 @@ def _field(f: sp.Field) -> str:
 
 
 def _entry(e: sp.Entry) -> str:
-    return f"{e.name.text}: {format_expr(e.value)}"
+    return f"{'local.' if e.local else ''}{e.name.text}: {format_expr(e.value)}"
 
 
 def _braced(w: Writer, prefix: str, items: Sequence[tuple[str, Span]], span: Span,
@@ -561,6 +561,7 @@ def _map(n: sp.MapNode, w: Writer) -> None:
     opening, _ = w.braces(n.span)
     body = n.span if opening < 0 else w.span(n.span.file, opening, w.end(n.span))
     skip = [p.span for p in n.nodes] + [s for s, _ in clauses]
+    skip += [c.span for c in n.collects] + [f.span for f in n.locals]
     if n.tolerate is not None:
         skip.append(n.tolerate.span)
     where = w.keywords(_OPTION, body, skip)
@@ -572,6 +573,11 @@ def _map(n: sp.MapNode, w: Writer) -> None:
     if n.tolerate is not None:
         pct = "%" if n.tolerate.percent else ""
         options.append(_line_part(n.tolerate.span, f"tolerate {n.tolerate.value}{pct}"))
+    if n.locals:
+        options.append(_items_part(w, "local", [(_field(f), f.span) for f in n.locals], n))
+    for c in n.collects:
+        options.append(_line_part(c.span, f"collect {format_expr(c.value)} into context."
+                                  f"{c.target.text}"))  # fmt: skip
     head = f"map {n.name.text} over {format_expr(n.items)} as {n.alias.text}"
     _nodes_body(w, head, n.span, n.nodes, options, clauses)
 

@@ -200,11 +200,13 @@ Declaration = (
 
 @frozen
 class Entry:
-    """``name: expr`` in an ``args`` or ``output`` mapping."""
+    """``name: expr`` in an ``args`` or ``output`` mapping; ``local.name: expr``
+    (``local``) in an ``output`` writes a variable of the map item the node runs in."""
 
     name: Ident
     value: Expr
     span: Span = span_field()
+    local: bool = False
 
 
 @frozen
@@ -410,8 +412,21 @@ class Tolerance:
 
 
 @frozen
+class Collect:
+    """``collect EXPR into context.FIELD``: the value of ``EXPR`` for each item that
+    completed, in item order, written into the context field once the map finished."""
+
+    value: Expr
+    target: Ident
+    span: Span = span_field()
+
+
+@frozen
 class MapNode:
-    """Runs its body once per item of a list, in parallel (bounded) or in sequence."""
+    """Runs its body once per item of a list, in parallel (bounded) or in sequence.
+
+    ``locals``: each item's own variables (``local { tries: int = 0 }``), which its
+    body reads as ``local.NAME`` and writes with ``output { local.NAME: … }``."""
 
     name: Ident
     items: Expr
@@ -425,6 +440,8 @@ class MapNode:
     handlers: tuple[OnError, ...] = ()
     next: Ident | None = None
     renamed_from: Ident | None = None  # `renamed from old`: the same node, renamed
+    locals: tuple[Field, ...] = ()
+    collects: tuple[Collect, ...] = ()
     span: Span = span_field()
 
 

@@ -93,6 +93,7 @@ def node_expressions(node: sp.Node) -> Iterator[ex.Expr]:
             yield who
     if isinstance(node, sp.MapNode):
         yield node.items
+        yield from (c.value for c in node.collects)  # (evaluated as each item completes)
     if isinstance(node, sp.WaitNode):
         trigger = node.trigger
         if isinstance(trigger, sp.MessageTrigger):

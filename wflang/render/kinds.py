@@ -282,4 +282,8 @@ def map_detail(n: sp.MapNode) -> str:
         parts.append(f"concurrency {n.concurrency}")
     if n.tolerate is not None:
         parts.append(f"tolerate {n.tolerate.value}{'%' if n.tolerate.percent else ''}")
+    if n.locals:  # each item's own variables
+        parts.append(f"local {', '.join(f.name.text for f in n.locals)}")
+    if n.collects:  # the context lists it fills
+        parts.append(f"collect → {', '.join(c.target.text for c in n.collects)}")
     return " · ".join(parts)

@@ -50,7 +50,7 @@ def describe(table: tb.Table) -> str:
         for t in row.transitions:
             guard = "" if t.guard is None else f"  when {show_ir(table.expressions[t.guard])}"
             acts = "".join(
-                f"  +compensate {name(a.state)}" if a.kind == "compensate" else "  +write"
+                f"  +compensate {name(a.state)}" if a.kind == "compensate" else f"  +{a.kind}"
                 for a in t.actions
             )
             out.append(f"  {name(row.state):<24} {event:<14} -> {name(t.target)}{guard}{acts}")

@@ -48,7 +48,8 @@ class Token:
     waiting: str = ""
     side: bool = False  # started by a non-interrupting timer: its end ends only itself
     compensating: bool = False  # runs a compensation of the saga
-    locals: tuple[tuple[str, Value], ...] = ()  # the map item, bound to its alias
+    # the map item, bound to its alias, and its variables (``table.LOCALS``), as a record
+    locals: tuple[tuple[str, Value], ...] = ()
     # The step at which the token entered its state: part of the keys of the task,
     # call and timers it starts there, so that a loop's second visit of a node gets
     # keys of its own and a late answer to the first visit is recognised as stale.
@@ -75,6 +76,8 @@ class Join:
     failed: int = 0
     started: int = 0  # map: items started so far
     results: tuple[tuple[int, Value], ...] = ()  # map: (item index, body output)
+    # map: (item index, the value of each ``collect``) of each item that completed
+    collected: tuple[tuple[int, tuple[Value, ...]], ...] = ()
 
 
 @frozen(slots=False)

@@ -121,6 +121,23 @@ class MapEntry:
     tolerate: int = 0
     tolerate_percent: bool = False
     timers: tuple[Timer, ...] = ()
+    #: Each item's own variables (``local { … }``): name and default's expression (None:
+    #: null), bound as one record under ``LOCALS`` in the item's token.
+    locals: tuple[tuple[str, int | None], ...] = ()
+    #: The expression of each ``collect``, evaluated as an item completes (with the
+    #: item's output as ``result``); the map's ``done`` row writes the lists, read
+    #: as ``collected(i)``.
+    collects: tuple[int, ...] = ()
+
+
+#: The root an item's variables are read from (``local.tries``) and held under.
+LOCALS = "local"
+
+
+def collected(i: int) -> str:
+    """The root the ``done`` row of a map reads the list of its ``i``-th collect from:
+    not a name a file can write."""
+    return f"$collect:{i}"
 
 
 @frozen
@@ -164,9 +181,10 @@ class State:
 @frozen
 class Action:
     """What a transition does besides moving: ``write`` a mapping into the context,
-    ``compensate`` (register a compensation state), or ``output`` (the end's result)."""
+    ``local`` into the variables of the map item the token runs in, or ``compensate``
+    (register a compensation state)."""
 
-    kind: str  # write | compensate
+    kind: str  # write | local | compensate
     mapping: Mapping | None = None
     state: int = NO_STATE
 
@@ -284,6 +302,7 @@ class Table:
 #: A field added to a table class goes here (the test fails until it does).
 ADDED: dict[type, tuple[str, ...]] = {
     TaskEntry: ("assignee_from", "raises", "read_only"),
+    MapEntry: ("locals", "collects"),  # a map item's variables, its collects (issue 14 item 2)
     FieldType: ("default",),
     Types: ("errors",),
 }

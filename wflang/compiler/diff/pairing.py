@@ -318,6 +318,13 @@ class Pairing:
             if was is not None or now is not None:
                 yield f"error {e.key}", pair(_payload(was), _payload(now))
 
+    def map_locals(self) -> Iterator[tuple[str, Paired[sp.Field]]]:
+        """The item variables (``local { … }``) of every map in both versions, by map."""
+        for p in self.nodes.both:
+            old, new = p.old.node, p.new.node
+            if isinstance(old, sp.MapNode) and isinstance(new, sp.MapNode):
+                yield p.key, pair(_payload(old.locals), _payload(new.locals))
+
     # -- ends
 
     def ends(self, which: Mapping[str, NodeRec]) -> dict[str, sp.EndNode]:

@@ -1,5 +1,15 @@
 """The rules of ``wf check``, one module per family; importing this registers them all."""
 
-from wflang.compiler.rules import calls, errors, graph, loops, names, policy, typing, usage
+from wflang.compiler.rules import (
+    calls,
+    errors,
+    graph,
+    locals,
+    loops,
+    names,
+    policy,
+    typing,
+    usage,
+)
 
-__all__ = ["calls", "errors", "graph", "loops", "names", "policy", "typing", "usage"]
+__all__ = ["calls", "errors", "graph", "locals", "loops", "names", "policy", "typing", "usage"]

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from wflang.compiler.dataflow import derivations, reads
+from wflang.compiler.dataflow import derivations, local_derivations, reads
 from wflang.compiler.graphs import Digraph, reachable, strongly_connected_components
 from wflang.compiler.model import Model
 from wflang.compiler.registry import Finding, Pass, rule
+from wflang.dsl import expr as ex
 from wflang.dsl import spec as sp
 from wflang.dsl.diagnostics import Severity
 
@@ -97,7 +98,7 @@ def unbounded_loop(m: Model) -> Iterator[Finding]:
 
 
 def _progresses(m: Model, cycle: frozenset[str]) -> bool:
-    """Whether a cycle's exit test reads a context field that changes from turn to turn
+    """Whether a cycle's exit test reads a context field (or an item variable) that changes from turn to turn
     because of the cycle itself (``_advanced``): a counter, a page token, a cursor, or
     what a service computes from one. A status polled from a service (computed from
     nothing the loop advances, even when passed on to the next call) makes no progress."""
@@ -108,9 +109,17 @@ def _progresses(m: Model, cycle: frozenset[str]) -> bool:
         and any(arm.target.text not in cycle for arm in node.arms)
         for arm in node.arms
         if arm.guard is not None
-        for name, _ in reads(arm.guard, "context")
+        for name in _tested(arm.guard)
     }
-    return bool(tested & _advanced([d for n in cycle for d in derivations(m.nodes[n].node)]))
+    nodes = [m.nodes[n].node for n in cycle]
+    derived = [d for n in nodes for d in (*derivations(n), *local_derivations(n))]
+    return bool(tested & _advanced(derived))
+
+
+def _tested(guard: ex.Expr) -> Iterator[str]:
+    """The context fields (``page``) and map item variables (``local.tries``) a guard reads."""
+    yield from (name for name, _ in reads(guard, "context"))
+    yield from (f"local.{name}" for name, _ in reads(guard, "local"))
 
 
 def _advanced(derived: list[tuple[str, frozenset[str]]]) -> set[str]:

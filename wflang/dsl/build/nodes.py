@@ -37,6 +37,7 @@ NODE_CLAUSES: dict[str, frozenset[str]] = {
     "parallel": frozenset({"timeout", "on", "next", "renamed"}),
     "map": frozenset(
         {"output", "timeout", "on", "next", "concurrency", "sequential", "tolerate", "renamed"}
+        | {"local", "collect"}
     ),
     "call": frozenset(
         {"args", "output", "retry", "timeout", "on", "compensate", "next", "renamed"}
@@ -58,8 +59,10 @@ CLAUSE_FIELDS = {
     "tolerate": "tolerate",
     "renamed": "renamed_from",
     "raises": "raises",
+    "local": "locals",
+    "collect": "collects",
 }
-REPEATABLE = frozenset({"timeout", "on"})
+REPEATABLE = frozenset({"timeout", "on", "collect"})
 
 
 class NodeRules(BuilderBase):
@@ -273,6 +276,15 @@ class NodeRules(BuilderBase):
         return Clause("tolerate", value, span)
 
     @v_args(inline=True)
+    def local_option(self, kw: Token, block: Fields) -> Clause:
+        return Clause("local", block.fields, self._tspan(kw).to(block.span))
+
+    @v_args(inline=True)
+    def collect_option(self, kw: Token, value: ex.Expr, _ctx: Token, target: Token) -> Clause:
+        span = self._tspan(kw).to(self._tspan(target))
+        return Clause("collect", sp.Collect(value, self._ident(target), span=span), span)
+
+    @v_args(inline=True)
     def call_node(self, kw: Token, name: Token, workflow: sp.Ident, version: Token | None,
                   block: Block) -> sp.CallNode:  # fmt: skip
         pinned = None if version is None else self._int(version)
@@ -403,3 +415,16 @@ class NodeRules(BuilderBase):
     @v_args(inline=True)
     def entry(self, name: Token, value: ex.Expr) -> sp.Entry:
         return sp.Entry(self._ident(name), value, span=self._tspan(name).to(value.span))
+
+    @v_args(inline=True)
+    def local_entry(self, root: Token, name: Token, value: ex.Expr) -> sp.Entry:
+        """``local.name: value``: only a map item's variable is written with a dot."""
+        if str(root) != "local":
+            self._report(
+                diag.SYNTAX_ERROR,
+                f"'{root}.{name}' cannot be written: a mapping names a field, or 'local.NAME'",
+                self._tspan(root).to(self._tspan(name)),
+                hint=f"write '{name}: …'",
+            )
+        span = self._tspan(root).to(value.span)
+        return sp.Entry(self._ident(name), value, span=span, local=str(root) == "local")

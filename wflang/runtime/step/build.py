@@ -112,14 +112,17 @@ def entered(fields: TokenFields, state: int, visit: int) -> None:
     )  # fmt: skip
 
 
-def counted(join: rt.Join, ok: bool, index: int, output: dict[str, Value], keeps: bool) -> rt.Join:
+def counted(join: rt.Join, ok: bool, index: int, output: dict[str, Value], keeps: bool,
+            collected: tuple[Value, ...] = ()) -> rt.Join:  # fmt: skip
     """``join`` once a branch or item (``index``) ended, ``ok`` or not; ``keeps``: a
-    map's join keeps each completed item's output."""
+    map's join keeps each completed item's output (and what its ``collect``s gave)."""
     fields = join.__dict__.copy()
     if ok:
         fields["completed"] += 1
         if keeps:
             fields["results"] = (*join.results, (index, output))
+        if collected:
+            fields["collected"] = (*join.collected, (index, collected))
     else:
         fields["failed"] += 1
     new: rt.Join = _new(rt.Join)

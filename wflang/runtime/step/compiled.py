@@ -148,16 +148,24 @@ class Transition:
     def __init__(self, c: Compiled, t: tb.Transition) -> None:
         self.guard = None if t.guard is None else c.expressions[t.guard]
         self.target = t.target
-        # (write mapping, NO_STATE) or (None, compensation state), in order
+        # (write mapping, NO_STATE), (write mapping, LOCAL: into the item's variables)
+        # or (None, compensation state), in order
         self.actions: tuple[tuple[Write | None, int], ...] = tuple(
-            (c.write(a.mapping), tb.NO_STATE) if a.kind == "write" and a.mapping is not None
+            (c.write(a.mapping), tb.NO_STATE if a.kind == "write" else LOCAL)
+            if a.kind in _WRITES and a.mapping is not None
             else (None, a.state)
             for a in t.actions
-            if (a.kind == "write" and a.mapping is not None) or a.kind == "compensate"
+            if (a.kind in _WRITES and a.mapping is not None) or a.kind == "compensate"
         )  # fmt: skip
-        writes = [write for write, _ in self.actions if write is not None]
-        self.plain = len(writes) == len(self.actions)  # no compensation to register
+        writes = [write for write, to in self.actions if write is not None and to == tb.NO_STATE]
+        # only context writes: no compensation to register, no item variable to write
+        self.plain = len(writes) == len(self.actions)
         self.write = None if not writes else writes[0] if len(writes) == 1 else _chain(writes)
+
+
+#: An action's second half when its write goes into the token's map item variables.
+LOCAL = -2
+_WRITES = frozenset({"write", "local"})
 
 
 def choose(row: tuple[Transition, ...], env: Env) -> Transition | None:

@@ -15,7 +15,7 @@ from wflang.runtime.ir import HANDLED_ERROR, NOW, ExpressionError, Value
 from wflang.runtime.ops import show
 from wflang.runtime.step.build import AnyToken, call, token_fields, token_with
 from wflang.runtime.step.compiled import Env, plain_service_task
-from wflang.runtime.step.scopes import fill, scope_end
+from wflang.runtime.step.scopes import fill, gathered, scope_end
 from wflang.runtime.step.values import WorkflowError
 from wflang.runtime.waiting import Wait
 
@@ -205,7 +205,7 @@ def _enter_map(run: Run, token: AnyToken, entry: tb.MapEntry) -> None:
     run.joins[token.id] = rt.Join(token.id, len(items))
     _boundary_timers(run, token, entry.timers, env)
     if not items:
-        run.done(token, {"result": []})
+        run.done(token, gathered(entry, run.joins[token.id]))
         return
     fill(run, token, entry, items)
 

@@ -17,7 +17,7 @@ from wflang.runtime.instance import NO_TOKEN, Status
 from wflang.runtime.ir import NOW, Value
 from wflang.runtime.step.build import AnyToken, Draft, draft_of, entered, frozen, index_of
 from wflang.runtime.step.build import token_of as _token_of
-from wflang.runtime.step.compiled import Compiled, Transition, choose
+from wflang.runtime.step.compiled import LOCAL, Compiled, Transition, Write, choose
 from wflang.runtime.step.scopes import forget_handled, scope_end
 from wflang.runtime.step.values import LAST_INSTANT, STEP_BUDGET, Step, WorkflowError
 from wflang.runtime.waiting import Wait, awaiting
@@ -267,7 +267,8 @@ class Run:
                 "(its 'on' and 'timeout' routes are taken only on an error or a timeout)"
             )
         if not transition.plain:
-            self.act(transition, env)
+            self.act(transition, env, token)
+            token = self.tokens.get(token.id, token)  # (its draft, if its variables changed)
         elif transition.write is not None:
             self.context = transition.write(env, self.context)
         if self.timers:
@@ -275,14 +276,29 @@ class Run:
         self.enter(token, transition.target)
         return True
 
-    def act(self, transition: Transition, env: dict[str, Value]) -> None:
+    def act(self, transition: Transition, env: dict[str, Value], token: AnyToken) -> None:
         """A transition's writes and compensations, in their order."""
         for write, compensation in transition.actions:
-            if write is not None:
+            if write is not None and compensation == LOCAL:
+                self.write_locals(token, write, env)
+            elif write is not None:
                 self.context = write(env, self.context)
             else:
                 self.compensations = [*self.compensations, compensation]
                 self.decide(f"registered compensation {self.name(compensation)}")
+
+    def write_locals(self, token: AnyToken, write: Write, env: dict[str, Value]) -> None:
+        """Write the variables of the map item a token runs in: those of the nearest
+        item token (itself, or one around its branch or inner map) that holds them."""
+        holder: AnyToken | None = token
+        while holder is not None and not any(n == tb.LOCALS for n, _ in holder.locals):
+            holder = self.tokens.get(holder.parent) if holder.parent != NO_TOKEN else None
+        if holder is None:
+            raise WorkflowError(f"'{self.name(token.state)}' runs in no map item with variables")
+        old = next(v for n, v in holder.locals if n == tb.LOCALS)
+        new = write(env, old if isinstance(old, dict) else {})
+        draft = self.draft(holder)
+        draft.locals = tuple((n, new if n == tb.LOCALS else v) for n, v in draft.locals)
 
     def outcome_unknown(self, token: AnyToken) -> None:
         """The call at the token's state was dispatched and its outcome will never be

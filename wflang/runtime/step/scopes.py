@@ -104,8 +104,12 @@ def child_ended(
     if parent is None or join is None:
         return
     entry = run.states[parent.state].entry
+    collected: tuple[Value, ...] = ()
+    if ok and isinstance(entry, tb.MapEntry) and entry.collects:  # read where the item ends
+        env = run.env(token, {"result": output})
+        collected = tuple(run.eval(i, env) for i in entry.collects)
     # a parallel keeps no branch's output
-    join = counted(join, ok, token.index, output, isinstance(entry, tb.MapEntry))
+    join = counted(join, ok, token.index, output, isinstance(entry, tb.MapEntry), collected)
     run.joins[parent.id] = join
     JOINED[type(entry)](run, parent, join, error, payload)
 
@@ -177,9 +181,23 @@ def _joined_map(
         fill(run, parent, entry, items)
         return
     if join.completed + join.failed == join.total:
-        results: list[Value] = [out for _, out in sorted(join.results, key=lambda r: r[0])]
         run.joins.pop(parent.id, None)
-        run.done(parent, {"result": results})
+        run.done(parent, gathered(entry, join))
+
+
+def gathered(entry: tb.MapEntry, join: rt.Join) -> dict[str, Value]:
+    """What a finished map's ``done`` row reads: ``result``, its items' outputs, and the
+    list of each ``collect``, in the order of the items (whatever order they ended in)."""
+    extra: dict[str, Value] = {"result": [out for _, out in sorted(join.results, key=_first)]}
+    if entry.collects:
+        values = [v for _, v in sorted(join.collected, key=_first)]
+        for i in range(len(entry.collects)):
+            extra[tb.collected(i)] = [v[i] for v in values]
+    return extra
+
+
+def _first(pair: tuple[int, object]) -> int:
+    return pair[0]
 
 
 #: What a parallel or map does when one of its branches or items ended.
@@ -195,11 +213,14 @@ def fill(run: Run, parent: AnyToken, entry: tb.MapEntry, items: list[Value]) -> 
     limit = join.total if entry.concurrency is None else max(1, entry.concurrency)
     while join.started < join.total and join.started - join.completed - join.failed < limit:
         i = join.started
-        join = rt.Join(join.token, join.total, join.completed, join.failed, i + 1, join.results)
+        join = rt.Join(join.token, join.total, join.completed, join.failed, i + 1, join.results,
+                       join.collected)  # fmt: skip
         run.joins[parent.id] = join
-        child = run.new_token(
-            entry.body, parent=parent.id, index=i, locals=((entry.alias, items[i]),)
-        )
+        bound: tuple[tuple[str, Value], ...] = ((entry.alias, items[i]),)
+        if entry.locals:  # each item its own copy of the variables, as declared
+            fresh = {n: None if d is None else run.eval(d, {}) for n, d in entry.locals}
+            bound = (*bound, (tb.LOCALS, fresh))
+        child = run.new_token(entry.body, parent=parent.id, index=i, locals=bound)
         run.enter(child, entry.body)
 
 

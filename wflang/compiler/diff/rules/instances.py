@@ -479,3 +479,93 @@ def service_effect_changed(p: Pairing) -> Iterator[Finding]:
             related=p.was(s.old.name.span),
             key=key(f"service:{s.key}", was, now),
         )
+
+
+@diff_rule(
+    "WF659",
+    "map-local-removed",
+    level=BREAKING,
+    category=INSTANCES,
+    summary="A map's item variable was removed: the items of stored instances hold it.",
+)
+def map_local_removed(p: Pairing) -> Iterator[Finding]:
+    """An item running when its instance moves to the new version keeps the variables
+    it had; a variable that is gone is a value the new body no longer knows.
+
+    Old:
+
+        map ask over input.skus as sku { local { quote: Quote?, rounds: int = 0 } ... }
+
+    New:
+
+        map ask over input.skus as sku { local { quote: Quote? } ... }
+    """
+    for owner, variables in p.map_locals():
+        for name, f in variables.removed:
+            yield removed(
+                p,
+                f"variable '{name}' of map '{owner}' was removed",
+                was=f.span,
+                key=key(f"node:{owner}/local.{name}"),
+            )
+
+
+@diff_rule(
+    "WF660",
+    "map-local-retyped",
+    level=BREAKING,
+    category=INSTANCES,
+    summary="A map's item variable has another type: the values items hold may not fit it.",
+)
+def map_local_retyped(p: Pairing) -> Iterator[Finding]:
+    """Old:
+
+        map ask over input.skus as sku { local { rounds: int = 0 } ... }
+
+    New:
+
+        map ask over input.skus as sku { local { rounds: decimal = 0 } ... }
+    """
+    for owner, variables in p.map_locals():
+        for x in variables.both:
+            if x.old.type != x.new.type:
+                yield changed(
+                    p,
+                    f"variable '{x.key}' of map '{owner}' type changed from {x.old.type} "
+                    f"to {x.new.type}",
+                    x.new.type.span,
+                    was=x.old.type.span,
+                    key=key(f"node:{owner}/local.{x.key}", x.old.type, x.new.type),
+                )
+
+
+@diff_rule(
+    "WF661",
+    "map-local-added",
+    level=WARNING,
+    category=INSTANCES,
+    summary="A map's item variable was added: items already running start without it.",
+)
+def map_local_added(p: Pairing) -> Iterator[Finding]:
+    """New items start with the variable's default; an item already running when its
+    instance moves to the new version has no value for it, and reads null until its
+    body writes one.
+
+    Old:
+
+        map ask over input.skus as sku { local { quote: Quote? } ... }
+
+    New:
+
+        map ask over input.skus as sku { local { quote: Quote?, rounds: int = 0 } ... }
+    """
+    for owner, variables in p.map_locals():
+        for name, f in variables.added:
+            yield changed(
+                p,
+                f"variable '{name}' was added to map '{owner}': items already running "
+                "have no value for it",
+                f.span,
+                was=p.old_nodes[owner].node.name.span,
+                key=key(f"node:{owner}/local.{name}"),
+            )

@@ -1578,11 +1578,21 @@ def quote(order_id: str, lines: list[dict[str, Value]], **_: Value) -> dict[str,
     return {"quotes": quotes}
 
 
+def promise(most: int | None = None) -> Script:
+    """A supplier that promises what is asked, at most ``most`` of a sku per ask."""
+
+    def confirm(order_id: str, sku: str, qty: int, **_: Value) -> dict[str, Value]:
+        return {"qty": qty if most is None else min(qty, most)}
+
+    return confirm
+
+
 def purchasing(**handlers: Script) -> WorkflowEnv:
     return env_of(
         "purchase_quotes.wf",
         **{
             "pricing__quote": quote,
+            "suppliers__confirm": promise(),
             "purchasing__approve": succeed({"approver": "kim"}),
             **handlers,
         },
@@ -1604,7 +1614,12 @@ def test_purchase_approved_for_a_slow_quote() -> None:
         quick=False, hazardous=False, approver="kim",
     )  # fmt: skip
     (sent,) = calls(env, "purchasing.approve")
-    assert sent == {"order_id": "po-1", "total": Decimal("44.00"), "hazardous_skus": []}
+    assert sent == {
+        "order_id": "po-1",
+        "total": Decimal("44.00"),
+        "hazardous_skus": [],
+        "promised": [100, 100, 2],  # what each line's item was promised, in line order
+    }
     (priced,) = calls(env, "pricing.quote")
     lines = priced["lines"]
     assert isinstance(lines, list)
@@ -1642,6 +1657,41 @@ def test_purchase_of_something_hazardous_is_approved_by_a_person() -> None:
         "notes": ["zinc", "flammable"],
         "approved_by": "kim",
     }
+
+
+def test_each_line_asks_again_for_what_was_not_promised_in_its_own_variables() -> None:
+    """A supplier promises at most 60 of a sku per ask: the 100 bolts and the 100 nuts
+    are each asked for twice (100, then the 40 left), every item counting its own asks
+    and promises (``local``), and the quick order is accepted."""
+    env = purchasing(suppliers__confirm=promise(60))
+    iid = env.start("purchase_quotes", {**PURCHASE, "extras": []})
+    finished(
+        env, iid, "accepted", "completed",
+        {
+            "order_id": "po-1", "status": "accepted", "total": Decimal("35.00"),
+            "skus": ["bolt", "nut"], "slow_skus": [], "notes": ["zinc"],
+        },
+        promised=[100, 100], short=[False, False],
+    )  # fmt: skip
+    asked = sorted((str(c["sku"]), c["qty"]) for c in calls(env, "suppliers.confirm"))
+    assert asked == [("bolt", 40), ("bolt", 100), ("nut", 40), ("nut", 100)]
+
+
+def test_a_line_still_short_after_three_asks_is_approved_by_a_person() -> None:
+    env = purchasing(suppliers__confirm=promise(30))
+    iid = env.start("purchase_quotes", {**PURCHASE, "extras": []})
+    finished(
+        env, iid, "approved", "completed",
+        {
+            "order_id": "po-1", "status": "approved", "total": Decimal("35.00"),
+            "skus": ["bolt", "nut"], "slow_skus": [], "notes": ["zinc"],
+            "approved_by": "kim",
+        },
+        promised=[90, 90], short=[True, True],
+    )  # fmt: skip
+    assert len(calls(env, "suppliers.confirm")) == 6  # three asks per line, then no more
+    (sent,) = calls(env, "purchasing.approve")
+    assert sent["promised"] == [90, 90]
 
 
 @reaches("purchase_quotes", "over_budget")

@@ -384,7 +384,16 @@ def _quote(**args: Value) -> Mapping[str, Value]:
     return quote(**args)  # type: ignore[arg-type]
 
 
-PURCHASE_HANDLERS = handlers_of(pricing__quote=_quote, purchasing__approve=ok({"approver": "kim"}))
+def _confirm(qty: int, **_: Value) -> dict[str, Value]:
+    """A supplier that promises at most 60 of a sku per ask: each line asks again."""
+    return {"qty": min(qty, 60)}
+
+
+PURCHASE_HANDLERS = handlers_of(
+    pricing__quote=_quote,
+    suppliers__confirm=_confirm,
+    purchasing__approve=ok({"approver": "kim"}),
+)
 
 
 def pricing(d: Driver) -> str:

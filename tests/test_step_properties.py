@@ -21,7 +21,7 @@ from wflang.testing import WorkflowEnv, delay
 LENIENT = Config(severities=dict.fromkeys(("WF201", "WF206", "WF210", "WF303", "WF304")))
 
 HEADER = """workflow prop version 1
-context { n: int = 0 }
+context { n: int = 0, ns: list[int] = [] }
 signal go { v: int }
 error Bad
 service s.work(i: int) -> { v: int } raises Bad
@@ -37,7 +37,8 @@ def workflows(draw: st.DrawFn) -> str:
     for i in range(count):
         nxt = f"n{i + 1}" if i + 1 < count else "done"
         later = [f"n{j}" for j in range(i + 1, count)] + ["done", "failed"]
-        kind = draw(st.sampled_from(["task", "choice", "wait", "sleep", "parallel", "script"]))
+        kinds = ["task", "choice", "wait", "sleep", "parallel", "script", "map"]
+        kind = draw(st.sampled_from(kinds))
         if kind == "task":
             retry = draw(st.sampled_from(["", "    retry { attempts: 3, backoff: 1s..10s }\n"]))
             timeout = draw(
@@ -65,6 +66,8 @@ def workflows(draw: st.DrawFn) -> str:
             parts.append(
                 f"task n{i}: script {{\n    output {{ n: context.n + 1 }}\n    next {nxt}\n}}\n"
             )
+        elif kind == "map":
+            parts.append(_map(i, nxt, draw(st.sampled_from(["", "    tolerate 1\n"]))))
         else:
             join = draw(st.sampled_from(["all", "any", "1 of 2"]))
             parts.append(
@@ -78,6 +81,24 @@ def workflows(draw: st.DrawFn) -> str:
             )
     parts.append("end done: completed\nend failed: failed\n")
     return "".join(parts)
+
+
+def _map(i: int, nxt: str, tolerate: str) -> str:
+    """A map whose items keep their own variables (issue 14 item 2): each asks again
+    while its answer is negative (twice at most), and the map collects every item's
+    last answer plus its asks, in item order."""
+    return (
+        f"map n{i} over [{i}, {i + 1}, 3] as x {{\n    concurrency 2\n{tolerate}"
+        "    local { v: int = 0, asks: int = 0 }\n"
+        f"    task m{i}t: service s.work {{\n        args {{ i: x + local.asks }}\n"
+        "        output { local.v: result.v, local.asks: local.asks + 1 }\n"
+        f"        next m{i}c\n    }}\n"
+        f"    choice m{i}c {{\n        when local.v < 0 and local.asks < 2 -> m{i}t\n"
+        f"        else -> m{i}e\n    }}\n"
+        f"    end m{i}e: completed {{\n        output {{ v: local.v }}\n    }}\n"
+        "    collect local.v + local.asks into context.ns\n"
+        f"    output {{ n: len(result) }}\n    next {nxt}\n}}\n"
+    )
 
 
 actions = st.lists(

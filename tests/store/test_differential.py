@@ -39,9 +39,10 @@ from .kit import Durable, VirtualClock
 
 #: The property tests' workflows, with a decimal and a bool carried through every task.
 VALUES_HEADER = HEADER.replace(
-    "context { n: int = 0 }",
+    "context { n: int = 0, ns: list[int] = [] }",
     "input { rate: decimal = 1.5, flag: bool = false }\n"
-    'context { n: int = 0, total: decimal = 0.0, flag: bool = false, note: string = "" }',
+    "context { n: int = 0, ns: list[int] = [], total: decimal = 0.0, flag: bool = false, "
+    'note: string = "" }',
 ).replace(
     "service s.work(i: int) -> { v: int } raises Bad",
     "service s.work(i: int, rate: decimal, flag: bool) -> { v: int, amount: decimal, ok: bool }"
@@ -50,9 +51,14 @@ VALUES_HEADER = HEADER.replace(
 
 
 def with_values(source: str) -> str:
-    """Every service task also passes the input's values and keeps what it gets back."""
+    """Every service task also passes the input's values and keeps what it gets back.
+
+    A map runs its items one at a time: the engine calls a handler as it schedules the
+    task, the store's worker later, so a task still in flight when its map fails (and
+    cancels it) is answered, and its answer ignored, on the engine only."""
     return (
         source.replace(HEADER, VALUES_HEADER)
+        .replace("    concurrency 2\n", "    sequential\n")
         .replace(
             "    args { i: ",
             "    args { rate: input.rate * 2, flag: not context.flag, i: ",
@@ -83,7 +89,7 @@ outcomes = st.one_of(
 scripts = st.fixed_dictionaries(
     {
         node: st.lists(outcomes, min_size=1, max_size=4)
-        for node in [f"n{i}" for i in range(6)] + [f"a{i}t" for i in range(6)]
+        for node in [f"n{i}" for i in range(6)] + [f"{p}{i}t" for p in "am" for i in range(6)]
     }
 )
 actions = st.lists(

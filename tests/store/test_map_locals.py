@@ -18,7 +18,7 @@ from wflang.runtime.table import LOCALS
 from wflang.store import open_store
 
 from .kit import Durable, VirtualClock
-from .test_semantics import Run
+from .test_semantics import Run, unchecked
 from .test_semantics import run as run  # noqa: PLC0414  (the fixture: one Run per place)
 
 BIDS = """\
@@ -171,3 +171,29 @@ def _restart(url: str) -> None:
     second.store.close()
     assert inst.status is rt.Status.COMPLETED
     assert inst.output == {"amounts": [Decimal("95"), Decimal("70")], "rounds": [2, 1]}
+
+
+OUTSIDE = """\
+workflow outside version 1
+context { n: int = 0 }
+start t
+task t: script {
+    output { n: 1, local.tries: 2 }
+    next done
+}
+end done: completed
+"""
+
+
+def test_a_variable_written_outside_any_map_is_a_workflow_error_and_writes_nothing(
+    run: Run,
+) -> None:
+    """What the checker refuses (WF350), lowered without it: the step that would write
+    the variable stops the instance with a clear error, and writes no context either."""
+    run.deploy({}, unchecked(OUTSIDE))
+    iid = run.start("outside", {}, "outside-1")
+    inst = run.instance(iid)
+    assert inst.status is rt.Status.DEAD_LETTERED
+    assert inst.error == "workflow error: 't' runs in no map item with variables"
+    assert inst.context == {"n": 0}  # the step's other write did not happen either
+    assert "instance completed" not in run.decisions(iid)

@@ -277,28 +277,44 @@ class Run:
         return True
 
     def act(self, transition: Transition, env: dict[str, Value], token: AnyToken) -> None:
-        """A transition's writes and compensations, in their order."""
-        for write, compensation in transition.actions:
-            if write is not None and compensation == LOCAL:
-                self.write_locals(token, write, env)
-            elif write is not None:
-                self.context = write(env, self.context)
+        """A transition's writes and compensations, in their order; the writes all
+        computed before any is kept, so that one that fails leaves nothing half-done."""
+        context, mine, registered = self.context, None, []
+        for write, target in transition.actions:
+            if write is None:
+                registered.append(target)
+            elif target == LOCAL:
+                mine = self.new_locals(token, write, env, mine)
             else:
-                self.compensations = [*self.compensations, compensation]
-                self.decide(f"registered compensation {self.name(compensation)}")
+                context = write(env, context)
+        self.context = context
+        if mine is not None:
+            holder, record = mine
+            draft = self.draft(holder)
+            draft.locals = tuple((n, record if n == tb.LOCALS else v) for n, v in draft.locals)
+        for compensation in registered:
+            self.compensations = [*self.compensations, compensation]
+            self.decide(f"registered compensation {self.name(compensation)}")
 
-    def write_locals(self, token: AnyToken, write: Write, env: dict[str, Value]) -> None:
-        """Write the variables of the map item a token runs in: those of the nearest
-        item token (itself, or one around its branch or inner map) that holds them."""
+    def new_locals(
+        self,
+        token: AnyToken,
+        write: Write,
+        env: dict[str, Value],
+        pending: tuple[AnyToken, dict[str, Value]] | None,
+    ) -> tuple[AnyToken, dict[str, Value]]:
+        """The variables of the map item a token runs in, once ``write`` is applied: those
+        of the nearest item token (itself, or one around its branch or inner map) that
+        holds them, with that token (``pending``: what an earlier write made of them)."""
+        if pending is not None:
+            return pending[0], write(env, pending[1])
         holder: AnyToken | None = token
         while holder is not None and not any(n == tb.LOCALS for n, _ in holder.locals):
             holder = self.tokens.get(holder.parent) if holder.parent != NO_TOKEN else None
         if holder is None:
             raise WorkflowError(f"'{self.name(token.state)}' runs in no map item with variables")
         old = next(v for n, v in holder.locals if n == tb.LOCALS)
-        new = write(env, old if isinstance(old, dict) else {})
-        draft = self.draft(holder)
-        draft.locals = tuple((n, new if n == tb.LOCALS else v) for n, v in draft.locals)
+        return holder, write(env, old if isinstance(old, dict) else {})
 
     def outcome_unknown(self, token: AnyToken) -> None:
         """The call at the token's state was dispatched and its outcome will never be

@@ -469,8 +469,9 @@ def _unknown_type(m: Model, t: ty.NamedType) -> Finding:
 )
 def name_collision(m: Model) -> Iterator[Finding]:
     """Names that mean two things confuse readers: a map alias that hides a root
-    (``input``, ``context``, ``result``, ``signal``, ``message``, ``error``) or a type, or a
-    node named like a signal.
+    (``input``, ``context``, ``result``, ``signal``, ``message``, ``error``, ``local``: a
+    map's item variables win over an item called so) or a type, or a node named like a
+    signal.
 
     Bad:
 
@@ -480,7 +481,7 @@ def name_collision(m: Model) -> Iterator[Finding]:
 
         map m over input.orders as order { ... }
     """
-    roots = {"input", "context", "result", "signal", "message", "error"}
+    roots = {"input", "context", "result", "signal", "message", "error", "local"}
     for node in m.all_nodes():
         if isinstance(node, sp.MapNode):
             alias = node.alias.text

@@ -31,6 +31,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args[:1] == ["--version"]:  # as argparse would, before any command is imported
         print(f"wf {__version__}")
         raise SystemExit(0)
+    if argv is None:  # the real command line: a warm server may answer it (docs/daemon.md)
+        from wflang.cli.daemon_client import answered
+
+        code = answered(args)
+        if code is not None:
+            return code
     from wflang.cli.app import run
 
     return run(args)

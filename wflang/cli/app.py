@@ -56,6 +56,7 @@ HOMES: dict[str, str] = {
     "ops": "ops",
     "outbox": "durable",
     "render": "render",
+    "daemon": "daemon",
 }
 
 

@@ -11,7 +11,9 @@ a pipe or a socket closing.
 from __future__ import annotations
 
 import os
+import pty
 import re
+import select
 import shutil
 import socket
 import stat
@@ -229,3 +231,56 @@ def test_the_client_imports_nothing_heavy() -> None:
     )
     got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert got.stdout == "[]\n"
+
+
+def _on_a_terminal(env: dict[str, str], cwd: Path, *args: str) -> tuple[int, bytes]:
+    """``wf ARGS`` with its standard output on a pseudo-terminal: its status and what
+    it wrote there (read until the terminal's last writer has gone)."""
+    main, other = pty.openpty()
+    try:
+        proc = subprocess.Popen([WF, *args], env=env, cwd=cwd, stdout=other, stderr=subprocess.PIPE)
+        os.close(other)
+        written = b""
+        while True:
+            try:
+                chunk = os.read(main, 4096)
+            except OSError:  # EIO: every writer has closed the terminal
+                break
+            if not chunk:
+                break
+            written += chunk
+        proc.communicate()
+    finally:
+        os.close(main)
+    return proc.returncode, written
+
+
+def test_colours_follow_the_clients_terminal(running: dict[str, str], tmp_path: Path) -> None:
+    """The server's child writes to the client's own terminal: ``--color auto`` sees a
+    terminal and colours, exactly as in-process."""
+    (tmp_path / "broken.wf").write_text(BROKEN)
+    before = served(running)
+    alone = _on_a_terminal(in_process(running), tmp_path, "check", "broken.wf")
+    warm = _on_a_terminal(running, tmp_path, "check", "broken.wf")
+    assert served(running) == before + 1
+    assert warm == alone
+    assert b"\x1b[" in alone[1]  # coloured: it was a terminal
+
+
+def test_an_idle_server_ends_itself(env: dict[str, str]) -> None:
+    started = wf(env, "daemon", "start", "--idle-timeout", "0.2")
+    assert started.returncode == 0
+    found = re.search(rb"started, pid (\d+)", started.stdout)
+    assert found
+    pid = int(found.group(1))
+    try:
+        ended = os.pidfd_open(pid)  # readable when the process has ended
+    except ProcessLookupError:
+        ended = None  # already gone
+    if ended is not None:
+        try:
+            assert select.select([ended], [], [], 120)[0], "the server did not end"
+        finally:
+            os.close(ended)
+    assert wf(env, "daemon", "status").stdout == b"wf daemon: not running\n"
+    assert not [p for p in (Path(env["XDG_RUNTIME_DIR"]) / "wflang").iterdir() if p.is_socket()]

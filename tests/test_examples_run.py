@@ -1870,6 +1870,21 @@ def test_expense_overrun_goes_to_the_named_manager_and_is_refused_after_30_days(
     assert env.replay(iid).reproduces(env.instance(iid))
 
 
+def test_expense_overrun_left_unanswered_is_refused_after_three_times_answer_within() -> None:
+    """The claim's JSON gives the time to answer as ISO-8601 duration text (issue 14
+    item 4): the task is due 4 hours after it opened, and is refused, through its
+    timeout of ``3 * input.answer_within`` (an int times a duration), 12 hours after."""
+    env = expense(budget__reserve=OVER_BUDGET)
+    iid = env.start("expense_approval", {**CLAIM, "answer_within": "PT4H"})
+    (task,) = env.engine.human_tasks()
+    assert task.args["answer_by"] == T0 + 4 * HOUR
+    env.advance(hours=11, minutes=59)
+    assert env.status(iid) == "running" and env.open_tasks(iid) == [task.key]
+    env.advance(minutes=1)
+    out: dict[str, Value] = {"claim_id": "x-1", "status": "overrun refused", "overrun": 0}
+    finished(env, iid, "refused_overrun", "failed", out)
+
+
 @reaches("expense_approval", "refused_overrun")
 def test_expense_over_budget_refused_by_the_manager() -> None:
     env = expense(budget__reserve=OVER_BUDGET)

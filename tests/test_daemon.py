@@ -15,13 +15,16 @@ import pty
 import re
 import select
 import shutil
+import signal
 import socket
 import stat
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from subprocess import DEVNULL
 
 import pytest
 
@@ -284,3 +287,26 @@ def test_an_idle_server_ends_itself(env: dict[str, str]) -> None:
             os.close(ended)
     assert wf(env, "daemon", "status").stdout == b"wf daemon: not running\n"
     assert not [p for p in (Path(env["XDG_RUNTIME_DIR"]) / "wflang").iterdir() if p.is_socket()]
+
+
+def test_a_client_that_goes_interrupts_its_command(running: dict[str, str]) -> None:
+    """A Ctrl-C ends the client; its command in the server must not go on reading the
+    client's terminal. Here ``wf check -`` waits on a pipe we keep open: once the
+    client is interrupted, the worker ends and with it the last reader of the pipe."""
+    read, write = os.pipe()
+    # not pipes: a worker left running would hold them open, and we would wait on it
+    client = subprocess.Popen(
+        [WF, "check", "-"], env=running, stdin=read, stdout=DEVNULL, stderr=DEVNULL
+    )
+    os.close(read)
+    try:
+        poll = select.poll()
+        poll.register(write, select.POLLERR)
+        deadline = time.monotonic() + 120
+        while served(running) == 0:  # until the server has the request (and the pipe)
+            assert time.monotonic() < deadline, "the request never reached the server"
+        client.send_signal(signal.SIGINT)
+        client.wait(120)
+        assert poll.poll(120_000), "the worker still reads the pipe"  # POLLERR: no reader
+    finally:
+        os.close(write)

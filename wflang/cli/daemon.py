@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import select
 import signal
 import socket
 import subprocess
@@ -146,7 +147,9 @@ class Server:
 
     def fork(self, conn: socket.socket, fields: list[str], fds: Sequence[int]) -> None:
         """A handler child waits for a worker child and sends its exit status: a worker
-        killed by a signal still gets an answer to its client."""
+        killed by a signal still gets an answer to its client, and a client that has
+        gone (a Ctrl-C) interrupts its worker, which would otherwise go on reading the
+        terminal (``wf check -``) or writing to it."""
         if os.fork() != 0:
             return
         try:
@@ -157,6 +160,10 @@ class Server:
                 _work(fields, fds)  # never returns
             for fd in fds:  # only the worker holds the client's streams: its exit ends them
                 os.close(fd)
+            ended = os.pidfd_open(worker)
+            ready, _, _ = select.select([conn.fileno(), ended], [], [])
+            if ended not in ready:  # the client closed its end: it has gone
+                os.kill(worker, signal.SIGINT)
             _, status = os.waitpid(worker, 0)
             code = os.waitstatus_to_exitcode(status)
             conn.sendall(code.to_bytes(4, "big", signed=True))

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 JSON_TYPES = (
     "decimals are JSON numbers, durations integer milliseconds, timestamps epoch milliseconds"
 )
-#: The highest workflow version (``dsl.spec.MAX_VERSION``; a test keeps them equal).
+#: The highest workflow version (``runtime.versions.MAX_VERSION``; a test keeps them equal).
 MAX_VERSION = 2**31 - 1
 #: The largest value accepted (``runtime.validate.MAX_VALUE_BYTES``; kept equal by a test).
 MAX_VALUE_BYTES = 256 * 1024

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from wflang.compiler.null_facts import non_null_paths
 from wflang.compiler.symbols import did_you_mean
 from wflang.compiler.types import (
     BOOL,
@@ -36,7 +37,6 @@ from wflang.compiler.types import (
     Type,
     Unknown,
     fits,
-    non_null_paths,
     place_of,
     strip,
     widen,

@@ -17,6 +17,7 @@ from wflang.compiler.dataflow import must_analysis
 from wflang.compiler.handled_errors import error_type
 from wflang.compiler.map_items import body_roots, element, item_outputs
 from wflang.compiler.model import ABORTED, Model, context_writes
+from wflang.compiler.null_facts import non_null_paths, null_checked_paths
 from wflang.compiler.symbols import all_fields, did_you_mean
 from wflang.compiler.types import (
     ASSIGNEE,
@@ -42,8 +43,6 @@ from wflang.compiler.types import (
     TypeEnv,
     TypeProblem,
     Unknown,
-    non_null_paths,
-    null_checked_paths,
     strip,
 )
 from wflang.dsl import expr as ex

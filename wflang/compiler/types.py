@@ -14,6 +14,7 @@ from typing import assert_never
 
 from attrs import define, field, frozen
 
+from wflang.compiler.null_facts import non_null_paths, null_checked_paths, path_of
 from wflang.compiler.symbols import did_you_mean
 from wflang.dsl import expr as ex
 from wflang.dsl import spec as sp
@@ -297,24 +298,24 @@ class Inference:
         fit = self.env.conforms(got, want)
         if fit is Fit.MISMATCH:
             self.problem("mismatch", f"{what} must be {want}, not {got}", e.span)
-        elif fit is Fit.OPTIONAL and _path(e) not in self.checked:
+        elif fit is Fit.OPTIONAL and path_of(e) not in self.checked:
             self.problem(
                 "optional",
                 f"{what} may be null ({got}) where {want} is expected",
                 e.span,
-                hint=f"check it first ('{_path(e)} != null and …') or use coalesce()",
+                hint=f"check it first ('{path_of(e)} != null and …') or use coalesce()",
             )
         return got
 
     def value(self, e: ex.Expr, what: str) -> Type:
         """Infer an operand that must not be null: report an unchecked ``T?``, give ``T``."""
         got = self.infer(e)
-        if isinstance(got, Opt) and _path(e) not in self.checked:
+        if isinstance(got, Opt) and path_of(e) not in self.checked:
             self.problem(
                 "optional",
                 f"{what} may be null ({got})",
                 e.span,
-                hint=f"check it first ('{_path(e)} != null and …') or use coalesce()",
+                hint=f"check it first ('{path_of(e)} != null and …') or use coalesce()",
             )
         return strip(got)
 
@@ -323,12 +324,6 @@ class Inference:
 
     def guarded(self, paths: frozenset[str]) -> Inference:
         return Inference(self.env, self.roots, self.problems, self.checked | paths, self.seen)
-
-
-def _path(e: ex.Expr) -> str:
-    from wflang.dsl.formatter import format_expr
-
-    return format_expr(e)
 
 
 def _ref(inf: Inference, e: ex.Ref) -> Type:
@@ -386,12 +381,12 @@ def _member(inf: Inference, e: ex.Member) -> Type:
         )
         return UNKNOWN
     optional = isinstance(target, Opt)
-    if optional and _path(e.target) not in inf.checked:
+    if optional and path_of(e.target) not in inf.checked:
         inf.problem(
             "optional",
-            f"'{_path(e.target)}' may be null ({target}) when '.{e.name}' is read",
+            f"'{path_of(e.target)}' may be null ({target}) when '.{e.name}' is read",
             e.target.span,
-            hint=f"check '{_path(e.target)} != null and …' first",
+            hint=f"check '{path_of(e.target)} != null and …' first",
         )
     base = strip(target)
     fields = inf.env.field_types(base) if isinstance(base, Record) else None
@@ -402,7 +397,7 @@ def _member(inf: Inference, e: ex.Member) -> Type:
     record = base.name if isinstance(base, Record) else ""
     absent = inf.env.absent.get((record, e.name))
     if found is None and absent is not None:
-        inf.problem(absent[0], f"'{_path(e)}' cannot be read here: {absent[1]}", e.span)
+        inf.problem(absent[0], f"'{path_of(e)}' cannot be read here: {absent[1]}", e.span)
         return UNKNOWN
     if found is None:
         inf.problem(
@@ -507,30 +502,6 @@ def _binary(inf: Inference, e: ex.Binary) -> Type:
         inf.problem("mismatch", f"'{op}' does not apply to {left} and {right}", e.span)
         return UNKNOWN
     return result
-
-
-def non_null_paths(guard: ex.Expr) -> frozenset[str]:
-    """Paths a guard proves are not null when it is true: ``x != null``, ``a and b``."""
-    return _null_facts(guard, when=True)
-
-
-def null_checked_paths(guard: ex.Expr) -> frozenset[str]:
-    """Paths a guard proves are not null when it is false: ``x == null``, ``a or b``."""
-    return _null_facts(guard, when=False)
-
-
-def _null_facts(guard: ex.Expr, *, when: bool) -> frozenset[str]:
-    if isinstance(guard, ex.Unary) and guard.op == "not":
-        return _null_facts(guard.operand, when=not when)
-    if isinstance(guard, ex.Binary):
-        if guard.op == ("and" if when else "or"):
-            return _null_facts(guard.left, when=when) | _null_facts(guard.right, when=when)
-        if guard.op == ("!=" if when else "=="):
-            if isinstance(guard.right, ex.NullLit):
-                return frozenset({_path(guard.left)})
-            if isinstance(guard.left, ex.NullLit):
-                return frozenset({_path(guard.right)})
-    return frozenset()
 
 
 def _list(inf: Inference, e: ex.ListLit) -> Type:

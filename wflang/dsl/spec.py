@@ -58,11 +58,6 @@ class Field:
     span: Span = span_field()
 
 
-#: The highest version a workflow may have: what every store's version column holds
-#: (a 32-bit signed integer on PostgreSQL). Versions run from 1 to this.
-MAX_VERSION = 2**31 - 1
-
-
 @frozen
 class Header:
     """``workflow NAME version N``."""

@@ -10,10 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from wflang.dsl.spec import MAX_VERSION
 from wflang.runtime.ir import Value
-from wflang.runtime.table import Table, WaitEntry, dumps, loads, same_behaviour, table_hash
+from wflang.runtime.table import (
+    Table,
+    WaitEntry,
+    dumps,
+    loads,
+    same_behaviour,
+    table_hash,
+)
 from wflang.runtime.validate import taken
+from wflang.runtime.versions import MAX_VERSION
 from wflang.runtime.waiting import Wait
 from wflang.store import rows
 from wflang.store.backend import Tx, placeholders

@@ -19,6 +19,7 @@ from wflang.dsl import types as ty
 from wflang.dsl.diagnostics import Related, Severity
 from wflang.dsl.span import Span
 from wflang.dsl.walk import TOP
+from wflang.runtime.versions import MAX_VERSION
 
 
 def _retry_budget_ms(r: sp.Retry) -> int | None:
@@ -80,10 +81,8 @@ def invalid_bound(m: Model) -> Iterator[Finding]:
 
 
 def _version_bound(version: int, span: Span) -> Iterator[Finding]:
-    if not 1 <= version <= sp.MAX_VERSION:
-        yield Finding(
-            f"version {version} is out of range: a version is 1 to {sp.MAX_VERSION}", span
-        )
+    if not 1 <= version <= MAX_VERSION:
+        yield Finding(f"version {version} is out of range: a version is 1 to {MAX_VERSION}", span)
 
 
 def _duration_literals(node: sp.Node) -> Iterator[ex.DurationLit]:

@@ -189,6 +189,9 @@ class TypeEnv:
     kinds: dict[str, str] = field(factory=dict)
     #: Why a record has no such field, by (record, field): (kind of problem, reason).
     absent: dict[tuple[str, str], tuple[str, str]] = field(factory=dict)
+    #: ``field_types`` of each record asked for: every read of a field asks (forgotten
+    #: when the record is registered again).
+    _typed: dict[str, Mapping[str, Type] | None] = field(factory=dict, init=False)
 
     def resolve(self, spec: ty.TypeSpec) -> Type:
         if isinstance(spec, ty.OptionalType):
@@ -222,19 +225,25 @@ class TypeEnv:
         if not isinstance(fields, Mapping):
             fields = {f.name.text: f for f in fields}
         self.records[name] = fields
+        self._typed.pop(name, None)
         return Record(name)
 
     def shape(self, name: str, fields: Mapping[str, Type]) -> Record:
         """Register an anonymous record with typed fields and return its type."""
         self.shapes[name] = fields
+        self._typed.pop(name, None)
         return Record(name)
 
     def field_types(self, record: Record) -> Mapping[str, Type] | None:
         """The types of a record's fields (None: no such record)."""
         if record.name in self.shapes:
             return self.shapes[record.name]
+        if record.name in self._typed:
+            return self._typed[record.name]
         fields = self.fields(record)
-        return None if fields is None else {n: self.resolve(f.type) for n, f in fields.items()}
+        typed = None if fields is None else {n: self.resolve(f.type) for n, f in fields.items()}
+        self._typed[record.name] = typed
+        return typed
 
     def conforms(self, src: Type, dst: Type) -> Fit:
         """``fits``, where also an anonymous record (``shapes``) fits a declared record

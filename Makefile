@@ -8,7 +8,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 DEVSTAMP := $(VENV)/.installed-dev
 
-.PHONY: demo test lint typecheck unit bench clean
+.PHONY: demo test lint typecheck unit bench clean editor-deps vsix
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -43,8 +43,24 @@ unit: $(DEVSTAMP)
 
 test: lint typecheck unit
 
+# The VS Code extension (editors/vscode): its npm packages, from the lock file (the
+# tests of its grammar and client install them too), and its installable .vsix.
+EXT    := editors/vscode
+EXTSTAMP := $(EXT)/node_modules/.package-lock.json
+VSIX   ?= dist/wflang.vsix
+
+$(EXTSTAMP): $(EXT)/package.json $(EXT)/package-lock.json
+	cd $(EXT) && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+editor-deps: $(EXTSTAMP)
+
+vsix: $(EXTSTAMP)
+	mkdir -p $(dir $(abspath $(VSIX)))
+	cd $(EXT) && npx --no-install vsce package --allow-missing-repository --out $(abspath $(VSIX)) </dev/null
+
 bench: $(DEVSTAMP)
 	$(BIN)/python bench/parse.py
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis $(EXT)/node_modules dist

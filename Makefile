@@ -8,7 +8,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 DEVSTAMP := $(VENV)/.installed-dev
 
-.PHONY: demo test lint typecheck unit bench clean editor-deps vsix
+.PHONY: demo test lint typecheck unit bench clean editor-deps vsix editor-screenshots
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -58,6 +58,9 @@ editor-deps: $(EXTSTAMP)
 vsix: $(EXTSTAMP)
 	mkdir -p $(dir $(abspath $(VSIX)))
 	cd $(EXT) && npx --no-install vsce package --allow-missing-repository --out $(abspath $(VSIX)) </dev/null
+
+editor-screenshots: $(EXTSTAMP)
+	bash $(EXT)/test/screenshots.sh
 
 bench: $(DEVSTAMP)
 	$(BIN)/python bench/parse.py

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import itertools
 import json
+import plistlib
 import re
 import typing
 from pathlib import Path
+
+import pytest
 
 from tests.editor import EXTENSION, ROOT
 from wflang.dsl import spec as sp
@@ -107,3 +110,19 @@ def _code_lines(path: Path) -> list[str]:
 
 def _indent(line: str) -> int:
     return len(line) - len(line.lstrip(" "))
+
+
+def test_the_documented_conversion_for_sublime_text_gives_the_same_grammar(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    doc = (ROOT / "docs" / "editors.md").read_text(encoding="utf-8")
+    section = doc[doc.index("### Sublime Text") :]
+    code = re.search(r"```python\n(.*?)```", section, re.DOTALL)
+    assert code is not None
+    (tmp_path / "editors").symlink_to(ROOT / "editors")
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code.group(1), "docs/editors.md", "exec"), {})
+    converted = plistlib.loads((tmp_path / "wflang.tmLanguage").read_bytes())
+    grammar = EXTENSION / "syntaxes" / "wflang.tmLanguage.json"
+    assert converted == json.loads(grammar.read_text(encoding="utf-8"))
+    assert converted["scopeName"] == "source.wf" and converted["fileTypes"] == ["wf"]

@@ -4,14 +4,14 @@ one set lies within another only if every value of the first satisfies the secon
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from decimal import Decimal
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from wflang.compiler.check import module_model
-from wflang.compiler.guards import Numbers, Values, values
+from wflang.compiler.guards import Numbers, Shadowed, Values, shadowed_arms, values
 from wflang.compiler.inference import type_env
 from wflang.compiler.program import load_program
 from wflang.compiler.types import Inference, Record
@@ -114,3 +114,68 @@ def test_decimal_guards_take_exactly_the_values_they_hold_for(a: Guard, b: Guard
         assert contains(va.numbers, x) == a[1](x), (a[0], x)
     if va.within(vb):
         assert all(b[1](x) for x in DECIMAL_POINTS if a[1](x)), (a[0], b[0])
+
+
+# ------------------------------------------- shadowed arms: against the first algorithm
+
+
+def shadowed_by_pairs(node: sp.ChoiceNode, inf: Inference) -> Iterator[Shadowed]:
+    """WF210's first algorithm, kept as the reference: each arm against every earlier arm
+    on its subject, and against their union built afresh (quadratic in the arms, which
+    the checker's incremental union is not)."""
+    earlier: list[tuple[sp.ChoiceArm, Values]] = []
+    for arm in node.arms:
+        if arm.guard is None:
+            return
+        mine = values(arm.guard, inf)
+        if mine is None:
+            continue
+        same = [(a, v) for a, v in earlier if v.same_kind(mine)]
+        whole = next((a for a, v in same if mine.within(v)), None)
+        if mine.empty():
+            yield Shadowed(arm, ())
+        elif whole is not None:
+            yield Shadowed(arm, (whole,))
+        elif same:
+            covered = same[0][1]
+            for _, v in same[1:]:
+                covered = covered.combine("or", v)
+            if mine.within(covered):
+                yield Shadowed(arm, tuple(a for a, v in same if not mine.combine("and", v).empty()))
+        earlier.append((arm, mine))
+
+
+MEMBER_GUARDS = st.sampled_from([
+    "input.c == Color.red", "input.c == Color.green", "input.c != Color.blue",
+    "Color.green == input.c", "input.oc == Color.red", "input.oc != Color.green",
+    "input.b", "not input.b", "input.b == true", "input.b != true", "false == input.b",
+])  # fmt: skip
+
+
+def any_guard() -> st.SearchStrategy[str]:
+    numbers = guards("input.n", INTS) | guards("input.d", DECIMALS)
+    leaves = numbers.map(lambda g: g[0]) | MEMBER_GUARDS
+    return st.recursive(
+        leaves,
+        lambda inner: (
+            st.builds("({}) {} ({})".format, inner, st.sampled_from(["and", "or"]), inner)
+            | inner.map("not ({})".format)
+        ),
+        max_leaves=3,
+    )
+
+
+@PROPS
+@given(st.lists(any_guard(), min_size=1, max_size=12))
+def test_shadowed_arms_are_those_of_the_pairwise_algorithm(sources: list[str]) -> None:
+    arms = "\n".join(f"    when {s} -> done" for s in sources)
+    text = (
+        "workflow w version 1\nenum Color { red, green, blue }\n"
+        "input { n: int, d: decimal, c: Color, oc: Color?, b: bool }\nstart c\n"
+        f"choice c {{\n{arms}\n    else -> done\n}}\nend done: completed\n"
+    )
+    model = module_model(load_program([parse(text, "w.wf")]), "w.wf")
+    inf = Inference(type_env(model), {"input": Record("input"), "context": Record("context")})
+    choice = model.nodes["c"].node
+    assert isinstance(choice, sp.ChoiceNode)
+    assert list(shadowed_arms(choice, inf)) == list(shadowed_by_pairs(choice, inf))

@@ -126,12 +126,12 @@ class Values:
     members: Members | None = None
     universe: Members = frozenset()
 
+    def kind(self) -> tuple[str, bool, Members]:
+        """What the set is of: sets of one kind can be compared and combined."""
+        return self.subject, self.numbers is None, self.universe
+
     def same_kind(self, other: Values) -> bool:
-        return (
-            self.subject == other.subject
-            and (self.numbers is None) == (other.numbers is None)
-            and self.universe == other.universe
-        )
+        return self.kind() == other.kind()
 
     def empty(self) -> bool:
         return not self.numbers if self.numbers is not None else not self.members
@@ -227,26 +227,28 @@ class Shadowed:
 
 def shadowed_arms(node: sp.ChoiceNode, inf: Inference) -> Iterator[Shadowed]:
     """The arms of a choice (before any catch-all) that an earlier arm shadows."""
-    earlier: list[tuple[sp.ChoiceArm, Values]] = []
+    # The earlier arms of each kind, and the union of their values, kept as the arms
+    # go: an arm the union does not take is not shadowed, so it costs one test however
+    # many arms came before (a wide choice has dozens). Only a shadowed arm looks back
+    # for the arm that takes all its values, or else the arms that take some.
+    earlier: dict[tuple[str, bool, Members], tuple[list[tuple[sp.ChoiceArm, Values]], Values]] = {}
     for arm in node.arms:
         if arm.guard is None:
             return
         mine = values(arm.guard, inf)
         if mine is None:
             continue
-        same = [(a, v) for a, v in earlier if v.same_kind(mine)]
-        whole = next((a for a, v in same if mine.within(v)), None)
+        same, covered = earlier.get(mine.kind(), ([], None))
         if mine.empty():
             yield Shadowed(arm, ())
-        elif whole is not None:
-            yield Shadowed(arm, (whole,))
-        elif same:
-            covered = same[0][1]
-            for _, v in same[1:]:
-                covered = covered.combine("or", v)
-            if mine.within(covered):
+        elif covered is not None and mine.within(covered):
+            whole = next((a for a, v in same if mine.within(v)), None)
+            if whole is not None:
+                yield Shadowed(arm, (whole,))
+            else:
                 yield Shadowed(arm, tuple(a for a, v in same if not mine.combine("and", v).empty()))
-        earlier.append((arm, mine))
+        same.append((arm, mine))
+        earlier[mine.kind()] = (same, mine if covered is None else covered.combine("or", mine))
 
 
 # ------------------------------------------------------- exhaustiveness (WF211)
@@ -333,7 +335,7 @@ def covering_arms(node: sp.ChoiceNode, inf: Inference) -> tuple[str, tuple[sp.Ch
         mine = values(arm.guard, inf)
         if mine is None or mine.empty():
             continue
-        key = (mine.subject, mine.numbers is None, mine.universe)
+        key = mine.kind()
         before = taken.get(key)
         arms: tuple[sp.ChoiceArm, ...]
         if before is None:

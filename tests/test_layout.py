@@ -15,7 +15,8 @@ MAX_LINES = 600
 
 #: What each part of ``wflang`` may import besides itself (docs/architecture.md):
 #: grammar → dsl → compiler → runtime ← store ← durable, with ``render`` and ``gen``
-#: reading checked programs, ``handlers`` beside the runtime, ``cli`` on top, and
+#: reading checked programs, ``handlers`` beside the runtime, ``lsp`` (the language
+#: server) reading the parser, checker and formatter, ``cli`` on top, and
 #: ``faults`` (the crash tests' named crash points) a leaf the store and workers pass.
 MAY_IMPORT: dict[str, frozenset[str]] = {
     "grammar": frozenset(),
@@ -30,9 +31,11 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "store": frozenset({"runtime", "faults"}),
     "durable": frozenset({"runtime", "store", "handlers", "faults"}),
     "testing": frozenset({"dsl", "compiler", "runtime", "handlers"}),
+    # the language server answers from the parser, the checker and the formatter
+    "lsp": frozenset({"dsl", "compiler"}),
     "cli": frozenset(
         {"dsl", "compiler", "render", "gen", "runtime", "handlers", "store", "durable"}
-        | {"user_cache"}
+        | {"user_cache", "lsp"}
     ),
 }
 #: The compiler writes the runtime's contract (the table, its expression IR, the

@@ -57,6 +57,7 @@ HOMES: dict[str, str] = {
     "outbox": "durable",
     "render": "render",
     "daemon": "daemon",
+    "lsp": "lsp",
 }
 
 

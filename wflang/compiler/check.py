@@ -10,9 +10,9 @@ the flow rules leave out only the scopes whose flow a broken name makes unknown
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
-from attrs import frozen
+from attrs import field, frozen
 
 from wflang.compiler import rules as _rules  # noqa: F401  (registers every rule)
 from wflang.compiler import suppress
@@ -32,6 +32,10 @@ class CheckResult:
     sources: dict[str, str]
     files: tuple[str, ...]
     suppressed: int
+    #: What the check read and built, for tools that answer more than findings (the
+    #: language server's hover, definitions and completion read the same models).
+    program: Program | None = field(default=None, eq=False)
+    models: Mapping[str, Model] = field(factory=dict, eq=False)
 
 
 def check(parsed: Iterable[ParseResult], config: Config | None = None,
@@ -49,6 +53,7 @@ def check(parsed: Iterable[ParseResult], config: Config | None = None,
 def _check(parsed: Iterable[ParseResult], config: Config, reader: Reader) -> CheckResult:
     program = load_program(list(parsed), reader)
     found: list[Diagnostic] = []
+    models: dict[str, Model] = {}
     suppressed = 0
     # Meta-rules always judge suppressions that name them; parser and loader codes always run.
     active = {r.id for r in RULES.values() if r.check is None or config.severity(r) is not None}
@@ -59,17 +64,16 @@ def _check(parsed: Iterable[ParseResult], config: Config, reader: Reader) -> Che
         if module.spec is None:
             found.extend(module.parsed.diagnostics)
             continue
-        file_findings = [
-            *module.parsed.diagnostics,
-            *own,
-            *run_rules(module_model(program, path), config),
-        ]
+        model = models[path] = module_model(program, path)
+        file_findings = [*module.parsed.diagnostics, *own, *run_rules(model, config)]
         applied = suppress.apply(module.spec, module.parsed.text, file_findings, active)
         found.extend(applied.kept)
         found.extend(_configured(applied.findings, config))
         suppressed += applied.suppressed
     sources = {p: m.parsed.text for p, m in program.modules.items()}
-    return CheckResult(sorted_diagnostics(found), sources, program.roots, suppressed)
+    return CheckResult(
+        sorted_diagnostics(found), sources, program.roots, suppressed, program, models
+    )
 
 
 def module_model(program: Program, path: str) -> Model:

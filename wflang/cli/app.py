@@ -111,7 +111,9 @@ def run(argv: Sequence[str]) -> int:
     for arg in argv:  # bytes that are not UTF-8 arrive as lone surrogates: no store takes them
         if not arg.isascii() and _not_utf8(arg):
             parser.error(f"argument {arg!r} is not valid UTF-8 text")
-    parsed = parser.parse_args(argv)
+    parsed, unknown = parser.parse_known_args(argv)
+    if unknown:  # the usage of the command they were given to, not of wf
+        parsed.command_parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     entry: Command = parsed.command_entry
     try:
         with command_scope():

@@ -3,7 +3,6 @@ options they have in common, the configuration, and printing a report."""
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from collections.abc import Sequence
@@ -72,12 +71,26 @@ def report_format_field() -> Any:
     )
 
 
-def preset_field(help: str = argparse.SUPPRESS) -> Any:
-    return field(default=None, metadata=arg("--preset", choices=PRESETS, help=help))
+def preset_field() -> Any:
+    return field(
+        default=None,
+        metadata=arg(
+            "--preset",
+            choices=PRESETS,
+            help="the check's rule preset; overrides [tool.wflang] preset (default: recommended)",
+        ),
+    )
 
 
-def config_field(help: str = argparse.SUPPRESS, metavar: str | None = None) -> Any:
-    return field(default=None, metadata=arg("--config", metavar=metavar, help=help))
+def config_field() -> Any:
+    return field(
+        default=None,
+        metadata=arg(
+            "--config",
+            metavar="PYPROJECT",
+            help="read [tool.wflang] from this file instead of the nearest pyproject.toml",
+        ),
+    )
 
 
 def expand(paths: Sequence[str]) -> list[str]:

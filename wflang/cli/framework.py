@@ -205,5 +205,5 @@ def build_parser(
             subs[entry.path] = p.add_subparsers(dest=dest, metavar="ACTION", required=True)
         else:
             add_arguments(p, entry.request)
-            p.set_defaults(command_entry=entry)
+            p.set_defaults(command_entry=entry, command_parser=p)  # its usage, for errors
     return parser

@@ -94,7 +94,7 @@ def replay(req: Replay) -> Result:
 @frozen(kw_only=True)
 class ForceComplete:
     instance: str = _instance()
-    step: str = field(metadata=arg())
+    step: str = field(metadata=arg(help="the step to complete"))
     output: str = field(
         default="{}", metadata=arg("--output", help="the step's output as JSON, or @file.json")
     )

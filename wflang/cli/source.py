@@ -151,12 +151,8 @@ class Check:
             help="exit 1 when a finding is at least this severe (default: error)",
         ),
     )
-    preset: str | None = preset_field(
-        "rule preset; overrides [tool.wflang] preset (default: recommended)"
-    )
-    config: str | None = config_field(
-        "read [tool.wflang] from this file instead of the nearest pyproject.toml", "PYPROJECT"
-    )
+    preset: str | None = preset_field()
+    config: str | None = config_field()
     stdin_filename: str | None = stdin_filename_field()
     color: bool = color_field()
     no_cache: bool = field(
@@ -221,7 +217,12 @@ def _check(req: Check, files: list[str], entry: check_cache.Lookup | None) -> Re
 @frozen(kw_only=True)
 class Rules:
     format: str = field(
-        default="text", metadata=arg("--format", choices=("text", "json", "markdown"))
+        default="text",
+        metadata=arg(
+            "--format",
+            choices=("text", "json", "markdown"),
+            help="text (default), json, or markdown (docs/rules.md is this)",
+        ),
     )
     diff: bool = field(
         default=False,

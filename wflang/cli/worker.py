@@ -109,7 +109,11 @@ class Worker:
     )
     log_level: str = field(
         default="info",
-        metadata=arg("--log-level", choices=("debug", "info", "warning", "error")),
+        metadata=arg(
+            "--log-level",
+            choices=("debug", "info", "warning", "error"),
+            help="the least severe log records written (default: info)",
+        ),
     )
     max_string_chars: int = limit_field("string_chars")
     max_list_items: int = limit_field("list_items")

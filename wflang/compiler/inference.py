@@ -16,7 +16,7 @@ from attrs import field, frozen
 from wflang.compiler.dataflow import must_analysis
 from wflang.compiler.handled_errors import error_type
 from wflang.compiler.map_items import body_roots, element, item_outputs
-from wflang.compiler.model import ABORTED, Model, context_writes
+from wflang.compiler.model import ABORTED, Model
 from wflang.compiler.null_facts import non_null_paths, null_checked_paths
 from wflang.compiler.symbols import all_fields, did_you_mean
 from wflang.compiler.types import (
@@ -232,7 +232,7 @@ def _after(
 ) -> frozenset[str]:
     """What is known not to be null when the flow goes from ``source`` to ``target``."""
     node = m.nodes[source].node
-    changed = context_writes(node)
+    changed = m.writes(source)
     kept = frozenset(p for p in known if _field_of(p) not in changed) if changed else known
     mine = {e.name.text for e in getattr(node, "output", ()) if e.local}
     if mine:

@@ -123,6 +123,7 @@ class Model:
     imports_complete: bool = True
     _memo: dict[str, object] = field(factory=dict)
     _reachable: dict[str, set[str]] = field(factory=dict)
+    _writes: dict[str, frozenset[str]] = field(factory=dict)
 
     def memo(self, key: str, compute: Callable[[Model], T]) -> T:
         """Compute a derived fact once per model (the typing of all expressions…)."""
@@ -203,6 +204,14 @@ class Model:
             entry = self.entry(scope)
             cache[scope] = set() if entry is None else graphs.reachable(self.graph, [entry])
         return cache[scope]
+
+    def writes(self, name: str) -> frozenset[str]:
+        """``context_writes`` of a node, found once: the flow analyses ask at every edge
+        out of it, and a parallel's or a map's walk its whole body."""
+        cache = self._writes
+        if name not in cache:
+            cache[name] = frozenset(context_writes(self.nodes[name].node))
+        return cache[name]
 
     @cached_property
     def edge_kinds(self) -> dict[tuple[str, str], frozenset[str]]:

@@ -11,7 +11,7 @@ from wflang.compiler.dataflow import (
     context_reads,
     must_analysis,
 )
-from wflang.compiler.model import ABORTED, Model, context_writes
+from wflang.compiler.model import ABORTED, Model
 from wflang.compiler.registry import Finding, Pass, Preset, rule
 from wflang.dsl import expr as ex
 from wflang.dsl import spec as sp
@@ -368,16 +368,11 @@ def wait_without_timeout(m: Model) -> Iterator[Finding]:
 # ---------------------------------------------------------------- usage and data flow
 
 
-def _writes(m: Model, node: sp.Node) -> set[str]:
-    """Context fields a node writes; a parallel or map writes what its body writes."""
-    return context_writes(node)
-
-
 def _writes_towards(m: Model, source: str, target: str) -> frozenset[str]:
     """What a node has written when the flow goes on from it to ``target``."""
     if m.edge_kinds.get((source, target), frozenset()) & ABORTED:
         return frozenset()
-    return frozenset(_writes(m, m.nodes[source].node))
+    return m.writes(source)
 
 
 @rule(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from wflang.compiler.dataflow import reads
-from wflang.compiler.model import Model, context_writes
+from wflang.compiler.model import Model
 from wflang.compiler.registry import Finding, Pass, Preset, rule
 from wflang.dsl import expr as ex
 from wflang.dsl import spec as sp
@@ -113,7 +113,7 @@ def unread_field(m: Model) -> Iterator[Finding]:
 
 
 def _written(m: Model) -> set[str]:
-    return {name for node in m.all_nodes() for name in context_writes(node)}
+    return {field for name in m.nodes for field in m.writes(name)}
 
 
 def _fields_read(m: Model, root: str) -> set[str] | None:

@@ -46,6 +46,19 @@ def stdin_filename_field() -> Any:
     )
 
 
+def rules_field(flag: str, help: str) -> Any:
+    return field(
+        default=(),
+        metadata=arg(
+            flag, action="append", metavar="RULES", help=f"{help}; comma-separated, repeatable"
+        ),
+    )
+
+
+def quiet_field(help: str) -> Any:
+    return field(default=False, metadata=arg("-q", "--quiet", action="store_true", help=help))
+
+
 def color_field() -> Any:
     return field(
         default=False,

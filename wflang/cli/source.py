@@ -19,13 +19,17 @@ from wflang.cli.files import (
     load,
     load_config,
     preset_field,
+    quiet_field,
     report_format_field,
     report_text,
+    rules_field,
     stdin_filename_field,
 )
-from wflang.cli.framework import EXIT_FINDINGS, EXIT_OK, Command, Out, Result, arg
+from wflang.cli.framework import EXIT_FINDINGS, EXIT_OK, Command, Out, Result, UsageError, arg
 
 if TYPE_CHECKING:
+    from wflang.compiler.config import Config
+    from wflang.compiler.report import Report
     from wflang.dsl.parser import ParseResult
     from wflang.dsl.spec import WorkflowSpec
 
@@ -99,9 +103,20 @@ class Fmt:
         metadata=arg(
             "--check",
             action="store_true",
-            help="write nothing; exit 1 if any file would change (for CI and pre-commit)",
+            help="write nothing; name each file that would change and show how (a diff); "
+            "exit 1 if any would (for CI and pre-commit)",
         ),
     )
+    diff: bool = field(
+        default=False,
+        metadata=arg(
+            "--diff",
+            action="store_true",
+            help="write nothing; print how each file would change as a unified diff; "
+            "exit 1 if any would",
+        ),
+    )
+    quiet: bool = quiet_field("print no file names (reformatted, would reformat) nor diffs")
     stdin_filename: str | None = stdin_filename_field()
     color: bool = color_field()
 
@@ -120,21 +135,41 @@ def fmt(req: Fmt) -> Result:
                 continue
             formatted = format_spec(result.spec, result.text)
             canonical = formatted == result.text and not result.normalized  # \n breaks only
-            if path == "-":
-                if req.check:
-                    status = max(status, EXIT_OK if canonical else EXIT_FINDINGS)
-                else:
-                    out.write(formatted)
-                continue
-            if canonical:
-                continue
-            if req.check:
-                out.print(f"would reformat {path}")
-                status = max(status, EXIT_FINDINGS)
-            else:
+            name = (req.stdin_filename or "<stdin>") if path == "-" else path
+            if req.check or req.diff:  # write nothing, say what would change
+                if not canonical:
+                    status = EXIT_FINDINGS
+                    if not req.quiet and req.check and path != "-":
+                        out.print(f"would reformat {path}")
+                    if not req.quiet or req.diff:
+                        out.write(unified_diff(result.text, formatted, name, req.color))
+            elif path == "-":
+                out.write(formatted)
+            elif not canonical:
                 Path(path).write_text(formatted, encoding="utf-8")
-                out.print(f"reformatted {path}", err=True)
+                if not req.quiet:
+                    out.print(f"reformatted {path}", err=True)
     return out.done(status)
+
+
+def unified_diff(before: str, after: str, name: str, color: bool) -> str:
+    """How formatting changes a file, as ``diff -u`` shows it (in colour on a terminal)."""
+    import difflib
+
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True),
+        after.splitlines(keepends=True),
+        fromfile=name,
+        tofile=f"{name} (formatted)",
+    )
+    out = []
+    for line in lines:
+        text = line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
+        if color and line[:1] in "+-@" and not line.startswith(("+++", "---")):
+            code = {"+": "32", "-": "31", "@": "36"}[line[0]]
+            text = f"\x1b[{code}m{text.rstrip(chr(10))}\x1b[0m\n"
+        out.append(text)
+    return "".join(out)
 
 
 @frozen(kw_only=True)
@@ -153,6 +188,24 @@ class Check:
     )
     preset: str | None = preset_field()
     config: str | None = config_field()
+    select: tuple[str, ...] = rules_field(
+        "--select", "check only these rules (codes, names or code prefixes such as WF2)"
+    )
+    extend_select: tuple[str, ...] = rules_field(
+        "--extend-select", "check these rules too, beside those the configuration turns on"
+    )
+    ignore: tuple[str, ...] = rules_field(
+        "--ignore", "do not check these rules (wins over --select)"
+    )
+    quiet: bool = quiet_field("print the findings only: no summary line, nothing when clean")
+    statistics: bool = field(
+        default=False,
+        metadata=arg(
+            "--statistics",
+            action="store_true",
+            help="print how many findings each rule has, instead of the findings",
+        ),
+    )
     stdin_filename: str | None = stdin_filename_field()
     color: bool = color_field()
     no_cache: bool = field(
@@ -168,6 +221,8 @@ class Check:
 
 
 def check(req: Check) -> Result:
+    if req.statistics and req.format != "text":
+        raise UsageError("--statistics prints a table for people: it takes no --format but text")
     files = expand(req.paths)
     options = {k: v for k, v in asdict(req).items() if k != "no_cache"}
     entry = check_cache.lookup(options, files, no_cache=req.no_cache, fmt=req.format)
@@ -184,7 +239,7 @@ def check(req: Check) -> Result:
 def _check(req: Check, files: list[str], entry: check_cache.Lookup | None) -> Result:
     from wflang.compiler.check import check as check_files
     from wflang.compiler.program import import_targets, read_file
-    from wflang.compiler.report import Report
+    from wflang.compiler.report import Report, summary_line
     from wflang.dsl.diagnostics import Severity
 
     if entry is not None:  # what the configuration and the import scope will look at
@@ -193,7 +248,7 @@ def _check(req: Check, files: list[str], entry: check_cache.Lookup | None) -> Re
             entry.look_above(os.path.dirname(path) or ".")
         if req.config:
             entry.look("read", req.config)
-    config = load_config(req.config, req.preset)
+    config = selected_rules(load_config(req.config, req.preset), req)
     data = entry.data if entry is not None else {}
     parsed = [load(p, req.stdin_filename, data.get(p)) for p in files]
     if entry is not None:
@@ -208,10 +263,41 @@ def _check(req: Check, files: list[str], entry: check_cache.Lookup | None) -> Re
                 entry.look("read", target)
     report = Report(result.diagnostics, result.sources, result.files)
     out = Out()
-    out.write(report_text(report, req.format, req.color))
+    if req.statistics:
+        out.write(statistics(report))
+    else:
+        text = report_text(report, req.format, req.color)
+        out.write(text.removesuffix(summary_line(report) + "\n") if req.quiet else text)
+    if req.statistics and not req.quiet:
+        out.print(summary_line(report))
     threshold = Severity(req.fail_on).rank
     worst = max((d.severity.rank for d in result.diagnostics), default=0)
     return out.done(EXIT_FINDINGS if worst >= threshold else EXIT_OK)
+
+
+def selected_rules(config: Config, req: Check) -> Config:
+    """The configuration with the rules of ``--select``, ``--extend-select``, ``--ignore``."""
+    from wflang.compiler.config import ConfigError, selected
+
+    try:
+        return selected(
+            config, select=req.select, extend_select=req.extend_select, ignore=req.ignore
+        )
+    except ConfigError as err:
+        raise UsageError(str(err)) from err
+
+
+def statistics(report: Report) -> str:
+    """``    3  WF201  unreachable-node  error``: each rule's count, the most found first."""
+    counts: dict[tuple[str, str, str], int] = {}
+    for d in report.diagnostics:
+        key = (d.code, d.name, d.severity.value)
+        counts[key] = counts.get(key, 0) + 1
+    rows = sorted(counts.items(), key=lambda row: (-row[1], row[0][0]))
+    width = max((len(name) for (_, name, _), _ in rows), default=0)
+    return "".join(
+        f"{n:>5}  {code}  {name:<{width}}  {severity}\n" for (code, name, severity), n in rows
+    )
 
 
 @frozen(kw_only=True)

@@ -17,7 +17,7 @@ every rule at its default severity.
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from attrs import field, frozen
@@ -78,6 +78,48 @@ def parse_config(table: Mapping[str, object], source: str | None = None) -> Conf
             )
         severities[code.id] = _LEVELS[str(level)]
     return Config(preset, severities, source)
+
+
+def selected(
+    config: Config,
+    *,
+    select: Sequence[str] = (),
+    extend_select: Sequence[str] = (),
+    ignore: Sequence[str] = (),
+) -> Config:
+    """``config`` with the rules chosen on the command line, as ruff's options choose
+    them: ``select`` the only rules checked (at the level ``config`` gives them, or their
+    default when it turns them off), ``extend_select`` rules added to those, ``ignore``
+    rules turned off (it wins). Each names rules by code, by name or by a prefix of codes
+    (``WF2``), several at once separated by commas."""
+    if not (select or extend_select or ignore):
+        return config
+    only = _rules_named(select, "--select") if select else None
+    extra = _rules_named(extend_select, "--extend-select")
+    off = _rules_named(ignore, "--ignore")
+    severities: dict[str, Severity | None] = {}
+    for rule in RULES.values():
+        level = config.severity(rule)
+        wanted = rule.id in extra or (only is not None and rule.id in only)
+        if rule.id in off or (only is not None and not wanted):
+            level = None
+        elif wanted and level is None:
+            level = rule.code.severity
+        severities[rule.id] = level
+    return Config(config.preset, severities, config.source)
+
+
+def _rules_named(keys: Sequence[str], option: str) -> set[str]:
+    found: set[str] = set()
+    for key in (k.strip() for joined in keys for k in joined.split(",")):
+        code = CODES.lookup(key)
+        named = (
+            {code.id} & RULES.keys() if code else {r for r in RULES if r.startswith(key.upper())}
+        )
+        if not key or not named:
+            raise ConfigError(f"{option}: unknown rule or prefix {key!r} (see 'wf rules')")
+        found |= named
+    return found
 
 
 def load_config(start: Path | None = None) -> Config:

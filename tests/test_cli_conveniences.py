@@ -221,3 +221,43 @@ def test_statistics_count_the_findings_of_each_rule(
         2,
         "wf: error: --statistics prints a table for people: it takes no --format but text\n",
     )
+
+
+def test_rules_explains_one_rule_as_docs_rules_md_does(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "rules", "WF201")
+    assert code == 0
+    assert out.startswith(
+        "## WF201\n\n**`unreachable-node`** · graph · error · preset: recommended\n\n"
+        "Checks that every node can be reached from the start.\n"
+    )
+    assert "Bad:\n\n```wf\nstart a\n" in out and "Good:\n\n```wf\n" in out
+    docs = (Path(__file__).parent.parent / "docs" / "rules.md").read_text(encoding="utf-8")
+    assert out in docs  # the same entry, word for word
+    assert run(capsys, "rules", "unreachable-node")[1] == out  # by name too
+
+
+def test_rules_explains_one_diff_rule(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "rules", "wf601")
+    assert code == 0 and out.startswith("## WF601\n\n**`required-field-added`** · callers")
+
+
+def test_rules_of_an_unknown_code_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(capsys, "rules", "unreachable-nod") == (
+        2,
+        "",
+        "wf: error: unknown rule 'unreachable-nod' (see 'wf rules' for the list); "
+        "did you mean 'unreachable-node'?\n",
+    )
+
+
+def test_rules_json_of_one_rule(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    code, out, _ = run(capsys, "rules", "--format", "json", "WF304")
+    assert code == 0
+    rule = json.loads(out)
+    assert (rule["code"], rule["name"], rule["severity"]) == (
+        "WF304",
+        "unused-declaration",
+        "warning",
+    )

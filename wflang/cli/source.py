@@ -302,6 +302,15 @@ def statistics(report: Report) -> str:
 
 @frozen(kw_only=True)
 class Rules:
+    rule: str | None = field(
+        default=None,
+        metadata=arg(
+            nargs="?",
+            metavar="RULE",
+            help="explain this rule (a code such as WF201, or a name): its entry of "
+            "docs/rules.md, with a bad and a good example",
+        ),
+    )
     format: str = field(
         default="text",
         metadata=arg(
@@ -319,6 +328,19 @@ class Rules:
 def rules(req: Rules) -> Result:
     from wflang.compiler import docs
 
+    if req.rule is not None:
+        entry = docs.explain(req.rule, req.format)
+        if entry is None:
+            from wflang.compiler.suggest import NearNames
+
+            hint = NearNames(docs.rule_names()).hint(req.rule)
+            raise UsageError(
+                f"unknown rule {req.rule!r} (see 'wf rules' for the list)"
+                + (f"; {hint}" if hint else "")
+            )
+        out = Out()
+        out.write(entry)
+        return out.done()
     if req.diff:
         render = {"text": docs.diff_rules_text, "json": docs.diff_rules_json,
                   "markdown": docs.diff_rules_markdown}  # fmt: skip

@@ -12,7 +12,7 @@ import json
 from wflang.compiler import rules as _rules  # noqa: F401  (registers every rule)
 from wflang.compiler import suppress  # noqa: F401  (registers the meta-rules)
 from wflang.compiler.diff import rules as _diff_rules  # noqa: F401  (registers every diff rule)
-from wflang.compiler.diff.registry import diff_rules_in_order
+from wflang.compiler.diff.registry import DiffRule, diff_rules_in_order
 from wflang.compiler.registry import RULES, blocking_rules
 from wflang.dsl.diagnostics import CODES, Code
 
@@ -32,20 +32,20 @@ def rules_text() -> str:
     return "\n".join(lines) + "\n"
 
 
+def _rule_json(c: Code) -> dict[str, str]:
+    return {
+        "code": c.id,
+        "name": c.name,
+        "category": c.category,
+        "severity": c.severity.value,
+        "preset": _preset(c),
+        "summary": c.summary,
+        "doc": c.doc,
+    }
+
+
 def rules_json() -> str:
-    doc = [
-        {
-            "code": c.id,
-            "name": c.name,
-            "category": c.category,
-            "severity": c.severity.value,
-            "preset": _preset(c),
-            "summary": c.summary,
-            "doc": c.doc,
-        }
-        for c in CODES.all()
-    ]
-    return json.dumps(doc, indent=2) + "\n"
+    return json.dumps([_rule_json(c) for c in CODES.all()], indent=2) + "\n"
 
 
 def rules_markdown() -> str:
@@ -71,17 +71,55 @@ def rules_markdown() -> str:
             f"| {c.summary} |"
         )
     for c in CODES.all():
-        out += [
-            "",
-            f"## {c.id}",
-            "",
-            f"**`{c.name}`** · {c.category} · {c.severity.value} · preset: {_preset(c)}",
-            "",
-            c.summary,
-            "",
-            _examples(c.doc),
-        ]
+        out += ["", _rule_markdown(c).rstrip("\n")]
     return "\n".join(out).rstrip() + "\n\n" + diff_rules_markdown()
+
+
+def _rule_markdown(c: Code) -> str:
+    """A code's entry in docs/rules.md: what it checks, then a bad and a good example."""
+    head = f"**`{c.name}`** · {c.category} · {c.severity.value} · preset: {_preset(c)}"
+    return f"## {c.id}\n\n{head}\n\n{c.summary}\n\n{_examples(c.doc)}".rstrip() + "\n"
+
+
+def _diff_rule_markdown(r: DiffRule) -> str:
+    head = f"**`{r.code.name}`** · {r.category.value} · {r.level.value}"
+    return f"## {r.id}\n\n{head}\n\n{r.code.summary}\n\n{_examples(r.code.doc)}".rstrip() + "\n"
+
+
+def _diff_rule_json(r: DiffRule) -> dict[str, str]:
+    return {
+        "code": r.id,
+        "name": r.code.name,
+        "level": r.level.value,
+        "category": r.category.value,
+        "severity": r.code.severity.value,
+        "summary": r.code.summary,
+        "doc": r.code.doc,
+    }
+
+
+def explain(key: str, fmt: str) -> str | None:
+    """``wf rules CODE``: one rule of wf check or wf diff (by code or name), its entry of
+    docs/rules.md (``json``: its object of ``--format json``); None when there is none."""
+    code = CODES.lookup(key)
+    if code is not None:
+        return (
+            json.dumps(_rule_json(code), indent=2) + "\n" if fmt == "json" else _rule_markdown(code)
+        )
+    for r in diff_rules_in_order():
+        if key.upper() == r.id or key.lower() == r.code.name:
+            return (
+                json.dumps(_diff_rule_json(r), indent=2) + "\n"
+                if fmt == "json"
+                else _diff_rule_markdown(r)
+            )
+    return None
+
+
+def rule_names() -> list[str]:
+    """Every code and name ``explain`` knows."""
+    names = [n for c in CODES.all() for n in (c.id, c.name)]
+    return names + [n for r in diff_rules_in_order() for n in (r.id, r.code.name)]
 
 
 # ----------------------------------------------------------------- wf diff
@@ -99,19 +137,7 @@ def diff_rules_text() -> str:
 
 
 def diff_rules_json() -> str:
-    doc = [
-        {
-            "code": r.id,
-            "name": r.code.name,
-            "level": r.level.value,
-            "category": r.category.value,
-            "severity": r.code.severity.value,
-            "summary": r.code.summary,
-            "doc": r.code.doc,
-        }
-        for r in diff_rules_in_order()
-    ]
-    return json.dumps(doc, indent=2) + "\n"
+    return json.dumps([_diff_rule_json(r) for r in diff_rules_in_order()], indent=2) + "\n"
 
 
 def diff_rules_markdown() -> str:
@@ -137,16 +163,7 @@ def diff_rules_markdown() -> str:
             f"| {r.category.value} | {r.code.summary} |"
         )
     for r in rules:
-        out += [
-            "",
-            f"## {r.id}",
-            "",
-            f"**`{r.code.name}`** · {r.category.value} · {r.level.value}",
-            "",
-            r.code.summary,
-            "",
-            _examples(r.code.doc),
-        ]
+        out += ["", _diff_rule_markdown(r).rstrip("\n")]
     return "\n".join(out).rstrip() + "\n"
 
 

@@ -58,6 +58,7 @@ HOMES: dict[str, str] = {
     "render": "render",
     "daemon": "daemon",
     "lsp": "lsp",
+    "completion": "completion",
 }
 
 

@@ -105,11 +105,38 @@ def _type_workflow(m: Model) -> Typing:
                 f.default, env.resolve(f.type), f"the default of '{f.name.text}'"
             )
             problems.extend(_clock_reads(f.default, f.name.text))
-    # Types do not depend on null checks: a first walk finds what each node writes
-    # that cannot be null, which with the guards of choices says what is checked where.
+    # Types do not depend on null checks: a first walk types only what each node writes,
+    # to find what it writes that cannot be null; with the guards of choices that says
+    # what is checked where, and the second walk types every expression knowing it.
     written: dict[str, set[str]] = {}
-    _walk(m, env, {}, [], [], written, {})
-    _walk(m, env, _null_checked(m, written), problems, missing, {}, types)
+
+    def note_writes(node: sp.Node, roots: dict[str, Type]) -> dict[str, Type]:
+        written[node.name.text] = _non_null_writes(m, env, node, roots)
+        return body_roots(env, roots, node) if isinstance(node, sp.MapNode) else roots
+
+    _walk(m, note_writes)
+    checked = _null_checked(m, written)
+
+    def type_node(node: sp.Node, roots: dict[str, Type]) -> dict[str, Type]:
+        known = checked.get(node.name.text, frozenset())
+
+        def inference(roots: Mapping[str, Type], known: frozenset[str] = known) -> Inference:
+            return Inference(env, roots, problems, known, types)
+
+        _type_node(m, env, node, roots, inference, missing)
+        if not isinstance(node, sp.MapNode):
+            return roots
+        inference(roots).expect(node.items, ListT(UNKNOWN), "map items")
+        inner = body_roots(env, roots, node)
+        if node.collects:
+            ends = [checked.get(e, frozenset()) for e in _completed_ends(node)]
+            facts = frozenset.intersection(*ends) if ends else frozenset()
+            outputs = item_outputs(Inference(env, roots, []), env, node)
+            collected = {**inner, "result": element(outputs)}
+            _type_collects(m, env, node, Inference(env, collected, problems, facts, types))
+        return inner
+
+    _walk(m, type_node)
     return Typing(tuple(problems), tuple(missing), types)
 
 
@@ -126,36 +153,16 @@ def _clock_reads(default: ex.Expr, name: str) -> Iterator[TypeProblem]:
             )
 
 
-def _walk(
-    m: Model,
-    env: TypeEnv,
-    checked: Mapping[str, frozenset[str]],
-    problems: list[TypeProblem],
-    missing: list[Missing],
-    written: dict[str, set[str]],
-    types: dict[Placed, Type],
-) -> None:
-    """Type every node; ``written`` gets the context fields each sets to a non-null value,
-    ``types`` the type of every expression."""
+#: Types one node under the roots it sees; gives the roots of the flows inside it.
+NodeTyping = Callable[[sp.Node, dict[str, Type]], dict[str, Type]]
+
+
+def _walk(m: Model, visit: NodeTyping) -> None:
+    """Visit every node, outer nodes before the flows inside them, with its roots."""
 
     def walk(nodes: tuple[sp.Node, ...], roots: dict[str, Type]) -> None:
         for node in nodes:
-            known = checked.get(node.name.text, frozenset())
-
-            def inference(roots: Mapping[str, Type], known: frozenset[str] = known) -> Inference:
-                return Inference(env, roots, problems, known, types)
-
-            written[node.name.text] = _type_node(m, env, node, roots, inference, missing)
-            inner = roots
-            if isinstance(node, sp.MapNode):
-                inference(roots).expect(node.items, ListT(UNKNOWN), "map items")
-                inner = body_roots(env, roots, node)
-                if node.collects:
-                    ends = [checked.get(e, frozenset()) for e in _completed_ends(node)]
-                    facts = frozenset.intersection(*ends) if ends else frozenset()
-                    outputs = item_outputs(Inference(env, roots, []), env, node)
-                    collected = {**inner, "result": element(outputs)}
-                    _type_collects(m, env, node, Inference(env, collected, problems, facts, types))
+            inner = visit(node, roots)
             for _, body in sub_flows(node):
                 walk(body, inner)
 
@@ -293,6 +300,22 @@ def _in_map_body(m: Model, node: sp.Node) -> bool:
     return info is not None and info.owner is not None and info.scope == info.owner
 
 
+def _with_error(m: Model, env: TypeEnv, node: sp.Node, roots: dict[str, Type]) -> dict[str, Type]:
+    """The roots of a node's expressions: with the error its routes handled, if any."""
+    handled = error_type(m, env, node)
+    return roots if handled is None else {**roots, "error": handled}
+
+
+def _non_null_writes(m: Model, env: TypeEnv, node: sp.Node, roots: dict[str, Type]) -> set[str]:
+    """The paths a node writes a value that cannot be null, found by typing its ``output``
+    alone (an end writes its flow's output, not the context)."""
+    if isinstance(node, sp.EndNode):
+        return set()
+    roots = _with_error(m, env, node, roots)
+    out_roots = _output_roots(m, env, node, Inference(env, roots))
+    return _type_output(m, env, node, Inference(env, out_roots), [])
+
+
 def _type_node(
     m: Model,
     env: TypeEnv,
@@ -300,11 +323,8 @@ def _type_node(
     roots: dict[str, Type],
     infer: InferenceFactory,
     missing: list[Missing],
-) -> set[str]:
-    handled = error_type(m, env, node)
-    if handled is not None:  # the error its routes handled, in all it reads
-        roots = {**roots, "error": handled}
-    here = infer(roots)
+) -> None:
+    here = infer(_with_error(m, env, node, roots))
     if isinstance(node, sp.ChoiceNode):
         before: frozenset[str] = frozenset()  # an arm is tried when those before it failed
         for arm in node.arms:
@@ -320,16 +340,10 @@ def _type_node(
         got = strip(here.value(who, "the assignee"))
         if not isinstance(got, Unknown) and got != STRING:
             here.problem(ASSIGNEE, f"the assignee must be a string, not {got}", who.span)
-    out_roots = dict(roots)
     if isinstance(node, sp.WaitNode):
         trigger = node.trigger
         if isinstance(trigger, sp.UntilTrigger):
             here.expect(trigger.at, TIMESTAMP, "'until'")
-        elif isinstance(trigger, sp.SignalTrigger):
-            decl = m.signals.get(trigger.signal.text)
-            out_roots["signal"] = (
-                env.record(f"payload of {decl.name.text}", decl.payload or ()) if decl else UNKNOWN
-            )
         elif isinstance(trigger, sp.MessageTrigger):
             # Messages are matched on the correlation's text: a string or an int.
             got = here.value(trigger.correlation, "a correlation")
@@ -339,19 +353,36 @@ def _type_node(
                     f"a correlation must be string or int, not {got}",
                     trigger.correlation.span,
                 )
+    out_roots = _output_roots(m, env, node, here)
+    _type_args(m, env, node, here, missing)
+    _type_output(m, env, node, infer(out_roots), missing)
+
+
+def _output_roots(m: Model, env: TypeEnv, node: sp.Node, here: Inference) -> dict[str, Type]:
+    """The roots of a node's ``output``: those of its other expressions (``here``), and
+    what it got: a signal's or a message's payload, a ``result``."""
+    out_roots = dict(here.roots)
+    if isinstance(node, sp.WaitNode):
+        trigger = node.trigger
+        if isinstance(trigger, sp.SignalTrigger):
+            decl = m.signals.get(trigger.signal.text)
+            out_roots["signal"] = (
+                env.record(f"payload of {decl.name.text}", decl.payload or ()) if decl else UNKNOWN
+            )
+        elif isinstance(trigger, sp.MessageTrigger):
             mdecl = m.messages.get(trigger.message.text)
             out_roots["message"] = (
                 env.record(f"payload of {mdecl.name.text}", mdecl.payload or ())
                 if mdecl
                 else UNKNOWN
             )
-    result = _result_type(m, env, node)
     if isinstance(node, sp.MapNode):
-        result = item_outputs(here, env, node)
+        result: Type | None = item_outputs(here, env, node)
+    else:
+        result = _result_type(m, env, node)
     if result is not None:
         out_roots["result"] = result
-    _type_args(m, env, node, here, missing)
-    return _type_output(m, env, node, infer(out_roots), missing)
+    return out_roots
 
 
 def _parameters(m: Model, node: sp.Node) -> tuple[str, tuple[sp.Field, ...]] | None:

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from attrs import asdict, field, frozen
+from attrs import asdict, evolve, field, frozen
 
 from wflang.cli import check_cache
 from wflang.cli.files import (
@@ -25,7 +25,16 @@ from wflang.cli.files import (
     rules_field,
     stdin_filename_field,
 )
-from wflang.cli.framework import EXIT_FINDINGS, EXIT_OK, Command, Out, Result, UsageError, arg
+from wflang.cli.framework import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    Command,
+    Out,
+    Result,
+    UsageError,
+    arg,
+    emit,
+)
 
 if TYPE_CHECKING:
     from wflang.compiler.config import Config
@@ -206,6 +215,15 @@ class Check:
             help="print how many findings each rule has, instead of the findings",
         ),
     )
+    watch: bool = field(
+        default=False,
+        metadata=arg(
+            "--watch",
+            action="store_true",
+            help="check, then check again each time a .wf file under the paths changes "
+            "(Ctrl-C stops)",
+        ),
+    )
     stdin_filename: str | None = stdin_filename_field()
     color: bool = color_field()
     no_cache: bool = field(
@@ -223,6 +241,14 @@ class Check:
 def check(req: Check) -> Result:
     if req.statistics and req.format != "text":
         raise UsageError("--statistics prints a table for people: it takes no --format but text")
+    if req.watch:
+        from wflang.cli import watch
+
+        if "-" in req.paths:
+            raise UsageError("--watch watches files: standard input ('-') cannot be watched")
+        expand(req.paths)  # a path that does not exist is an error now, not a silent wait
+        once = evolve(req, watch=False)
+        return watch.watch(lambda: check(once), watch.polled_changes(req.paths), emit)
     files = expand(req.paths)
     options = {k: v for k, v in asdict(req).items() if k != "no_cache"}
     entry = check_cache.lookup(options, files, no_cache=req.no_cache, fmt=req.format)

@@ -28,6 +28,7 @@ demo: $(STAMP)
 	$(BIN)/wf parse examples/order_saga.wf --summary
 	$(BIN)/wf table examples/order_saga.wf | head -n 12
 	$(BIN)/wf gen python examples -o examples/typed --check
+	$(BIN)/wf gen json-schema examples -o examples/schema --check
 	PYTHONPATH=examples $(BIN)/wf run examples/order_saga.wf --input @examples/order_input.json --handlers examples/order_handlers.py
 	WF=$(BIN)/wf bash examples/durable_demo.sh
 

@@ -1,11 +1,19 @@
-"""``wf gen python``: typed Python for the handlers of checked workflows (issue 17)."""
+"""``wf gen``: typed Python for the handlers of checked workflows, and JSON Schemas of
+what they take from outside (issue 17)."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from attrs import field, frozen
 
 from wflang.cli.files import color_field, expand, load, report_text
 from wflang.cli.framework import EXIT_FINDINGS, Command, Group, Out, Result, UsageError, arg
+
+if TYPE_CHECKING:
+    from wflang.dsl.parser import ParseResult
+    from wflang.gen import Generated
 
 
 @frozen(kw_only=True)
@@ -14,9 +22,7 @@ class GenPython:
         metadata=arg(nargs="+", metavar="PATH", help=".wf files or folders (their imports too)")
     )
     output: str = field(
-        metadata=arg(
-            "-o", "--output", metavar="DIR", required=True, help="the package folder to write"
-        )
+        metadata=arg("-o", "--output", metavar="DIR", required=True, help="the folder to write")
     )
     check: bool = field(
         default=False,
@@ -29,20 +35,44 @@ class GenPython:
     color: bool = color_field()
 
 
+@frozen(kw_only=True)
+class GenJsonSchema(GenPython):
+    pass
+
+
 def gen_python(req: GenPython) -> Result:
+    from wflang.gen import python_package
+
+    return _gen(req, "python", "Python", python_package)
+
+
+def gen_json_schema(req: GenJsonSchema) -> Result:
+    from wflang.gen import json_schemas
+
+    return _gen(req, "json-schema", "JSON Schema", json_schemas)
+
+
+def _gen(
+    req: GenPython,
+    command: str,
+    language: str,
+    make: Callable[[list[ParseResult], str], Generated],
+) -> Result:
+    """Check the files, then write what ``make`` generates (or, with ``--check``, say
+    which files are stale): the same for every ``wf gen`` command."""
     from pathlib import Path
 
     from wflang.compiler.report import Report
-    from wflang.gen import GenError, python_package, stale
+    from wflang.gen import GenError, stale
 
     paths = expand(req.paths)
     if "-" in paths:
-        raise UsageError("wf gen python reads files, not standard input")
+        raise UsageError(f"wf gen {command} reads files, not standard input")
     out = Out()
     try:
-        generated = python_package([load(p) for p in paths], req.output)
+        generated = make([load(p) for p in paths], req.output)
     except GenError as err:
-        raise UsageError(f"cannot generate Python: {err}") from err
+        raise UsageError(f"cannot generate {language}: {err}") from err
     if generated.files is None:
         c = generated.check
         out.write(report_text(Report(c.diagnostics, c.sources, c.files), "text", req.color))
@@ -51,16 +81,18 @@ def gen_python(req: GenPython) -> Result:
     changed = stale(generated.files, folder)
     if req.check:
         for name in changed:
-            out.print(f"{folder / name} is stale: run 'wf gen python' again")
+            out.print(f"{folder / name} is stale: run 'wf gen {command}' again")
         if changed:
             return out.done(EXIT_FINDINGS)
         out.print(f"{len(generated.files)} files in {folder} are up to date")
         return out.done()
     try:
-        folder.mkdir(parents=True, exist_ok=True)
         for f in generated.files:
             if f.name in changed:
-                (folder / f.name).write_text(f.text, encoding="utf-8")
+                target = folder / f.name
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(f.text, encoding="utf-8")
+        folder.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise UsageError(f"cannot write {folder}: {err}") from err
     out.print(
@@ -85,5 +117,17 @@ GEN_PYTHON = Command(
     "workflow with check errors is refused (exit 1).",
 )
 
+GEN_JSON_SCHEMA = Command(
+    ("gen", "json-schema"),
+    GenJsonSchema,
+    gen_json_schema,
+    help="generate JSON Schemas of what workflows take from outside (input, payloads, forms)",
+    description="Check the workflows and write to DIR, per workflow file, a JSON Schema "
+    "(draft 2020-12) of each value the runtime takes from outside: the input, each "
+    "signal's and message's payload, each human task's form, each error's payload and "
+    "each called service's result, as JSON (decimals are JSON numbers; timestamps and "
+    "durations integer milliseconds or ISO-8601 text). --check writes nothing and exits "
+    "1 when a file is stale. A workflow with check errors is refused (exit 1).",
+)
 #: This module's commands, groups before their actions (``app.HOMES`` orders them).
-COMMANDS = (GEN, GEN_PYTHON)
+COMMANDS = (GEN, GEN_PYTHON, GEN_JSON_SCHEMA)

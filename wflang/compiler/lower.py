@@ -451,3 +451,14 @@ def _types(model: Model, low: _Lowering) -> tb.Types:
         results=tuple(results),
         errors=tuple(tb.Shape(n, _fields(f)) for n, f in sorted(model.error_payloads.items())),
     )
+
+
+def constant(model: Model, e: ex.Expr) -> object:
+    """The value of a constant expression of ``model``'s file (a field's default) as the
+    runtime computes it: the value a left-out field gets, which ``wf gen json-schema``
+    writes as the field's ``default``. A ValueError says why it cannot be computed."""
+    low = _Lowering(model, types=typing_of(model).types)
+    try:
+        return ir.evaluate(low.lower_expr(e), {})
+    except ir.ExpressionError as err:
+        raise ValueError(str(err)) from err

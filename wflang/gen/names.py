@@ -13,13 +13,15 @@ import keyword
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import assert_never
+from typing import Protocol, TypeVar, assert_never
 
 from attrs import define, field, frozen
 
 from wflang.compiler.program import Module, Program
 from wflang.dsl import spec as sp
-from wflang.dsl.types import GenericType, NamedType, OptionalType, TypeSpec
+from wflang.dsl.types import PRIMITIVE_TYPES, GenericType, NamedType, OptionalType, TypeSpec
+
+T = TypeVar("T")
 
 
 class GenError(Exception):
@@ -124,22 +126,63 @@ class Imports:
         return annotation
 
 
-def annotation(t: TypeSpec, scope: Scope, imports: Imports) -> str:
-    """A type of ``scope``'s file as a Python annotation in the module of ``imports``."""
+class TypeVisitor(Protocol[T]):
+    """What a generator makes of each form of a type (Python annotations, JSON Schema,
+    TypeScript): ``walk_type`` is the one walk of a written type, and resolves the names
+    of records and enums as the checker does."""
+
+    def primitive(self, name: str) -> T: ...
+
+    def list_of(self, item: T) -> T: ...
+
+    def map_of(self, value: T) -> T: ...  # keys are strings
+
+    def optional(self, inner: T) -> T: ...
+
+    def declared(self, declared: Declared) -> T: ...
+
+
+def walk_type(t: TypeSpec, scope: Scope, visitor: TypeVisitor[T]) -> T:
+    """``t``, written in ``scope``'s file, as ``visitor`` makes it."""
     match t:
         case OptionalType():
-            return f"{annotation(t.inner, scope, imports)} | None"
+            return visitor.optional(walk_type(t.inner, scope, visitor))
         case GenericType():
-            args = [annotation(a, scope, imports) for a in t.args]
-            if t.name == "list":
-                return f"list[{args[0]}]"
-            return f"dict[{', '.join(args)}]"
+            inner = walk_type(t.args[-1], scope, visitor)
+            return visitor.list_of(inner) if t.name == "list" else visitor.map_of(inner)
         case NamedType():
-            if t.name in PRIMITIVES:
-                return imports.use(PRIMITIVES[t.name])
+            if t.name in PRIMITIVE_TYPES:
+                return visitor.primitive(t.name)
             found = scope.types.get(t.name)
             if found is None:  # the checker refuses an unknown type before this
                 raise GenError(f"{scope.path}: unknown type '{t.name}'")
-            return imports.ref(found)
+            return visitor.declared(found)
         case _:
             assert_never(t)
+
+
+@frozen
+class _Annotation:
+    """A type as a Python annotation in the module of ``imports``."""
+
+    imports: Imports
+
+    def primitive(self, name: str) -> str:
+        return self.imports.use(PRIMITIVES[name])
+
+    def list_of(self, item: str) -> str:
+        return f"list[{item}]"
+
+    def map_of(self, value: str) -> str:
+        return f"dict[str, {value}]"
+
+    def optional(self, inner: str) -> str:
+        return f"{inner} | None"
+
+    def declared(self, declared: Declared) -> str:
+        return self.imports.ref(declared)
+
+
+def annotation(t: TypeSpec, scope: Scope, imports: Imports) -> str:
+    """A type of ``scope``'s file as a Python annotation in the module of ``imports``."""
+    return walk_type(t, scope, _Annotation(imports))

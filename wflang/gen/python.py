@@ -39,6 +39,7 @@ from wflang.gen.names import (
     scope_of,
     snake,
 )
+from wflang.gen.payloads import called
 
 LINE = 100  # the project's line length: what ruff format wraps at
 INIT = "__init__.py"
@@ -345,16 +346,6 @@ def _decl(module: Module, kind: type, name: str) -> sp.ServiceDecl | sp.SignalDe
     raise GenError(f"{module.path}: '{name}' is not declared")
 
 
-def _called(spec: sp.WorkflowSpec) -> Iterator[str]:
-    seen: set[str] = set()
-    for node in all_nodes(spec.nodes):
-        if isinstance(node, sp.TaskNode) and isinstance(node.work, sp.ServiceWork):
-            name = node.work.service.text
-            if name not in seen:
-                seen.add(name)
-                yield name
-
-
 def _awaited(spec: sp.WorkflowSpec) -> Iterator[tuple[type, str]]:
     seen: set[tuple[type, str]] = set()
     for node in all_nodes(spec.nodes):
@@ -390,7 +381,7 @@ def _workflow(w: _Writer, header: sp.Header) -> None:
     protocol = w.name(f"{camel(wf)}Services", "the services protocol")
     methods: list[tuple[str, str]] = []  # (service, method)
     block = [f"class {protocol}(Protocol):", _doc(f"The services {wf} calls: its handlers.")]
-    for service in _called(w.spec):
+    for service in called(w.spec):
         module = _declaring(w, sp.ServiceDecl, service)
         if module is None:
             raise GenError(f"{w.module.path}: service '{service}' is not declared")

@@ -32,6 +32,7 @@ from wflang.cli.framework import (
 #: module of ``wflang.cli`` whose ``COMMANDS`` declare it. ``wf check`` imports
 #: ``source`` alone: the other modules' requests cost more to import than the check.
 HOMES: dict[str, str] = {
+    "init": "scaffold",
     "parse": "source",
     "fmt": "source",
     "check": "source",

@@ -245,25 +245,30 @@ def _after(
     if mine:
         kept = frozenset(p for p in kept if _field_of(p, LOCAL_ROOT) not in mine)
     if isinstance(node, sp.ChoiceNode):
-        return kept | _arm_facts(node, target)
+        return kept | m.memo("arm facts", _arm_facts)[source].get(target, frozenset())
     kinds = m.edge_kinds.get((source, target), frozenset())
     if kinds and not kinds & ABORTED:
         kept |= written.get(source, set())
     return kept
 
 
-def _arm_facts(node: sp.ChoiceNode, target: str) -> frozenset[str]:
-    """Paths not null whenever a choice goes to ``target``: what its guard checks, and
-    what the guards before it checked by being false (``when x == null -> …``)."""
-    facts: frozenset[str] | None = None
-    before: frozenset[str] = frozenset()
-    for arm in node.arms:
-        here = before | (non_null_paths(arm.guard) if arm.guard is not None else frozenset())
-        if arm.target.text == target:
-            facts = here if facts is None else facts & here
-        if arm.guard is not None:
-            before |= null_checked_paths(arm.guard)
-    return facts or frozenset()
+def _arm_facts(m: Model) -> dict[str, dict[str, frozenset[str]]]:
+    """Paths not null whenever a choice goes to a target, by choice and target: what the
+    guards of the arms to it check, and what the guards before each checked by being
+    false (``when x == null -> …``). Found once per choice, not at each of its edges."""
+    found: dict[str, dict[str, frozenset[str]]] = {}
+    for name, info in m.nodes.items():
+        if not isinstance(info.node, sp.ChoiceNode):
+            continue
+        facts = found[name] = {}
+        before: frozenset[str] = frozenset()
+        for arm in info.node.arms:
+            here = before | (non_null_paths(arm.guard) if arm.guard is not None else frozenset())
+            target = arm.target.text
+            facts[target] = facts[target] & here if target in facts else here
+            if arm.guard is not None:
+                before |= null_checked_paths(arm.guard)
+    return found
 
 
 def _field_of(path: str, root: str = "context") -> str | None:

@@ -72,6 +72,9 @@ class Typing:
     #: The type of every expression of the workflow (and of its parts) by where it was
     #: written (``types.place_of``): the lowering chooses int or decimal arithmetic by it.
     types: Mapping[Placed, Type] = field(eq=False)
+    #: The records the typing met (results, payloads, errors' shapes), by name: what a
+    #: field read resolves against (the language server's hover and completion).
+    env: TypeEnv | None = field(default=None, eq=False)
 
 
 def type_env(m: Model) -> TypeEnv:
@@ -137,7 +140,7 @@ def _type_workflow(m: Model) -> Typing:
         return inner
 
     _walk(m, type_node)
-    return Typing(tuple(problems), tuple(missing), types)
+    return Typing(tuple(problems), tuple(missing), types, env)
 
 
 def _clock_reads(default: ex.Expr, name: str) -> Iterator[TypeProblem]:

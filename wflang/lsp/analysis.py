@@ -59,6 +59,8 @@ class Analysis:
     _parses: dict[str, tuple[str, ParseResult]] = field(factory=dict)
     #: path -> the last check of an open file, and the texts it was made from
     _checks: dict[str, tuple[dict[str, str], Checked]] = field(factory=dict)
+    #: path -> the last check whose text parsed (what to answer from while typing)
+    _good: dict[str, Checked] = field(factory=dict)
 
     def open(self, path: str, text: str) -> None:
         self.buffers[path] = text
@@ -66,6 +68,7 @@ class Analysis:
     def close(self, path: str) -> None:
         self.buffers.pop(path, None)
         self._checks.pop(path, None)
+        self._good.pop(path, None)
 
     def text(self, path: str) -> str | None:
         """The buffer's text, else the file's, else None (unreadable)."""
@@ -109,12 +112,14 @@ class Analysis:
         done = Checked(path, result, problem)
         texts = {p: self._parses[p][0] for p in done.reads if p in self._parses}
         self._checks[path] = (texts, done)
+        if done.model is not None:
+            self._good[path] = done
         return done
 
-    def last(self, path: str) -> Checked | None:
-        """The last check of a file, current or not (what to answer while typing)."""
-        cached = self._checks.get(path)
-        return cached[1] if cached else None
+    def good(self, path: str) -> Checked | None:
+        """The last check of the file whose text parsed (this one when it does)."""
+        self.checked(path)
+        return self._good.get(path)
 
     def _same(self, path: str, text: str) -> bool:
         return self.text(path) == text

@@ -20,8 +20,11 @@ from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
 
 from wflang import __version__
+from wflang.dsl.span import Span
 from wflang.lsp import report
 from wflang.lsp.analysis import Analysis, Checked
+from wflang.lsp.navigate import Index
+from wflang.lsp.positions import from_position, to_range
 
 #: seconds between the last keystroke and the check it starts
 DEFAULT_DEBOUNCE = 0.05
@@ -33,6 +36,7 @@ class WflangServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("wf-lsp", __version__)
         self.analysis = Analysis()
+        self.index = Index(self.analysis)
         self.debounce = DEFAULT_DEBOUNCE
         self.rules_url = report.rules_url(None)
         self._pending: dict[str, asyncio.TimerHandle] = {}
@@ -85,6 +89,14 @@ class WflangServer(LanguageServer):
         if path not in self.analysis.buffers:
             return None
         return self.analysis.checked(path)
+
+    def where(self, uri: str, position: lsp.Position) -> tuple[str, int, int]:
+        """A request's file and cursor as a span's (line, column)."""
+        line, column = from_position(position, self.workspace.get_text_document(uri))
+        return path_of(uri), line, column
+
+    def location(self, span: Span) -> lsp.Location:
+        return lsp.Location(report.uri_of(span.file), to_range(span, self.document(span.file)))
 
 
 def path_of(uri: str) -> str:

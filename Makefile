@@ -29,6 +29,7 @@ demo: $(STAMP)
 	$(BIN)/wf table examples/order_saga.wf | head -n 12
 	$(BIN)/wf gen python examples -o examples/typed --check
 	$(BIN)/wf gen json-schema examples -o examples/schema --check
+	$(BIN)/wf gen typescript examples -o examples/typescript --check
 	PYTHONPATH=examples $(BIN)/wf run examples/order_saga.wf --input @examples/order_input.json --handlers examples/order_handlers.py
 	WF=$(BIN)/wf bash examples/durable_demo.sh
 

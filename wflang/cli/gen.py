@@ -1,5 +1,5 @@
-"""``wf gen``: typed Python for the handlers of checked workflows, and JSON Schemas of
-what they take from outside (issue 17)."""
+"""``wf gen``: typed Python for the handlers of checked workflows, JSON Schema and
+TypeScript declarations of what they take from outside (issue 17)."""
 
 from __future__ import annotations
 
@@ -40,6 +40,11 @@ class GenJsonSchema(GenPython):
     pass
 
 
+@frozen(kw_only=True)
+class GenTypescript(GenPython):
+    pass
+
+
 def gen_python(req: GenPython) -> Result:
     from wflang.gen import python_package
 
@@ -50,6 +55,12 @@ def gen_json_schema(req: GenJsonSchema) -> Result:
     from wflang.gen import json_schemas
 
     return _gen(req, "json-schema", "JSON Schema", json_schemas)
+
+
+def gen_typescript(req: GenTypescript) -> Result:
+    from wflang.gen import typescript_package
+
+    return _gen(req, "typescript", "TypeScript", typescript_package)
 
 
 def _gen(
@@ -129,5 +140,18 @@ GEN_JSON_SCHEMA = Command(
     "durations integer milliseconds or ISO-8601 text). --check writes nothing and exits "
     "1 when a file is stale. A workflow with check errors is refused (exit 1).",
 )
+GEN_TYPESCRIPT = Command(
+    ("gen", "typescript"),
+    GenTypescript,
+    gen_typescript,
+    help="generate TypeScript declarations (.d.ts) of what workflows take from outside",
+    description="Check the workflows and write to DIR a .d.ts file per .wf file (and per "
+    "file it imports): an interface per record type, input, signal and message payload, "
+    "form, error payload and service result, a union of string literals per enum, as the "
+    "runtime takes them as JSON (timestamps and durations: string | number). --check "
+    "writes nothing and exits 1 when a file is stale. A workflow with check errors is "
+    "refused (exit 1).",
+)
+
 #: This module's commands, groups before their actions (``app.HOMES`` orders them).
-COMMANDS = (GEN, GEN_PYTHON, GEN_JSON_SCHEMA)
+COMMANDS = (GEN, GEN_PYTHON, GEN_JSON_SCHEMA, GEN_TYPESCRIPT)

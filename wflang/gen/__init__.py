@@ -1,5 +1,5 @@
-"""Code generated from checked workflows (issue 17): ``wf gen python`` (typed handlers)
-and ``wf gen json-schema`` (what workflows take from outside, for other languages).
+"""Code generated from checked workflows (issue 17): ``wf gen python`` (typed handlers),
+``wf gen json-schema`` and ``wf gen typescript`` (the payloads, for other languages).
 
 One job: a checked program in, source text out. It reads the spec (``dsl``) and the
 program (``compiler``); nothing imports it but ``cli``. The generated code imports
@@ -28,6 +28,7 @@ __all__ = [
     "json_schemas",
     "python_package",
     "stale",
+    "typescript_package",
 ]
 
 
@@ -74,3 +75,10 @@ def json_schemas(parsed: Sequence[ParseResult], folder: str | None = None) -> Ge
     from wflang.gen import json_schema
 
     return _generated(parsed, lambda program: json_schema.generate(program, folder))
+
+
+def typescript_package(parsed: Sequence[ParseResult], folder: str | None = None) -> Generated:
+    """TypeScript declarations of the same values (``gen.typescript``)."""
+    from wflang.gen import typescript
+
+    return _generated(parsed, lambda program: typescript.generate(program, folder))

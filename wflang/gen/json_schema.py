@@ -23,7 +23,6 @@ milliseconds, a value nested deeper than 64 levels or larger than 256 KiB as JSO
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from decimal import Decimal
@@ -36,7 +35,15 @@ from wflang.compiler.model import Model
 from wflang.compiler.program import Module, Program
 from wflang.dsl import spec as sp
 from wflang.dsl.types import OptionalType
-from wflang.gen.names import Declared, GenError, Scope, module_name, walk_type
+from wflang.gen.names import (
+    Declared,
+    GenError,
+    Scope,
+    module_name,
+    named_modules,
+    source_hash,
+    walk_type,
+)
 from wflang.gen.payloads import Payload, Scopes, boundary
 from wflang.gen.python import GeneratedFile, shown
 
@@ -167,17 +174,10 @@ def generate(program: Program, folder: str | None = None) -> list[GeneratedFile]
     the input: ``order_saga/input.schema.json``)."""
     scopes = Scopes(program)
     files = []
-    owners: dict[str, str] = {}
-    for path in sorted(program.modules):
-        module = program.modules[path]
-        if module.spec is None:
-            raise GenError(f"{path} does not parse")
-        if module.spec.header is None:
+    for name, module in named_modules(program):
+        path = module.path
+        if module.spec is None or module.spec.header is None:
             continue  # a library: the workflows that import it have its payloads
-        name = module_name(path)
-        if name in owners:
-            raise GenError(f"{owners[name]} and {path} would both be the folder '{name}'")
-        owners[name] = path
         model = module_model(program, path)
         # named relative to the files themselves, a folder down
         source = shown(path, None if folder is None else str(Path(folder) / name))
@@ -199,7 +199,7 @@ def _text(module: Module, model: Model, scopes: Scopes, payload: Payload, source
     header = module.spec.header
     doc = _Document(module, model, scopes, open_=payload.open)
     body = doc.record(payload.fields, payload.scope)
-    digest = hashlib.sha256(module.parsed.text.encode("utf-8")).hexdigest()
+    digest = source_hash(module)
     schema: Schema = {
         "$schema": DIALECT,
         "title": f"{header.name.text} {payload.title}",

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from wflang.compiler.check import module_model
-from wflang.compiler.guards import Numbers, Shadowed, Values, shadowed_arms, values
+from wflang.compiler.guards import Numbers, Shadowed, Values, arm_values, shadowed_arms, values
 from wflang.compiler.inference import type_env
 from wflang.compiler.program import load_program
 from wflang.compiler.types import Inference, Record
@@ -178,4 +178,4 @@ def test_shadowed_arms_are_those_of_the_pairwise_algorithm(sources: list[str]) -
     inf = Inference(type_env(model), {"input": Record("input"), "context": Record("context")})
     choice = model.nodes["c"].node
     assert isinstance(choice, sp.ChoiceNode)
-    assert list(shadowed_arms(choice, inf)) == list(shadowed_by_pairs(choice, inf))
+    assert list(shadowed_arms(arm_values(choice, inf))) == list(shadowed_by_pairs(choice, inf))

@@ -225,17 +225,28 @@ class Shadowed:
     by: tuple[sp.ChoiceArm, ...]  # the earlier arms that take its values; () if none can
 
 
-def shadowed_arms(node: sp.ChoiceNode, inf: Inference) -> Iterator[Shadowed]:
+#: The arms of a choice before its catch-all, each with the values its guard takes (None
+#: when it tests no single subject): found once, read by the shadowing and covering rules.
+ArmValues = list[tuple[sp.ChoiceArm, Values | None]]
+
+
+def arm_values(node: sp.ChoiceNode, inf: Inference) -> ArmValues:
+    found: ArmValues = []
+    for arm in node.arms:
+        if arm.guard is None:
+            break
+        found.append((arm, values(arm.guard, inf)))
+    return found
+
+
+def shadowed_arms(arms: ArmValues) -> Iterator[Shadowed]:
     """The arms of a choice (before any catch-all) that an earlier arm shadows."""
     # The earlier arms of each kind, and the union of their values, kept as the arms
     # go: an arm the union does not take is not shadowed, so it costs one test however
     # many arms came before (a wide choice has dozens). Only a shadowed arm looks back
     # for the arm that takes all its values, or else the arms that take some.
     earlier: dict[tuple[str, bool, Members], tuple[list[tuple[sp.ChoiceArm, Values]], Values]] = {}
-    for arm in node.arms:
-        if arm.guard is None:
-            return
-        mine = values(arm.guard, inf)
+    for arm, mine in arms:
         if mine is None:
             continue
         same, covered = earlier.get(mine.kind(), ([], None))
@@ -323,26 +334,25 @@ def uncovered_cases(env: TypeEnv, node: sp.ChoiceNode) -> list[tuple[str, str | 
     return missing
 
 
-def covering_arms(node: sp.ChoiceNode, inf: Inference) -> tuple[str, tuple[sp.ChoiceArm, ...]]:
+def covering_arms(arms: ArmValues) -> tuple[str, tuple[sp.ChoiceArm, ...]]:
     """A subject and the arms before the choice's catch-all that test it when between
     them they take every value it can have (``x < 10`` and ``x >= 10``; every member of
     an enum; ``true`` and ``false``): nothing is left for the catch-all. ``("", ())``
     when no subject is covered so."""
     taken: dict[tuple[str, bool, Members], tuple[Values, tuple[sp.ChoiceArm, ...]]] = {}
-    for arm in node.arms:
-        if arm.guard is None or isinstance(arm.guard, ex.BoolLit):
-            break  # the catch-all (or 'when false', which takes nothing)
-        mine = values(arm.guard, inf)
+    for arm, mine in arms:
+        if isinstance(arm.guard, ex.BoolLit):
+            break  # 'when true', a catch-all (or 'when false', which takes nothing)
         if mine is None or mine.empty():
             continue
         key = mine.kind()
         before = taken.get(key)
-        arms: tuple[sp.ChoiceArm, ...]
+        testing: tuple[sp.ChoiceArm, ...]
         if before is None:
-            so_far, arms = mine, (arm,)
+            so_far, testing = mine, (arm,)
         else:
-            so_far, arms = before[0].combine("or", mine), (*before[1], arm)
-        taken[key] = (so_far, arms)
+            so_far, testing = before[0].combine("or", mine), (*before[1], arm)
+        taken[key] = (so_far, testing)
         if so_far.negated().empty():
-            return mine.subject, arms
+            return mine.subject, testing
     return "", ()

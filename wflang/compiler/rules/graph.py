@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from wflang.compiler.graphs import Digraph, condensation
-from wflang.compiler.guards import covering_arms, shadowed_arms
+from wflang.compiler.guards import arm_values, covering_arms, shadowed_arms
 from wflang.compiler.inference import type_env
 from wflang.compiler.model import ABORTED, Model, outgoing
 from wflang.compiler.registry import Finding, Pass, Preset, rule
@@ -485,8 +485,9 @@ def shadowed_branch(m: Model) -> Iterator[Finding]:
     for node in m.all_nodes():
         if not isinstance(node, sp.ChoiceNode):
             continue
-        shadowed = {id(s.arm): s.by for s in shadowed_arms(node, inf)}
-        subject, covering = covering_arms(node, inf)
+        arms = arm_values(node, inf)
+        shadowed = {id(s.arm): s.by for s in shadowed_arms(arms)}
+        subject, covering = covering_arms(arms)
         catch_all: sp.ChoiceArm | None = None
         guards: dict[str, sp.ChoiceArm] = {}
         for arm in node.arms:

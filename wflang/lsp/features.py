@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from lsprotocol import types as lsp
 
-from wflang.lsp import complete, outline
+from wflang.compiler.fixes import Edit
+from wflang.lsp import complete, edits, outline, report
 from wflang.lsp.navigate import hover_text
 from wflang.lsp.positions import to_range
 from wflang.lsp.server import WflangServer, path_of
@@ -13,6 +14,7 @@ from wflang.lsp.server import WflangServer, path_of
 
 def register(server: WflangServer) -> None:
     register_queries(server)
+    register_edits(server)
 
     @server.feature(lsp.INITIALIZE)
     def initialize(ls: WflangServer, params: lsp.InitializeParams) -> None:
@@ -155,3 +157,49 @@ def _line_edits(ls: WflangServer, uri: str, first: int | None, last: int | None
         lsp.TextEdit(lsp.Range(lsp.Position(i1, 0), lsp.Position(i2, 0)), text)
         for i1, i2, text in outline.formatting(parsed, first, last)
     ]
+
+
+def register_edits(server: WflangServer) -> None:
+    """Code actions and rename."""
+
+    def to_edit(ls: WflangServer) -> edits.ToEdit:
+        def convert(e: Edit) -> tuple[str, lsp.TextEdit]:
+            return report.uri_of(e.span.file), lsp.TextEdit(
+                to_range(e.span, ls.document(e.span.file)), e.text
+            )
+
+        return convert
+
+    @server.feature(
+        lsp.TEXT_DOCUMENT_CODE_ACTION,
+        lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix]),
+    )
+    def code_action(ls: WflangServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+        checked = ls.checked(params.text_document.uri)
+        if checked is None:
+            return []
+        r = params.range
+        return edits.code_actions(
+            checked,
+            r.start.line + 1,
+            r.end.line + 1,
+            to_edit(ls),
+            lambda d: report.to_lsp(d, ls.document, ls.rules_url),
+        )
+
+    @server.feature(lsp.TEXT_DOCUMENT_PREPARE_RENAME)
+    def prepare_rename(ls: WflangServer, params: lsp.PrepareRenameParams) -> lsp.Range:
+        path, line, column = ls.where(params.text_document.uri, params.position)
+        found = edits.renamed(ls.index, path, line, column)
+        return to_range(found.span, ls.document(path))
+
+    @server.feature(lsp.TEXT_DOCUMENT_RENAME)
+    def rename(ls: WflangServer, params: lsp.RenameParams) -> lsp.WorkspaceEdit:
+        path, line, column = ls.where(params.text_document.uri, params.position)
+        found = edits.renamed(ls.index, path, line, column)
+        changes: dict[str, list[lsp.TextEdit]] = {}
+        for uri, edit in map(
+            to_edit(ls), edits.rename_edits(ls.index, path, found, params.new_name)
+        ):
+            changes.setdefault(uri, []).append(edit)
+        return lsp.WorkspaceEdit(changes=changes)

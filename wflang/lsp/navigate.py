@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 from attrs import define, field
 
+from wflang.compiler.fixes import offset
 from wflang.compiler.inference import typing_of
 from wflang.compiler.model import Model, outgoing
 from wflang.dsl import expr as ex
@@ -17,7 +18,7 @@ from wflang.dsl.span import Span
 from wflang.dsl.walk import node_expressions, subexpressions, walk_nodes
 from wflang.lsp.analysis import Analysis, Checked
 from wflang.lsp.index import Occurrence, at, occurrences
-from wflang.lsp.positions import contains, offset
+from wflang.lsp.positions import contains
 
 
 @define

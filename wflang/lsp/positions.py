@@ -41,14 +41,3 @@ def contains(span: Span, line: int, column: int) -> bool:
     """Whether (line, column) lies in the span, its end included (a cursor just after a
     name is on the name, as editors expect)."""
     return (span.line, span.column) <= (line, column) <= (span.end_line, span.end_column)
-
-
-def offset(text: str, line: int, column: int) -> int:
-    """The index in ``text`` of a span's (line, column)."""
-    start = 0
-    for _ in range(line - 1):
-        found = text.find("\n", start)
-        if found < 0:
-            return len(text)
-        start = found + 1
-    return start + column - 1

@@ -78,6 +78,13 @@ def derivations(node: sp.Node) -> Iterator[tuple[str, frozenset[str]]]:
     ``result``, those the node passed in ``args`` (a page token given to the
     service that returns the next one); none for a field written its own value.
     A parallel or map writes what its body does."""
+    yield from own_derivations(node)
+    for n in child_nodes(node):
+        yield from derivations(n)
+
+
+def own_derivations(node: sp.Node) -> Iterator[tuple[str, frozenset[str]]]:
+    """``derivations`` of a node's own clauses, not of its body's nodes."""
     if isinstance(node, sp.EndNode):
         return  # an end's output is the workflow's
     passed = frozenset(
@@ -97,8 +104,6 @@ def derivations(node: sp.Node) -> Iterator[tuple[str, frozenset[str]]]:
     if isinstance(node, sp.MapNode):
         for c in node.collects:  # what each item gives, gathered into the context
             yield c.target.text, frozenset(f for f, _ in reads(c.value, "context"))
-    for n in child_nodes(node):
-        yield from derivations(n)
 
 
 def local_derivations(node: sp.Node) -> Iterator[tuple[str, frozenset[str]]]:

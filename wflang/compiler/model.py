@@ -15,11 +15,11 @@ from typing import TypeVar, assert_never
 from attrs import define, field, frozen
 
 from wflang.compiler import graphs
-from wflang.compiler.dataflow import derivations
+from wflang.compiler.dataflow import own_derivations
 from wflang.compiler.program import Module, Program
 from wflang.dsl import expr as ex
 from wflang.dsl import spec as sp
-from wflang.dsl.walk import TOP, sub_flows, walk_nodes
+from wflang.dsl.walk import TOP, child_nodes, sub_flows, walk_nodes
 
 T = TypeVar("T")
 
@@ -52,11 +52,6 @@ class CallableWorkflow:
 
 #: Edge kinds taken when a node did not complete, so its ``output`` was not written.
 ABORTED = frozenset({"error", "timeout", "timeout-side"})
-
-
-def context_writes(node: sp.Node) -> set[str]:
-    """Context fields a node writes; a parallel or map writes what its body writes."""
-    return {name for name, _ in derivations(node)}
 
 
 def outgoing(node: sp.Node, *, labels: bool = False) -> Iterator[Edge]:
@@ -123,7 +118,8 @@ class Model:
     imports_complete: bool = True
     _memo: dict[str, object] = field(factory=dict)
     _reachable: dict[str, set[str]] = field(factory=dict)
-    _writes: dict[str, frozenset[str]] = field(factory=dict)
+    #: By the node's id: a duplicate node has another's name, and hashing a node hashes its body.
+    _writes: dict[int, frozenset[str]] = field(factory=dict)
 
     def memo(self, key: str, compute: Callable[[Model], T]) -> T:
         """Compute a derived fact once per model (the typing of all expressions…)."""
@@ -206,12 +202,18 @@ class Model:
         return cache[scope]
 
     def writes(self, name: str) -> frozenset[str]:
-        """``context_writes`` of a node, found once: the flow analyses ask at every edge
-        out of it, and a parallel's or a map's walk its whole body."""
-        cache = self._writes
-        if name not in cache:
-            cache[name] = frozenset(context_writes(self.nodes[name].node))
-        return cache[name]
+        """The context fields a node writes; a parallel or map writes what its body writes."""
+        return self._writes_of(self.nodes[name].node)
+
+    def _writes_of(self, node: sp.Node) -> frozenset[str]:
+        # Found once per node, from those of the nodes inside it: the flow analyses ask
+        # at every edge, and the body of a parallel is inside each parallel around it.
+        found = self._writes.get(id(node))
+        if found is None:
+            own = frozenset(name for name, _ in own_derivations(node))
+            found = own.union(*(self._writes_of(n) for n in child_nodes(node)))
+            self._writes[id(node)] = found
+        return found
 
     @cached_property
     def edge_kinds(self) -> dict[tuple[str, str], frozenset[str]]:

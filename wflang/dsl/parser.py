@@ -158,7 +158,7 @@ def parse(text: str, file: str = "<string>") -> ParseResult:
         spec.file,
         spec.header,
         spec.items,
-        suppressions=_suppressions(comments),
+        suppressions=suppressions_of(comments),
         comments=comments,
         span=spec.span,
     )
@@ -236,7 +236,8 @@ def _dedupe(found: list[diag.Diagnostic]) -> tuple[diag.Diagnostic, ...]:
     return diag.sorted_diagnostics(unique)
 
 
-def _suppressions(comments: tuple[sp.Comment, ...]) -> tuple[sp.Suppression, ...]:
+def suppressions_of(comments: tuple[sp.Comment, ...]) -> tuple[sp.Suppression, ...]:
+    """The ``// wf: ignore[…]`` comments among a file's comments."""
     found = []
     for c in comments:
         m = _SUPPRESSION.match(c.text)

@@ -19,6 +19,7 @@ from attrs import define, field, frozen
 from wflang.compiler.check import CheckResult, check
 from wflang.compiler.config import Config, ConfigError, load_config
 from wflang.compiler.model import Model
+from wflang.dsl.incremental import reparse
 from wflang.dsl.parser import ParseResult, parse
 from wflang.dsl.source import SourceError, read_source
 
@@ -90,7 +91,9 @@ class Analysis:
         cached = self._parses.get(path)
         if cached is not None and cached[0] == text:
             return cached[1]
-        result = parse(text.removeprefix("\ufeff"), path)
+        source = text.removeprefix("\ufeff")
+        # a keystroke: only the items it touched are parsed again
+        result = reparse(cached[1], source) if cached is not None else parse(source, path)
         self._parses[path] = (text, result)
         return result
 

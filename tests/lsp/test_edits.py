@@ -135,7 +135,9 @@ async def test_a_rename_that_changes_behaviour_is_refused(
         await rename(client, ship, position(SHIP, "error Lost", 0, 7), "Missing")
     with pytest.raises(Exception, match="there is a node 'done' already"):
         await rename(client, ship, position(SHIP, "start send", 0, 7), "done")
-    with pytest.raises(Exception, match=r"'post\.send' is not renamed: a service's name is the key"):
+    with pytest.raises(
+        Exception, match=r"'post\.send' is not renamed: a service's name is the key"
+    ):
         await client.text_document_prepare_rename_async(
             lsp.PrepareRenameParams(
                 lsp.TextDocumentIdentifier(uri(ship)),

@@ -100,21 +100,21 @@ def _history(wf: Wf, iid: str) -> dict[str, Any]:
 
 def test_happy_path(wf: Wf) -> None:
     out = wf.ok("store", "migrate")
-    assert f"migrated {wf.url} to schema version 2 (applied [1, 2])" in out
-    assert "schema version 2: nothing to do" in wf.ok("store", "migrate")
+    assert f"migrated {wf.url} to schema version 3 (applied [1, 2, 3])" in out
+    assert "schema version 3: nothing to do" in wf.ok("store", "migrate")
     out = wf.ok("deploy", FLOW)
     assert out.startswith("opsflow v1 deployed: sha256:")
     assert "opsflow v1 already deployed (the same table)" in wf.ok("deploy", FLOW)
     _start(wf, "c-1")
-    assert "schema version: 2" in wf.ok("store", "info")
+    assert "schema version: 3" in wf.ok("store", "info")
     assert "instances: pending 1" in wf.out
 
     out = wf.work()
     assert "nothing more is due" in out and "transitions" in out
     out = wf.ok("status", "c-1")
-    assert "status:   running" in out and "at:       approve (waiting for human)" in out
+    assert "status:   waiting" in out and "at:       approve (waiting for human)" in out
     status = wf.json("status", "c-1")
-    assert (status["status"], status["current"], status["version"]) == ("running", ["approve"], 1)
+    assert (status["status"], status["current"], status["version"]) == ("waiting", ["approve"], 1)
 
     tasks = wf.rows("tasks", "list")
     assert len(tasks) == 1
@@ -152,7 +152,7 @@ def test_happy_path(wf: Wf) -> None:
     assert "c-1" in wf.ok("list") and "completed" in wf.out
     listed = wf.rows("list", "--status", "completed", "--workflow", "opsflow")
     assert [r["instance"] for r in listed] == ["c-1"]
-    assert wf.rows("list", "--status", "running") == []
+    assert wf.rows("list", "--status", "running") == wf.rows("list", "--status", "waiting") == []
     out = wf.ok("versions", "opsflow")
     row = out.splitlines()[1].split()
     assert row[:5] == ["opsflow", "1", "0", "1", "latest"]
@@ -189,8 +189,8 @@ def test_an_early_signal_through_the_cli_is_taken_later(ready: Wf) -> None:
         (["ops", "cancel", "ghost"], "no instance 'ghost'"),
         (["ops", "replay", "ghost", "--from", "a"], "no instance 'ghost'"),
         (["ops", "force-complete", "ghost", "a", "--output", "{}"], "no instance 'ghost'"),
-        (["ops", "retry", "s-1"], "is running; only dead-lettered instances"),
-        (["ops", "replay", "s-1", "--from", "a"], "is running; only dead-lettered instances"),
+        (["ops", "retry", "s-1"], "is waiting; only dead-lettered instances"),
+        (["ops", "replay", "s-1", "--from", "a"], "is waiting; only dead-lettered instances"),
         (["ops", "force-complete", "s-1", "zz"], "opsflow v1 has no step 'zz'"),
         (["ops", "force-complete", "s-1", "a", "--output", '{"a": 1}'], "nothing waits at 'a'"),
         (["ops", "force-complete", "s-1", "approve", "--output", '{"ok": 1}'], "must be bool"),
@@ -302,7 +302,7 @@ def test_ops_actions(ready: Wf) -> None:
     assert "f-1: replay from a requested" in out
     ready.work()
     status = ready.json("status", "f-1")
-    assert (status["status"], status["current"]) == ("running", ["approve"])
+    assert (status["status"], status["current"]) == ("waiting", ["approve"])
     assert "by cli-tester: fixed the amount" in ready.ok("history", "f-1")
 
     out = ready.ok("ops", "force-complete", "f-1", "approve", "--output", '{"ok": true}',

@@ -144,7 +144,7 @@ def test_every_top_level_end_of_every_example_is_reached() -> None:
             for s in table.states
             if s.kind == "end" and s.owner == tb.NO_STATE
         }
-    assert len({w for w, _ in ends}) == 13
+    assert len({w for w, _ in ends}) == 14
     assert ends - REACHED == set()
     assert REACHED - ends == set()
 
@@ -521,7 +521,7 @@ def test_kyc_passed_by_manual_review(handlers: dict[str, Script], advance_ms: in
     env = kyc(**handlers)
     iid = env.start("kyc_check", KYC)
     env.advance(ms=advance_ms)
-    assert env.status(iid) == "running"
+    assert env.status(iid) == "waiting"
     review_by_hand(env, iid, True, "known customer")
     finished(
         env, iid, "passed", "completed",
@@ -555,7 +555,7 @@ def test_kyc_rejected_when_the_manual_review_takes_three_days() -> None:
     env = kyc(identity__verify=succeed({"score": 40}))
     iid = env.start("kyc_check", KYC)
     env.advance(days=2.99)
-    assert env.status(iid) == "running"
+    assert env.status(iid) == "waiting"
     env.advance(days=0.01)
     finished(
         env, iid, "rejected", "completed",
@@ -674,7 +674,7 @@ def test_onboarding_kyc_incomplete_after_five_days() -> None:
     env = onboarding(identity__check_document=delay())
     iid = env.start("customer_onboarding", ONBOARDING)
     env.advance(days=4.99)
-    assert env.status(iid) == "running"
+    assert env.status(iid) == "waiting"
     env.advance(days=0.01)
     finished(env, iid, "kyc_incomplete", "compensated", kyc_passed=False)
     closed_account(env)
@@ -695,7 +695,7 @@ def test_onboarding_kyc_incomplete_when_the_check_fails_twice() -> None:
         assert env.status(kyc_iid) == "dead_lettered"
         # A dead letter is no outcome (ops may retry it): the parent waits at its call
         # until an operator gives up on the child, which fails the call.
-        assert env.status(iid) == "running"
+        assert env.status(iid) == "waiting"
         env.cancel(kyc_iid)
         if attempt == 1:
             env.advance(minutes=1)  # the call's retry starts a new child
@@ -723,7 +723,7 @@ def test_onboarding_abandoned(how: str) -> None:
         sign_paperwork(env, iid, signed=False)
     else:
         env.advance(days=9.99)
-        assert env.status(iid) == "running"
+        assert env.status(iid) == "waiting"
         env.advance(days=0.01)
     finished(env, iid, "abandoned", "compensated", paperwork_signed=False)
     closed_account(env)
@@ -790,7 +790,7 @@ def test_review_document_lapsed_after_five_days() -> None:
     env = reviews("review_document.wf")
     iid = env.start("review_document", REVIEW)
     env.advance(days=4.99)
-    assert env.status(iid) == "running"
+    assert env.status(iid) == "waiting"
     env.advance(days=0.01)
     decisions = finished(env, iid, "lapsed", "failed", verdict=None)
     assert env.instance(iid).error == "ReviewLapsed"
@@ -895,7 +895,7 @@ def test_document_review_done_unpublished(how: str, approved: int, lapsed: int) 
         sign_off(env, iid, publish=False)
     if how == "sign-off-late":
         env.advance(days=2.99)
-        assert env.status(iid) == "running"
+        assert env.status(iid) == "waiting"
         env.advance(days=0.01)
     decisions = finished(
         env, iid, "done", "completed", {"batch_id": "b-1", "approved": approved, "published": False},
@@ -912,7 +912,7 @@ def test_document_review_too_slow_cancels_the_open_reviews() -> None:
     iid = env.start("document_review", BATCH)
     review_all(env, iid)
     env.advance(days=9.99)
-    assert env.status(iid) == "running"
+    assert env.status(iid) == "waiting"
     env.advance(days=0.01)
     finished(env, iid, "too_slow", "cancelled", approved=0)
     for c in children(env, iid):
@@ -990,7 +990,7 @@ def test_incident_closed_sev1_with_a_war_room_and_a_postmortem() -> None:
     key = task_key(env, iid, "plan_postmortem")
     env.complete(key, {"postmortem_at": T0 + 3 * DAY, "owner": "carol"})
     env.advance(minutes=29)
-    assert env.status(iid) == "running"  # the quiet period
+    assert env.status(iid) == "waiting"  # the quiet period
     env.advance(minutes=1)
     decisions = closed(
         env, iid, "alice", status_page_url="https://status/inc-7", postmortem_at=T0 + 3 * DAY
@@ -1081,7 +1081,7 @@ def test_incident_status_update_due_after_an_hour() -> None:
     assert calls(env, "notify.send") == [
         {"to": "alice", "channel": "push", "template": "status-update-due", "ref": "inc-7"}
     ]
-    assert env.status(iid) == "running"
+    assert env.status(iid) == "waiting"
     resolve(env, iid)
     env.complete(task_key(env, iid, "plan_postmortem"), {"postmortem_at": T0, "owner": "alice"})
     env.advance(minutes=30)
@@ -1260,7 +1260,7 @@ def test_loan_withdrawn(how: str) -> None:
         answer_offer(env, iid, accepted=False)
     elif how == "no-answer":
         env.advance(days=6.99)
-        assert env.status(iid) == "running"
+        assert env.status(iid) == "waiting"
         env.advance(days=0.01)
     else:
         decide(env, iid, "underwrite", "refer")
@@ -1879,7 +1879,7 @@ def test_expense_overrun_left_unanswered_is_refused_after_three_times_answer_wit
     (task,) = env.engine.human_tasks()
     assert task.args["answer_by"] == T0 + 4 * HOUR
     env.advance(hours=11, minutes=59)
-    assert env.status(iid) == "running" and env.open_tasks(iid) == [task.key]
+    assert env.status(iid) == "waiting" and env.open_tasks(iid) == [task.key]
     env.advance(minutes=1)
     out: dict[str, Value] = {"claim_id": "x-1", "status": "overrun refused", "overrun": 0}
     finished(env, iid, "refused_overrun", "failed", out)
@@ -1958,3 +1958,41 @@ def test_expense_over_budget_with_a_wrong_payload_is_an_invalid_result() -> None
         "overrun": 0,
     }
     finished(env, iid, "refused", "failed", out)
+
+
+# ------------------------------------------------------------------ invoice_approval
+
+
+def invoice() -> WorkflowEnv:
+    return env_of("invoice_approval.wf", tax__add=succeed({"total": Decimal("120.60")}))
+
+
+INVOICE: dict[str, Value] = {"invoice_id": "i-1", "amount": Decimal("100.50")}
+
+
+@reaches("invoice_approval", "approved")
+def test_invoice_approved_records_who_and_when() -> None:
+    env = invoice()
+    iid = env.start("invoice_approval", INVOICE)
+    assert env.status(iid) == "waiting"
+    env.advance(days=1)
+    env.signal(iid, "approval", {"by": "ada", "at": "2026-03-03T09:00:00Z"})
+    out: dict[str, Value] = {"invoice_id": "i-1", "total": Decimal("120.60"), "approved_by": "ada"}
+    finished(env, iid, "approved", "completed", out, approved_at=at("2026-03-03T09:00:00+00:00"))
+    assert [c.field for e in env.history(iid) for c in e.changes][3:] == [
+        "total", "approved_by", "approved_at"
+    ]  # fmt: skip
+
+
+@reaches("invoice_approval", "expired")
+def test_invoice_not_approved_within_a_week_expires() -> None:
+    env = invoice()
+    iid = env.start("invoice_approval", INVOICE)
+    env.advance(days=7)
+    out: dict[str, Value] = {
+        "invoice_id": "i-1",
+        "total": Decimal("120.60"),
+        "approved_by": "nobody",
+    }
+    finished(env, iid, "expired", "failed", out)
+    assert env.instance(iid).error == "NotApproved"

@@ -47,7 +47,7 @@ def test_start_and_send_a_signal_with_the_generated_classes(typed: ModuleType) -
     iid = pay.start(env, pay.PaymentRetryInput(
         payment_id="p-1", customer=customer, amount=Decimal("19.99")
     ), instance_id="p-1")  # fmt: skip
-    assert iid == "p-1" and env.status(iid) == "running"
+    assert iid == "p-1" and env.status(iid) == "waiting"
     pay.send_card_updated(env, iid, pay.CardUpdatedSignal(method_id="m-2", updated_by="me"))
     env.advance(minutes=5)
     assert env.status(iid) == "completed"

@@ -50,7 +50,7 @@ def test_a_message_reaches_only_the_instance_with_its_correlation(table: Table) 
     assert env.publish("refunded", 7, {"customer_no": 7}) == [one]
     assert env.instance(one).status is rt.Status.COMPLETED
     assert env.instance(one).output == {"amount": Decimal("9.50")}
-    assert env.instance(two).status is rt.Status.RUNNING
+    assert env.instance(two).status is rt.Status.WAITING
 
 
 def test_without_a_ttl_a_message_nobody_waits_for_is_gone(table: Table) -> None:

@@ -275,7 +275,7 @@ def test_signal_timeout_fires_at_48_hours() -> None:
     env = inline(SIGNALS)
     iid = env.start("s", {})
     env.advance(hours=47.99)
-    assert env.status(iid) == "running"
+    assert env.status(iid) == "waiting"
     env.advance(hours=0.01)
     assert env.status(iid) == "failed"
     assert env.now == 48 * HOUR
@@ -421,7 +421,7 @@ def test_a_child_that_finishes_at_once_leaves_the_callers_timers_alone(tmp_path:
     # must not overwrite the wait's 10d timer (they share a token and an id).
     assert sorted(due for due, _ in env.engine.timers.values()) == [10 * 24 * HOUR]
     env.advance(hours=5 * 24)
-    assert env.status(iid) == "running"
+    assert env.status(iid) == "waiting"
     env.advance(hours=5 * 24)
     assert env.instance(iid).error == "late"
 
@@ -451,7 +451,7 @@ def test_a_wait_until_a_past_instant_goes_on_at_once() -> None:
     past = env.start("u", {"at": HOUR})
     assert env.status(past) == "completed"  # without moving the clock
     future = env.start("u", {"at": 6 * HOUR})
-    assert env.status(future) == "running"
+    assert env.status(future) == "waiting"
     env.advance(hours=1)
     assert env.status(future) == "completed"
 

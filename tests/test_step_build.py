@@ -11,6 +11,7 @@ from tests.test_step_common import FANOUT, LOOP, table_of
 from wflang.runtime import codec
 from wflang.runtime import instance as rt
 from wflang.runtime import step as sp
+from wflang.runtime.changes import Change
 from wflang.runtime.ir import Value
 from wflang.runtime.keys import task_key
 from wflang.runtime.step import build
@@ -83,7 +84,8 @@ def test_a_step_is_its_fields() -> None:
         old, context={"n": 1}, status=rt.Status.FAILED, tokens=(token,), timers=(timer,),
         joins=(join,), seq=5,
     )  # fmt: skip
-    _same(step, sp.Step(made, commands, ("why",)))
+    # what it changed in the context: the field it added
+    _same(step, sp.Step(made, commands, ("why",), (Change("add", "/n", 1),)))
     new = step.instance
     _same(new, made)
     copies = build.index_of(new)  # the index it keeps, copied
@@ -91,6 +93,7 @@ def test_a_step_is_its_fields() -> None:
     # A step of the common path keeps no index: the next one builds it from the fields.
     later = build.stepped(new, {"n": 2}, (), (), ())
     _same(later.instance, attrs.evolve(made, context={"n": 2}, tokens=(), seq=6))
+    assert later.changes == (Change("replace", "/n", 2, 1),)
     assert "_step_index" not in vars(later.instance)
     assert build.index_of(later.instance) == ({}, {timer.id: timer}, {0: join})
 

@@ -323,7 +323,7 @@ def test_a_form_takes_iso_8601_text_on_the_engine_and_the_test_kit() -> None:
     (task,) = engine.human_tasks()
     with pytest.raises(ValueError, match="'length' must be duration"):
         engine.complete_task(task.key, {**FORM, "length": "90 minutes"})
-    assert engine.instance(iid).status.value == "running"  # the task is still open
+    assert engine.instance(iid).status.value == "waiting"  # the task is still open
     engine.complete_task(task.key, FORM)
     assert engine.instance(iid).output == {"ends_at": ENDS_AT}
     kit = WorkflowEnv([meeting()])

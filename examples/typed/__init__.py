@@ -4,6 +4,7 @@
 - ``document_review``: ../document_review.wf
 - ``expense_approval``: ../expense_approval.wf
 - ``incident_escalation``: ../incident_escalation.wf
+- ``invoice_approval``: ../invoice_approval.wf
 - ``kyc_check``: ../kyc_check.wf
 - ``loan_approval``: ../loan_approval.wf
 - ``order_saga``: ../order_saga.wf

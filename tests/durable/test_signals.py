@@ -102,13 +102,13 @@ def test_an_early_signal_is_buffered_until_the_wait(
     _approval(store, "x")
     if when == "during-sleep":
         _run(store)
-        assert store.instance("x").status == "running"
+        assert store.instance("x").status == "waiting"  # asleep: a timer
     assert store.deliver("x", _approve("ada"), dedupe_key="signal:early") is True
     _run(store)
 
     # The signal is in the history (buffered), but the instance still sleeps.
     info = store.instance("x")
-    assert info.status == "running"
+    assert info.status == "waiting"
     assert _output(store, "x") is None
     assert _signals_taken(store, "x") == [_approve("ada")]
     assert store.stats().pending_events == 0

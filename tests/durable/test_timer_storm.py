@@ -42,14 +42,14 @@ def test_timer_storm_each_timer_fires_once(
         setup.close()
     assert Worker(store, {}, batch=256, worker_id="starter").run_until_idle() == n
     before = store.stats()
-    assert before.instances == {"running": n}, before
+    assert before.instances == {"waiting": n}, before
     assert before.due_timers == 0
 
     clock.advance(60_000)  # exactly due: `due <= now` fires
     assert store.stats().due_timers == n
 
     def fire(k: int) -> int:
-        """Fire due timers until no instance is left running (another worker may hold the
+        """Fire due timers until no instance is left waiting for its timer (another worker may hold the
         rows this one wanted, which makes one ``run_until_idle`` return early)."""
         worker = Worker(store, {}, batch=256, worker_id=f"firer-{k}")
         idle = threading.Event()  # never set: a short pause when the other worker holds rows
@@ -57,11 +57,11 @@ def test_timer_storm_each_timer_fires_once(
         for _ in range(10_000):
             done = worker.run_until_idle()
             total += done
-            if not store.stats().instances.get("running"):
+            if not store.stats().instances.get("waiting"):
                 return total
             if not done:
                 idle.wait(0.01)
-        raise AssertionError(f"firer-{k} gave up with instances still running")
+        raise AssertionError(f"firer-{k} gave up with instances still waiting")
 
     started = time.monotonic()
     with ThreadPoolExecutor(WORKERS) as pool:

@@ -29,8 +29,10 @@ from wflang.runtime.engine import TaskCall, TaskError
 from wflang.store import open_store
 from wflang.store.records import Advanced
 from wflang.store.sqlite import switch_to_wal
+from wflang.store.status import FINISHED, INSTANCE_STATUSES
 
-UNFINISHED = ("pending", "running", "compensating")
+#: Every status of an instance that has not finished (a waiting one among them).
+UNFINISHED = tuple(s for s in INSTANCE_STATUSES if s not in FINISHED)
 
 
 class EffectLog:

@@ -105,7 +105,7 @@ def test_engine_parent_waits_for_a_dead_lettered_child(
     iid = engine.start("dlparent", {"id": "x"}, instance_id="p-1")
     (kid,) = [k for k, r in engine.records.items() if r.parent and r.parent[0] == iid]
     assert engine.instance(kid).status.value == "dead_lettered"
-    assert engine.instance(iid).status.value == "running"  # still at its call
+    assert engine.instance(iid).status.value == "waiting"  # still at its call
     if op == "retry":
         engine.retry(kid)
     elif op == "force-complete":
@@ -124,7 +124,7 @@ def test_test_kit_parent_waits_for_a_dead_lettered_child(
     iid = env.start("dlparent", {"id": "x"})
     (kid,) = [k for k, r in env.engine.records.items() if r.parent and r.parent[0] == iid]
     assert env.status(kid) == "dead_lettered"
-    assert env.status(iid) == "running"
+    assert env.status(iid) == "waiting"
     if op == "retry":
         env.retry(kid)
     elif op == "force-complete":
@@ -144,7 +144,7 @@ def test_store_parent_waits_for_a_dead_lettered_child(
     iid = d.start("dlparent", {"id": "x"}, "p-1")
     (kid,) = [i.id for i in store.instances() if i.parent_id == iid]
     assert d.status(kid) == "dead_lettered"
-    assert d.status(iid) == "running"
+    assert d.status(iid) == "waiting"
     assert d.run() == 0  # nothing reached the parent: it waits
     if op == "retry":
         d.client.retry(kid, reason="fixed")
@@ -182,7 +182,7 @@ def test_parent_timeout_cancels_a_dead_lettered_child(tmp_path: Path) -> None:
     env = WorkflowEnv(_timed(tmp_path), {"k.work": first_fails()})
     iid = env.start("dlparent", {"id": "x"})
     (kid,) = [k for k, r in env.engine.records.items() if r.parent and r.parent[0] == iid]
-    assert (env.status(kid), env.status(iid)) == ("dead_lettered", "running")
+    assert (env.status(kid), env.status(iid)) == ("dead_lettered", "waiting")
     env.advance(hours=1)
     assert (env.status(kid), env.status(iid)) == ("cancelled", "completed")
     assert env.instance(iid).output == {"got": 0, "gave_up": True}
@@ -194,7 +194,7 @@ def test_store_parent_timeout_cancels_a_dead_lettered_child(
     d = Durable(store, clock, {"k.work": first_fails()}, *_timed(tmp_path))
     iid = d.start("dlparent", {"id": "x"}, "p-1")
     (kid,) = [i.id for i in store.instances() if i.parent_id == iid]
-    assert (d.status(kid), d.status(iid)) == ("dead_lettered", "running")
+    assert (d.status(kid), d.status(iid)) == ("dead_lettered", "waiting")
     d.advance(3_600_000)
     assert (d.status(kid), d.status(iid)) == ("cancelled", "completed")
     assert d.instance(iid).output == {"got": 0, "gave_up": True}

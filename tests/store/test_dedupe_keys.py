@@ -118,7 +118,7 @@ def test_a_message_sent_by_id_then_published_with_its_key_is_not_reported_delive
     assert published.delivered == ()  # the instance took "once" already: it would drop it
     worker.run_until_idle()
     info = store.instance("y")
-    assert info.status == "running"  # still waiting at `fourth`
+    assert info.status == "waiting"  # still waiting at `fourth`
     assert info.instance is not None and info.instance.context["got"] == "abc"
 
 

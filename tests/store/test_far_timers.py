@@ -24,6 +24,6 @@ def test_a_timer_out_of_range_fails_only_its_instance(store: Store, clock: Virtu
     far = d.store.instance("too-far")
     assert far.status in ("failed", "dead_lettered")
     assert far.instance is not None and "outside 1970..9999" in (far.instance.error or "")
-    assert d.status("near") == "running"
+    assert d.status("near") == "waiting"
     d.advance(SECOND)
     assert d.status("near") == "completed"

@@ -217,7 +217,7 @@ def test_a_result_that_does_not_fit_the_service_fails_the_attempt(
     d = Durable(store, clock, handlers, opsflow())
     iid = d.start("opsflow", {"id": "x"}, "bad-1")
     if problem is None:
-        assert d.status(iid) == "running" and d.instance(iid).context["a"] == 2
+        assert d.status(iid) == "waiting" and d.instance(iid).context["a"] == 2
         return
     assert d.status(iid) == "dead_lettered"
     inst = d.instance(iid)

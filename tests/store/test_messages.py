@@ -69,7 +69,7 @@ def test_a_publication_reaches_exactly_the_waiting_instance(d: Durable) -> None:
     assert d.client.publish("refunded", 7, {"customer_no": 7}).delivered == (one,)
     d.run()
     assert d.status(one) == "completed" and d.instance(one).output == {"amount": Decimal("9.50")}
-    assert d.status(two) == "running"
+    assert d.status(two) == "waiting"
     assert subscriptions(d.store) == [(two, "paid", "o-2")]  # none left for a finished one
     assert kept(d.store) == 0  # no TTL, no key: nothing stored
     for iid in (one, two):

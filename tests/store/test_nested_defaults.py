@@ -164,7 +164,7 @@ def test_the_engine_refuses_a_form_that_does_not_fit_and_keeps_the_task_open() -
     with pytest.raises(InvalidValue, match="'approve' must be bool, not str"):
         engine.complete_task(task.key, {"approve": "yes"})
     assert [t.key for t in engine.human_tasks()] == [task.key]
-    assert engine.instance(iid).status is Status.RUNNING
+    assert engine.instance(iid).status is Status.WAITING
     engine.complete_task(task.key, {"approve": False})
     assert engine.instance(iid).output == {"rate": Decimal("5.5"), "approved": False}
 

@@ -74,7 +74,7 @@ def test_retry_resumes_from_the_failed_step_with_new_keys(
     before = len(store.history(iid))
     d.client.retry(iid, reason="svc.b is fixed")
     d.run()
-    assert d.status(iid) == "running"  # at the human task now
+    assert d.status(iid) == "waiting"  # at the human task now
     calls = [(s, args, k) for s, args, _, k in d.recorder.calls]
     assert [s for s, *_ in calls] == ["svc.a", "svc.b", "svc.b"]  # a is not run again
     first_b, second_b = (k for s, _, k in calls if s == "svc.b")
@@ -136,7 +136,7 @@ def test_force_complete_a_dead_lettered_step(store: Store, clock: VirtualClock) 
     d.client.force_complete(iid, "b", {"b": 99}, reason="done by hand")
     d.run()
     inst = d.instance(iid)
-    assert inst.status is rt.Status.RUNNING and inst.context["b"] == 99
+    assert inst.status is rt.Status.WAITING and inst.context["b"] == 99
     assert d.recorder.services() == ["svc.a", "svc.b"]  # b was not called again
     (row,) = ops_rows(store, iid)
     assert row.entry.event == rt.CompleteStep("b", {"b": 99})
@@ -231,8 +231,8 @@ def test_cancel_with_compensation_runs_the_saga_in_reverse(
 @pytest.mark.parametrize(
     ("action", "error", "message"),
     [
-        ("retry", IllegalAction, "instance 'run-1' is running; only dead-lettered instances"),
-        ("replay", IllegalAction, "instance 'run-1' is running; only dead-lettered instances"),
+        ("retry", IllegalAction, "instance 'run-1' is waiting; only dead-lettered instances"),
+        ("replay", IllegalAction, "instance 'run-1' is waiting; only dead-lettered instances"),
         ("force-unknown-step", IllegalAction, "opsflow v1 has no step 'nope'"),
         ("force-not-waiting", IllegalAction, "nothing waits at 'a' in instance 'run-1'"),
         ("retry-ghost", UnknownInstance, "no instance 'ghost'"),

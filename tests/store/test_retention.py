@@ -101,7 +101,7 @@ def test_a_parent_and_child_are_purged_only_when_both_have_ended(
     parent = d.start("parent", {"id": "p"}, "parent-1")
     (child,) = [i.id for i in store.instances(limit=10) if i.parent_id == parent]
     clock.advance(5 * DAY)
-    assert d.status(parent) == "running" and d.status(child) == "running"
+    assert d.status(parent) == "waiting" and d.status(child) == "waiting"
     assert d.client.purge(DAY).instances == ()  # neither ended
 
     d.signal(child, "go", {"by": "bob"})
@@ -116,7 +116,7 @@ def test_a_finished_child_of_a_running_parent_stays(store: Store, clock: Virtual
     parent = d.start("fork_kid", {"id": "p"}, "parent-1")
     (child,) = [i.id for i in store.instances(limit=10) if i.parent_id == parent]
     d.signal(child, "go", {"by": "bob"})
-    assert d.status(child) == "completed" and d.status(parent) == "running"
+    assert d.status(child) == "completed" and d.status(parent) == "waiting"
     clock.advance(5 * DAY)
     assert d.client.purge(DAY).instances == ()  # the parent may still need it
     d.signal(parent, "done", {"by": "ann"})

@@ -35,16 +35,17 @@ def test_migrate_twice_applies_nothing_the_second_time(opener: Factory) -> None:
     assert store.schema_version() == 0
     assert store.migrate() == list(range(1, LATEST + 1))
     assert store.migrate() == []
-    assert store.schema_version() == LATEST == 2
-    assert [int(str(v)) for v, _ in _schema_rows(store)] == [1, 2]
+    assert store.schema_version() == LATEST == 3
+    assert [int(str(v)) for v, _ in _schema_rows(store)] == [1, 2, 3]
     store.check_schema()  # no error once migrated
 
 
 def test_a_store_at_an_older_version_is_refused_then_upgraded_in_place(
     store: Store, clock: VirtualClock
 ) -> None:
-    """A store made by an earlier wflang (schema 1, before message correlation) keeps its
-    instances through `wf store migrate`."""
+    """A store made by an earlier wflang (schema 1, before message correlation and change
+    records) keeps its instances through `wf store migrate`; its history rows recorded no
+    changes, the steps after the migration do."""
     d = Durable(store, clock, OPS_HANDLERS, opsflow())
     iid = d.start("opsflow", {"id": "x"}, "old-1")
     with store.backend.transaction() as tx:  # back to schema 1
@@ -52,14 +53,18 @@ def test_a_store_at_an_older_version_is_refused_then_upgraded_in_place(
         tx.execute("DROP TABLE wf_message")
         tx.execute("ALTER TABLE wf_instance DROP COLUMN created_by")
         tx.execute("ALTER TABLE wf_instance DROP COLUMN created_reason")
-        tx.execute("DELETE FROM wf_schema WHERE version = 2")
-    with pytest.raises(StoreError, match=r"schema version 1.*needs 2"):
+        tx.execute("ALTER TABLE wf_history DROP COLUMN changes")
+        tx.execute("DELETE FROM wf_schema WHERE version >= 2")
+    with pytest.raises(StoreError, match=r"schema version 1.*needs 3"):
         store.check_schema()
-    assert store.migrate() == [2]
+    assert store.migrate() == [2, 3]
     store.check_schema()
+    before = len(store.history(iid))
     d.complete("approve", {"ok": True}, iid)
     d.signal(iid, "go", {"by": "ann"})
     assert d.status(iid) == "completed"
+    changes = [row.entry.changes for row in store.history(iid)]
+    assert changes[:before] == [()] * before and any(changes[before:])
 
 
 def _migrate_together(stores: list[Store]) -> tuple[list[list[int]], list[BaseException]]:
@@ -95,9 +100,9 @@ def test_migrate_from_two_threads_at_once(opener: Factory, url: str, tmp_path: P
             applied, errors = _migrate_together(stores)
             assert errors == [], f"round {n}: {errors!r}"
             # Each version applied once, by one or the other (they may share the work).
-            assert sorted(v for a in applied for v in a) == [1, 2]
-            assert [int(str(v)) for v, _ in _schema_rows(stores[0])] == [1, 2]
-            assert stores[1].schema_version() == 2
+            assert sorted(v for a in applied for v in a) == [1, 2, 3]
+            assert [int(str(v)) for v, _ in _schema_rows(stores[0])] == [1, 2, 3]
+            assert stores[1].schema_version() == 3
         finally:
             for s in stores:
                 s.close()
@@ -108,7 +113,7 @@ def test_check_schema_on_an_unmigrated_store_says_what_to_run(opener: Factory) -
     with pytest.raises(StoreError) as err:
         store.check_schema()
     message = str(err.value)
-    assert "schema version 0" in message and "needs 2" in message
+    assert "schema version 0" in message and "needs 3" in message
     assert f"wf store migrate --store {store.url}" in message
 
 
@@ -168,7 +173,7 @@ def test_instances_finish_on_the_version_they_started_on(store: Store, clock: Vi
     v1, v2 = opsflow(1), opsflow(2, end="finished")
     d = Durable(store, clock, OPS_HANDLERS, v1)
     old = d.start("opsflow", {"id": "old"}, "old")
-    assert d.status(old) == "running"
+    assert d.status(old) == "waiting"
 
     d.client.deploy(v2)
     new = d.start("opsflow", {"id": "new"}, "new")

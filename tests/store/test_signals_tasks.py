@@ -61,7 +61,7 @@ def test_an_early_signal_is_buffered_then_taken(d: Durable) -> None:
     iid = d.start("opsflow", {"id": "e"}, "early")
     assert d.signal(iid, "go", {"by": "early-bird"}, key="k") is True
     inst = d.instance(iid)
-    assert inst.status is rt.Status.RUNNING and len(inst.buffered) == 1
+    assert inst.status is rt.Status.WAITING and len(inst.buffered) == 1
     assert [t.waiting for t in inst.tokens] != ["signal:go"]
     d.complete("approve", {"ok": False}, iid)
     assert d.status(iid) == "completed"

@@ -68,7 +68,7 @@ def test_time_text_that_is_no_time_is_refused_and_nothing_is_stored(
     durable.start("window", WINDOW_INPUT, "w3")
     with pytest.raises(InvalidValue, match="'to' must be timestamp"):
         durable.signal("w3", "moved", {"to": "tomorrow"})
-    assert durable.status("w3") == "running" and len(store.history("w3")) == 1
+    assert durable.status("w3") == "waiting" and len(store.history("w3")) == 1
 
 
 def test_a_form_takes_iso_8601_text_on_a_store(store: Store, clock: VirtualClock) -> None:
@@ -76,7 +76,7 @@ def test_a_form_takes_iso_8601_text_on_a_store(store: Store, clock: VirtualClock
     durable.start("meeting", {}, "m1")
     with pytest.raises(InvalidValue, match="'starts_at' must be timestamp"):
         durable.complete("book", {**FORM, "starts_at": "10 o'clock"}, "m1")
-    assert durable.status("m1") == "running" and len(durable.client.open_tasks("m1")) == 1
+    assert durable.status("m1") == "waiting" and len(durable.client.open_tasks("m1")) == 1
     durable.complete("book", FORM, "m1")
     assert durable.instance("m1").output == {"ends_at": ENDS_AT}
     replays_exactly(store, "m1")

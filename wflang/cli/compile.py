@@ -274,7 +274,8 @@ def run(req: Run) -> Result:
     waiting = sorted({t.waiting for t in inst.tokens if t.waiting})
     if not inst.status.finished and waiting:
         out.print("waiting for: " + ", ".join(waiting))
-    return out.done(EXIT_OK if inst.status in (Status.COMPLETED, Status.RUNNING) else EXIT_FINDINGS)
+    ok = inst.status in (Status.COMPLETED, Status.RUNNING, Status.WAITING)
+    return out.done(EXIT_OK if ok else EXIT_FINDINGS)
 
 
 def _summary(what: str) -> str:

@@ -29,8 +29,8 @@ if TYPE_CHECKING:
 
 #: The statuses ``wf list --status`` takes: ``pending`` and those of
 #: ``runtime.instance.Status`` (a test keeps them equal).
-LIST_STATUSES = ("pending", "running", "compensating", "completed", "failed", "cancelled",
-                 "compensated", "dead_lettered")  # fmt: skip
+LIST_STATUSES = ("pending", "running", "waiting", "compensating", "completed", "failed",
+                 "cancelled", "compensated", "dead_lettered")  # fmt: skip
 
 
 @frozen(kw_only=True)
@@ -268,10 +268,19 @@ class History:
         default=False,
         metadata=arg("--compact", action="store_true", help="the JSON document on one line"),
     )
+    changes: bool = field(
+        default=False,
+        metadata=arg(
+            "--changes",
+            action="store_true",
+            help="what each step changed in the context (old -> new), with its event",
+        ),
+    )
     store: str | None = store_field()
 
 
 def history(req: History) -> Result:
+    from wflang.cli.changes import change_lines, event_label
     from wflang.runtime import codec
 
     doc = client(req.store).history_document(req.instance)
@@ -285,6 +294,12 @@ def history(req: History) -> Result:
         who = ""
         if entry.get("actor"):
             who = f"  by {entry['actor']}" + (f": {entry['reason']}" if entry.get("reason") else "")
+        if req.changes:
+            if entry.get("changes"):
+                out.print(f"#{entry['seq']:<3} {when(entry['at'])}  {event_label(event)}{who}")
+                for line in change_lines(entry["changes"]):
+                    out.print(f"       {line}")
+            continue
         out.print(f"#{entry['seq']:<3} {when(entry['at'])}  {label}{who}")
         for decision in entry["decisions"]:
             out.print(f"       {decision}")

@@ -42,6 +42,15 @@ class Render:
         default=None,
         metadata=arg("--history", metavar="FILE.json", help="mark the path of a recorded history"),
     )
+    at: int | None = field(
+        default=None,
+        metadata=arg(
+            "--at",
+            metavar="N",
+            type=int,
+            help="with --history: the path up to step N and the context's values after it",
+        ),
+    )
 
 
 def format_of(output: str | None) -> str:
@@ -57,7 +66,7 @@ def render(req: Render) -> Result:
 
     fmt = req.format or format_of(req.output)
     try:
-        data = draw(Request(req.file, fmt, req.check, req.diff, req.history))
+        data = draw(Request(req.file, fmt, req.check, req.diff, req.history, req.at))
     except RenderError as err:
         raise UsageError(str(err)) from err
     out = Out()
@@ -76,7 +85,8 @@ RENDER = Command(
     description="Draw a workflow as DOT (default), SVG or PNG (through Graphviz's "
     "'dot') or a Mermaid flowchart for Markdown. --check colours the checker's "
     "findings, --diff OLD NEW draws NEW with what changed since OLD, --history "
-    "draws the path a recorded instance took. The same input gives the same DOT "
+    "draws the path a recorded instance took (--at N: up to step N, with the "
+    "context's values then). The same input gives the same DOT "
     "and Mermaid bytes.",
 )
 

@@ -44,6 +44,7 @@ class Request:
     check: bool = False
     diff: tuple[str, str] | None = None
     history: str | None = None
+    at: int | None = None  # with ``history``: as it was after that step
 
 
 def _parse(path: str) -> ParseResult:
@@ -82,6 +83,8 @@ def diagram(req: Request) -> Diagram:
         return apply(
             base, diff_overlay(base, Pairing(old.spec, new.spec), diff_specs(old.spec, new.spec))
         )
+    if req.at is not None and req.history is None:
+        raise RenderError("--at N needs --history FILE.json (the values after step N)")
     if req.file is None:
         raise RenderError("name the .wf file to render (or use --diff OLD NEW)")
     parsed = _parse(req.file)
@@ -90,11 +93,11 @@ def diagram(req: Request) -> Diagram:
     if req.check:
         return apply(base, check_overlay(model, check([parsed]).diagnostics))
     if req.history is not None:
-        return apply(base, _history(req.history, model, base))
+        return apply(base, _history(req.history, model, base, req.at))
     return base
 
 
-def _history(path: str, model: Model, base: Diagram) -> Overlay:
+def _history(path: str, model: Model, base: Diagram, at: int | None) -> Overlay:
     try:
         with open(path, "rb") as file:
             data = file.read(MAX_HISTORY_BYTES + 1)
@@ -106,7 +109,7 @@ def _history(path: str, model: Model, base: Diagram) -> Overlay:
     header = model.spec.header
     assert header is not None
     try:
-        history = parse_history(text)
+        history = parse_history(text, at)
         validate(history, header.name.text, header.version, set(model.nodes))
     except HistoryError as err:
         raise RenderError(f"{path}: {err}") from err

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from decimal import Decimal
 
 from attrs import frozen
 
@@ -38,6 +39,10 @@ class History:
     failed: str | None
     entered: tuple[str, ...]  # node names, in the order they were entered
     decisions: tuple[tuple[str, ...], ...] = ()  # each entry's decisions, in order
+    #: ``--at N``: the history drawn as it was after step N, and the context's values
+    #: then (field, compact JSON), folded from the entries' changes
+    at: int | None = None
+    values: tuple[tuple[str, str], ...] = ()
 
 
 def _field(doc: dict[str, object], key: str, kind: type, what: str) -> object:
@@ -53,10 +58,11 @@ def _strings(value: object, key: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-def parse_history(text: str) -> History:
-    """A history from the text of a ``wflang.history/1`` document."""
+def parse_history(text: str, at: int | None = None) -> History:
+    """A history from the text of a ``wflang.history/1`` document; ``at``: only its
+    steps up to that sequence number, with the context's values after it."""
     try:
-        doc = json.loads(text)
+        doc = json.loads(text, parse_float=Decimal)
     except RecursionError:
         raise HistoryError("not a wflang history: nested too deeply") from None
     except ValueError as err:  # not JSON, or an integer beyond Python's digit limit
@@ -71,9 +77,17 @@ def parse_history(text: str) -> History:
     entered: list[str] = []
     decisions: list[tuple[str, ...]] = []
     assert isinstance(entries, list)
+    values: dict[str, object] = {}
+    ended = True  # the document's current and failed nodes are those after its last step
+    if at is not None:
+        count = len(entries)
+        entries = _until(entries, at)
+        ended = len(entries) == count
     for i, entry in enumerate(entries):
         if not isinstance(entry, dict):
             raise HistoryError(f"entry {i} must be an object")
+        if at is not None:
+            _fold(values, entry.get("changes", []), i)
         decisions.append(_strings(entry.get("decisions", []), f"entries[{i}].decisions"))
         entered += (d.removeprefix(ENTER) for d in decisions[-1] if d.startswith(ENTER))
     return History(
@@ -81,11 +95,47 @@ def parse_history(text: str) -> History:
         workflow=str(_field(doc, "workflow", str, "a string")),
         version=int(_field(doc, "version", int, "an integer")),  # type: ignore[call-overload]
         status=str(_field(doc, "status", str, "a string")),
-        current=_strings(doc.get("current"), "current"),
-        failed=failed,
+        current=_strings(doc.get("current"), "current") if ended else (),
+        failed=failed if ended else None,
         entered=tuple(entered),
         decisions=tuple(decisions),
+        at=at,
+        values=tuple((name, _shown(value)) for name, value in values.items()),
     )
+
+
+def _until(entries: list[object], at: int) -> list[object]:
+    seqs = [e.get("seq") for e in entries if isinstance(e, dict)]
+    if not seqs or at not in seqs:
+        known = f"steps {seqs[0]} to {seqs[-1]}" if seqs else "no steps"
+        raise HistoryError(f"there is no step {at} in the history (it has {known})")
+    return entries[: seqs.index(at) + 1]
+
+
+def _fold(values: dict[str, object], changes: object, i: int) -> None:
+    """Apply an entry's changes (JSON Patch operations of ``/field``) to ``values``."""
+    if not isinstance(changes, list):
+        raise HistoryError(f"'entries[{i}].changes' must be a list of operations")
+    for change in changes:
+        if not isinstance(change, dict) or not isinstance(change.get("path"), str):
+            raise HistoryError(f"'entries[{i}].changes' holds an operation without a path")
+        name = change["path"].removeprefix("/")
+        if change.get("op") == "remove":
+            values.pop(name, None)
+        else:
+            values[name] = change.get("value")
+
+
+def _shown(value: object) -> str:
+    """A value as compact JSON with its decimals exact (``json.dumps`` has no way to
+    write a ``Decimal`` as a number)."""
+    if isinstance(value, Decimal):
+        return str(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_shown(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{json.dumps(k)}: {_shown(v)}" for k, v in value.items()) + "}"
+    return json.dumps(value, ensure_ascii=False)
 
 
 def validate(history: History, workflow: str, version: int, nodes: set[str]) -> None:
@@ -124,6 +174,7 @@ def history_overlay(d: Diagram, history: History, owners: dict[str, str]) -> Ove
         nodes.setdefault(history.failed, set()).add("failed")
     edges = {key: frozenset({"visited"}) for key in taken_edges(d, history, owners)}
     legend = [LegendEntry("visited", f"visited ({len(set(history.entered))} nodes)")]
+    legend += (LegendEntry("info", f"{name} = {value}") for name, value in history.values)
     if history.current:
         legend.append(LegendEntry("current", "current: " + ", ".join(history.current)))
     if history.failed:
@@ -131,7 +182,9 @@ def history_overlay(d: Diagram, history: History, owners: dict[str, str]) -> Ove
     return Overlay(
         nodes={k: frozenset(v) for k, v in nodes.items()},
         edges=edges,
-        legend_title=f"history of {history.instance}: {history.status}",
+        legend_title=f"history of {history.instance}: {history.status}"
+        if history.at is None
+        else f"history of {history.instance} after step {history.at}",
         legend=tuple(legend),
     )
 

@@ -22,6 +22,7 @@ import cattrs
 from cattrs.strategies import configure_tagged_union
 
 from wflang.runtime import instance as rt
+from wflang.runtime.changes import ADD, REMOVE, Change
 from wflang.runtime.engine import HistoryEntry
 from wflang.runtime.ir import Value
 from wflang.runtime.numbers import INT_MAX, INT_MIN, canonical
@@ -194,7 +195,27 @@ def unstructure_entry(entry: HistoryEntry) -> dict[str, Any]:
         "input": entry.input,
         "decisions": list(entry.decisions),
         "commands": unstructure_commands(entry.commands),
+        "changes": unstructure_changes(entry.changes),
     }
+
+
+def unstructure_changes(changes: Sequence[Change]) -> list[dict[str, Value]]:
+    """Context changes as JSON Patch operations with the value each replaced (``old``):
+    an ``add`` has no ``old``, a ``remove`` no ``value`` (as RFC 6902 writes them)."""
+    ops: list[dict[str, Value]] = []
+    for c in changes:
+        op: dict[str, Value] = {"op": c.op, "path": c.path}
+        if c.op != REMOVE:
+            op["value"] = c.value
+        if c.op != ADD:
+            op["old"] = c.old
+        ops.append(op)
+    return ops
+
+
+def structure_changes(data: Any) -> tuple[Change, ...]:
+    """What ``unstructure_changes`` wrote (nothing: an entry recorded before changes were)."""
+    return tuple(Change(d["op"], d["path"], d.get("value"), d.get("old")) for d in data or ())
 
 
 def structure_entry(data: Any) -> HistoryEntry:
@@ -205,6 +226,7 @@ def structure_entry(data: Any) -> HistoryEntry:
         input=data.get("input"),
         decisions=tuple(data.get("decisions", ())),
         commands=structure_commands(data.get("commands", ())),
+        changes=structure_changes(data.get("changes")),
     )
 
 

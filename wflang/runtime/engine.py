@@ -17,6 +17,7 @@ from attrs import define, field, frozen
 from wflang.runtime import instance as rt
 from wflang.runtime import keys
 from wflang.runtime import step as st
+from wflang.runtime.changes import Change
 from wflang.runtime.commands import PARENT_CANCEL, ChildOutcome, interpret, not_deployed
 from wflang.runtime.correlation import awaited_messages, correlation_text
 from wflang.runtime.ir import Value
@@ -111,6 +112,8 @@ class HistoryEntry:
     input: dict[str, Value] | None
     decisions: tuple[str, ...]
     commands: tuple[rt.Command, ...]
+    #: What the step changed in the context (``Step.changes``).
+    changes: tuple[Change, ...] = ()
 
 
 @define
@@ -231,7 +234,13 @@ class Engine:
         self.records[instance_id] = record
         record.history.append(
             HistoryEntry(
-                result.instance.seq, self.now, None, input, result.decisions, result.commands
+                result.instance.seq,
+                self.now,
+                None,
+                input,
+                result.decisions,
+                result.commands,
+                result.changes,
             )
         )
         self._apply(record, result.commands)
@@ -459,6 +468,7 @@ class Engine:
                         None,
                         result.decisions,
                         result.commands,
+                        result.changes,
                     )
                 )
                 self._apply(record, result.commands)

@@ -22,7 +22,10 @@ NO_TOKEN = -1
 
 
 class Status(enum.Enum):
-    RUNNING = "running"
+    RUNNING = "running"  # working: a service task's call or its retry is under way
+    # every token waits for the world: a signal, a message, a timer, a person, a called
+    # workflow (``waiting.at_rest``); the step that ends that wait makes it running again
+    WAITING = "waiting"
     COMPENSATING = "compensating"
     COMPLETED = "completed"
     FAILED = "failed"
@@ -32,7 +35,7 @@ class Status(enum.Enum):
 
     @property
     def finished(self) -> bool:
-        return self not in (Status.RUNNING, Status.COMPENSATING)
+        return self not in (Status.RUNNING, Status.WAITING, Status.COMPENSATING)
 
 
 @frozen(slots=False)

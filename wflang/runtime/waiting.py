@@ -9,6 +9,8 @@ makes that text and ``parse`` reads it back; nothing else splits it.
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable
+from typing import Protocol
 
 from attrs import frozen
 
@@ -92,3 +94,25 @@ _COMPLETABLE = frozenset(
     kind.value for kind in (Wait.TASK, Wait.HUMAN, Wait.CHILD, Wait.RETRY, Wait.IDLE, Wait.ENTERING)
 )
 _NAMED_PREFIXES = tuple(f"{kind.value}:" for kind in _NAMED)
+
+
+def at_rest(tokens: Iterable[HasWait]) -> bool:
+    """Whether an instance with these tokens waits for the world (``Status.WAITING``):
+    it has tokens, and each waits for a signal, a message, a timer, a person, a called
+    workflow, or the branches or items of its parallel or map. A service task's call or
+    its retry's backoff is work under way (running)."""
+    rest = False
+    for token in tokens:
+        waiting = token.waiting
+        if waiting not in _AT_REST and not waiting.startswith(_NAMED_PREFIXES):
+            return False
+        rest = True
+    return rest
+
+
+class HasWait(Protocol):
+    @property
+    def waiting(self) -> str: ...
+
+
+_AT_REST = frozenset(kind.value for kind in (Wait.HUMAN, Wait.CHILD, Wait.TIMER, Wait.JOIN))

@@ -499,6 +499,7 @@ class Advance:
             None if input is None else codec.dumps(input),
             codec.dumps(result.decisions),  # a tuple of strings: a JSON array
             codec.dumps(codec.unstructure_commands(result.commands)),
+            codec.dumps(codec.unstructure_changes(result.changes)) if result.changes else None,
             key,
             actor,
             reason,
@@ -516,7 +517,8 @@ class Advance:
             )
         self.tx.executemany(
             "INSERT INTO wf_history (instance_id, seq, at, event, input, decisions, commands, "
-            "idempotency_key, actor, reason, worker) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "changes, idempotency_key, actor, reason, worker) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             self.history,
         )
         self.tx.executemany(

@@ -103,12 +103,12 @@ def task_info(row: Row) -> TaskInfo:
 
 
 HISTORY_COLUMNS = (
-    "seq, at, event, input, decisions, commands, idempotency_key, actor, reason, worker"
+    "seq, at, event, input, decisions, commands, changes, idempotency_key, actor, reason, worker"
 )
 
 
 def history_row(row: Row) -> HistoryRow:
-    seq, at, event, input, decisions, commands, key, actor, reason, worker = row
+    seq, at, event, input, decisions, commands, changes, key, actor, reason, worker = row
     entry = HistoryEntry(
         integer(seq),
         integer(at),
@@ -116,6 +116,7 @@ def history_row(row: Row) -> HistoryRow:
         None if input is None else codec.loads(text(input)),
         tuple(codec.loads(text(decisions))),
         codec.structure_commands(codec.loads(text(commands))),
+        () if changes is None else codec.structure_changes(codec.loads(text(changes))),
     )
     return HistoryRow(entry, text(key), maybe_text(actor), maybe_text(reason), maybe_text(worker))
 

@@ -169,6 +169,15 @@ MIGRATIONS: tuple[Migration, ...] = (
             """ALTER TABLE wf_instance ADD COLUMN created_reason text""",
         ),
     ),
+    Migration(
+        3,
+        "what each step changed in the context",
+        (
+            # JSON Patch operations with old values (``runtime.changes``); NULL: none, or
+            # a row written before this migration.
+            """ALTER TABLE wf_history ADD COLUMN changes {json}""",
+        ),
+    ),
 )
 
 LATEST = MIGRATIONS[-1].version

@@ -30,7 +30,7 @@ from wflang.runtime.step.common import complete
 from wflang.runtime.step.compiled import Compiled, compiled
 from wflang.runtime.step.enter import ENTER
 from wflang.runtime.step.events import HANDLERS
-from wflang.runtime.step.run import COMPENSATING, RUNNING, Run
+from wflang.runtime.step.run import COMPENSATING, RUNNING, WAITING, Run
 from wflang.runtime.step.scopes import backoff_ms
 from wflang.runtime.step.values import (
     LAST_INSTANT,
@@ -83,6 +83,7 @@ def start_compiled(
         instance_id, table.workflow, table.version, Status.RUNNING, data, {}, seed=seed
     )
     run = Run(c, inst, now)
+    run.context = {}  # a new one, filled here: the step's changes are its fields
     run.decide(f"start {table.workflow} v{table.version}")
     try:
         env: dict[str, Value] = {"input": run.input, "context": run.context, NOW: now}
@@ -129,7 +130,7 @@ def general(c: Compiled, instance: rt.Instance, event: rt.Event, now: int) -> St
     run = Run(c, instance, now)
     status = instance.status
     if (
-        (status is not RUNNING and status is not COMPENSATING)
+        (status is not RUNNING and status is not WAITING and status is not COMPENSATING)
         and not isinstance(event, _OPS_ON_DEAD_LETTERS)
         # an operator may give up on a dead-lettered instance (and compensate it)
         and not (status is Status.DEAD_LETTERED and isinstance(event, rt.CancelRequested))

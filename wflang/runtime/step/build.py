@@ -24,6 +24,7 @@ from bisect import bisect_left
 from typing import Any
 
 from wflang.runtime import instance as rt
+from wflang.runtime.changes import context_changes
 from wflang.runtime.instance import NO_TOKEN
 from wflang.runtime.ir import Value
 from wflang.runtime.keys import task_key
@@ -219,7 +220,10 @@ def stepped(
     inst: rt.Instance = _new(rt.Instance)
     _set_dict(inst, "__dict__", fields)
     step: Step = _new(Step)
-    _set_dict(step, "__dict__", {"instance": inst, "commands": commands, "decisions": decisions})
+    _set_dict(step, "__dict__", {
+        "instance": inst, "commands": commands, "decisions": decisions,
+        "changes": context_changes(old.context, context),
+    })  # fmt: skip
     return step
 
 

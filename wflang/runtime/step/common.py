@@ -22,7 +22,7 @@ from wflang.runtime.step.compiled import CHOICE, END, TASK, Compiled, choose
 from wflang.runtime.step.events import answers
 from wflang.runtime.step.scopes import UNDECIDED, verdict
 from wflang.runtime.step.values import Step
-from wflang.runtime.waiting import TASKS
+from wflang.runtime.waiting import TASKS, at_rest
 
 _RUNNING = Status.RUNNING
 #: Choices one completion passes on the common path before it hands over.
@@ -121,7 +121,10 @@ def complete(c: Compiled, inst: rt.Instance, e: rt.TaskCompleted) -> Step | None
                 return None  # the join decides: the general path
             tokens = tokens[:at] + tokens[at + 1 :]
             joins = (join,) if len(joins) == 1 else joins[:k] + (join,) + joins[k + 1 :]  # noqa: RUF005
-            return stepped(inst, context, tokens, (), tuple(decisions), {"joins": joins})
+            changes: dict[str, object] = {"joins": joins}
+            if at_rest(tokens):  # the branches left wait for the world (``Run.freeze``)
+                changes["status"] = Status.WAITING
+            return stepped(inst, context, tokens, (), tuple(decisions), changes)
     except ExpressionError:
         pass
     return None

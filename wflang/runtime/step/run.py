@@ -20,9 +20,9 @@ from wflang.runtime.step.build import token_of as _token_of
 from wflang.runtime.step.compiled import LOCAL, Compiled, Transition, Write, choose
 from wflang.runtime.step.scopes import forget_handled, scope_end
 from wflang.runtime.step.values import LAST_INSTANT, STEP_BUDGET, Step, WorkflowError
-from wflang.runtime.waiting import Wait, awaiting
+from wflang.runtime.waiting import Wait, at_rest, awaiting
 
-RUNNING, COMPENSATING = Status.RUNNING, Status.COMPENSATING
+RUNNING, COMPENSATING, WAITING = Status.RUNNING, Status.COMPENSATING, Status.WAITING
 _ENTERING = Wait.ENTERING.value
 
 _T = TypeVar("_T")
@@ -79,7 +79,8 @@ class Run:
     def __init__(self, c: Compiled, inst: rt.Instance, now: int) -> None:
         self.c, self.inst, self.now = c, inst, now
         self.states = c.states
-        self.status = inst.status
+        # waiting or not is decided anew at the end of every step (``freeze``)
+        self.status = RUNNING if inst.status is WAITING else inst.status
         self.input = inst.input
         self.context = inst.context  # replaced, never changed in place (see ``follow``)
         self.tokens, self.timers, self.joins = index_of(inst)
@@ -99,8 +100,11 @@ class Run:
         for d in self.drafts:  # the tokens changed in this step, frozen once each
             if tokens.get(d.id) is d:
                 tokens[d.id] = _token_of(d)
+        status = self.status
+        if status is RUNNING and at_rest(tokens.values()):
+            status = WAITING
         changes: dict[str, object] = {
-            "status": self.status,
+            "status": status,
             "input": self.input,  # changed only by an operator's retry with new input
             "next_token": self.next_token,
         }

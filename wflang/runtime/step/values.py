@@ -5,6 +5,7 @@ from __future__ import annotations
 from attrs import frozen
 
 from wflang.runtime import instance as rt
+from wflang.runtime.changes import Change
 
 #: Transitions one step may take before it stops a loop that never waits.
 STEP_BUDGET = 100_000
@@ -18,8 +19,10 @@ class WorkflowError(Exception):
 
 @frozen(slots=False)
 class Step:
-    """The outcome of one step: the new instance, what to do, and why (for the history)."""
+    """The outcome of one step: the new instance, what to do, and why (for the history),
+    and what it changed in the context (``changes.context_changes``, for the history)."""
 
     instance: rt.Instance
     commands: tuple[rt.Command, ...]
     decisions: tuple[str, ...]
+    changes: tuple[Change, ...] = ()

@@ -91,12 +91,12 @@ DURABLE_DATA = Path(__file__).parent / "data" / "durable"
 def test_imported_workflows_are_registered_for_calls(capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["run", str(DURABLE_DATA / "parent.wf"), "--input", '{"id": "p-1"}'])
     out = capsys.readouterr().out
-    assert code == 0  # running: its child waits for a signal
-    assert "enter c" in out and "status: running" in out
+    assert code == 0  # waiting for its child, which waits for a signal
+    assert "enter c" in out and "status: waiting" in out
     # --uses is repeatable and does not swallow the file.
     code = main(["run", "--uses", str(DURABLE_DATA / "kid.wf"), str(DURABLE_DATA / "parent.wf"),
                  "--input", '{"id": "p-1"}'])  # fmt: skip
-    assert code == 0 and "status: running" in capsys.readouterr().out
+    assert code == 0 and "status: waiting" in capsys.readouterr().out
 
 
 def test_check_errors_are_reported_without_a_traceback(

@@ -1977,8 +1977,14 @@ def test_invoice_approved_records_who_and_when() -> None:
     assert env.status(iid) == "waiting"
     env.advance(days=1)
     env.signal(iid, "approval", {"by": "ada", "at": "2026-03-03T09:00:00Z"})
-    out: dict[str, Value] = {"invoice_id": "i-1", "total": Decimal("120.60"), "approved_by": "ada"}
-    finished(env, iid, "approved", "completed", out, approved_at=at("2026-03-03T09:00:00+00:00"))
+    approved_at = at("2026-03-03T09:00:00+00:00")
+    out: dict[str, Value] = {
+        "invoice_id": "i-1",
+        "total": Decimal("120.60"),
+        "approved_by": "ada",
+        "approved_at": approved_at,
+    }
+    finished(env, iid, "approved", "completed", out, approved_at=approved_at)
     assert [c.field for e in env.history(iid) for c in e.changes][3:] == [
         "total", "approved_by", "approved_at"
     ]  # fmt: skip
@@ -1993,6 +1999,7 @@ def test_invoice_not_approved_within_a_week_expires() -> None:
         "invoice_id": "i-1",
         "total": Decimal("120.60"),
         "approved_by": "nobody",
+        "approved_at": None,
     }
     finished(env, iid, "expired", "failed", out)
     assert env.instance(iid).error == "NotApproved"

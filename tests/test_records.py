@@ -159,7 +159,8 @@ def test_wf_history_changes_prints_each_change_with_its_event(
         '       ~ approved_by: null -> "ada"',
         f"       ~ approved_at: null -> {APPROVED_AT}",
         "status: completed",
-        'output: {"invoice_id":"i-1","total":120.600,"approved_by":"ada"}',
+        'output: {"invoice_id":"i-1","total":120.600,"approved_by":"ada",'
+        f'"approved_at":{APPROVED_AT}}}',
     ]
     doc = tmp_path / "h.json"
     doc.write_text(run_cli(["history", "i-1", "--json", "--store", store], capsys))

@@ -279,5 +279,5 @@ def test_wf_run_takes_time_text_in_the_input_and_a_handlers_result(
         assert code == 1 and "status: dead_lettered" in out
         assert "InvalidResult 'slot.at' must be timestamp (epoch milliseconds or ISO" in out
     else:
-        assert code == 0 and "status: running" in out and "InvalidResult" not in out
+        assert code == 0 and "status: waiting" in out and "InvalidResult" not in out
         assert "message:booked:a1" in out  # past the service call, waiting for the message

@@ -3,6 +3,7 @@ current, its handlers pass mypy --strict, and its own test passes under pytest."
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -64,9 +65,11 @@ def test_the_scaffold_checks_clean_is_formatted_and_its_types_are_current(
 
 
 def test_the_scaffold_s_own_test_passes(project: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}  # not this run's
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W", "ignore"],
         cwd=project,
+        env=env,
         capture_output=True,
         text=True,
         check=False,

@@ -161,15 +161,16 @@ def fmt(req: Fmt) -> Result:
     return out.done(status)
 
 
-def unified_diff(before: str, after: str, name: str, color: bool) -> str:
-    """How formatting changes a file, as ``diff -u`` shows it (in colour on a terminal)."""
+def unified_diff(before: str, after: str, name: str, color: bool, change: str = "formatted") -> str:
+    """How formatting (or ``change``) changes a file, as ``diff -u`` shows it (in colour
+    on a terminal)."""
     import difflib
 
     lines = difflib.unified_diff(
         before.splitlines(keepends=True),
         after.splitlines(keepends=True),
         fromfile=name,
-        tofile=f"{name} (formatted)",
+        tofile=f"{name} ({change})",
     )
     out = []
     for line in lines:
@@ -215,6 +216,23 @@ class Check:
             help="print how many findings each rule has, instead of the findings",
         ),
     )
+    fix: bool = field(
+        default=False,
+        metadata=arg(
+            "--fix",
+            action="store_true",
+            help="apply the safe fixes (a misspelt name the check knows the spelling of), "
+            "say each change, then report what is left",
+        ),
+    )
+    diff: bool = field(
+        default=False,
+        metadata=arg(
+            "--diff",
+            action="store_true",
+            help="write nothing: show the safe fixes as a unified diff (exit 1 if any)",
+        ),
+    )
     watch: bool = field(
         default=False,
         metadata=arg(
@@ -249,9 +267,12 @@ def check(req: Check) -> Result:
         expand(req.paths)  # a path that does not exist is an error now, not a silent wait
         once = evolve(req, watch=False)
         return watch.watch(lambda: check(once), watch.polled_changes(req.paths), emit)
+    if req.fix and "-" in req.paths:
+        raise UsageError("--fix rewrites files: standard input ('-') cannot be (try --diff)")
     files = expand(req.paths)
     options = {k: v for k, v in asdict(req).items() if k != "no_cache"}
-    entry = check_cache.lookup(options, files, no_cache=req.no_cache, fmt=req.format)
+    uncached = req.no_cache or req.fix or req.diff  # they act on the files, not only report
+    entry = check_cache.lookup(options, files, no_cache=uncached, fmt=req.format)
     if entry is not None:
         cached = entry.cached()
         if cached is not None:
@@ -287,8 +308,17 @@ def _check(req: Check, files: list[str], entry: check_cache.Lookup | None) -> Re
             for target in import_targets(module):
                 entry.look("realpath", target)
                 entry.look("read", target)
-    report = Report(result.diagnostics, result.sources, result.files)
     out = Out()
+    if req.fix or req.diff:
+        from wflang.cli import fixing
+
+        fixed = fixing.fix(parsed, result, check_files, config, reader)
+        originals = {p.file: p.text for p in parsed}
+        fixing.report(fixed, originals, diff=req.diff, color=req.color, out=out)
+        if req.diff:
+            return out.done(EXIT_FINDINGS if fixed.changes else EXIT_OK)
+        result = fixed.result
+    report = Report(result.diagnostics, result.sources, result.files)
     if req.statistics:
         out.write(statistics(report))
     else:

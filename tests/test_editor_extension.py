@@ -8,6 +8,7 @@ extension with @vscode/vsce into a .vsix that holds what VS Code installs.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import zipfile
 from pathlib import Path
@@ -87,3 +88,23 @@ def test_make_vsix_packages_an_installable_extension(tmp_path: Path) -> None:
     # the tests, their snapshots and the development packages stay out
     assert not any(n.startswith(("extension/test/", "extension/node_modules/vscode-textmate/",
                                  "extension/node_modules/@vscode/")) for n in names)  # fmt: skip
+
+
+def test_the_documented_shiki_example_highlights_a_workflow(tmp_path: Path) -> None:
+    """docs/editors.md's shiki example, run as it is written (from the repository's root)."""
+    node, _ = node_tools()
+    doc = (ROOT / "docs" / "editors.md").read_text(encoding="utf-8")
+    section = doc[doc.index("### shiki") :]
+    code = re.search(r"```js\n(.*?)```", section, re.DOTALL)
+    assert code is not None
+    script = tmp_path / "example.mjs"  # resolves shiki from the extension's packages
+    script.write_text(code.group(1) + "process.stdout.write(html);\n", encoding="utf-8")
+    (tmp_path / "node_modules").symlink_to(EXTENSION / "node_modules")
+    done = subprocess.run(
+        [node, str(script)], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith('<pre class="shiki dark-plus"')
+    # keywords, node names and comments each in their colour of the theme
+    assert '<span style="color:#569CD6">workflow</span>' in done.stdout
+    assert '<span style="color:#6A9955">// Order fulfilment as a saga.</span>' in done.stdout

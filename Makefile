@@ -32,6 +32,7 @@ demo: $(STAMP)
 	$(BIN)/wf gen typescript examples -o examples/typescript --check
 	PYTHONPATH=examples $(BIN)/wf run examples/order_saga.wf --input @examples/order_input.json --handlers examples/order_handlers.py
 	WF=$(BIN)/wf bash examples/durable_demo.sh
+	WF=$(BIN)/wf bash examples/records_demo.sh
 
 lint: $(DEVSTAMP)
 	$(BIN)/ruff check wflang tests bench

@@ -1974,7 +1974,8 @@ INVOICE: dict[str, Value] = {"invoice_id": "i-1", "amount": Decimal("100.50")}
 def test_invoice_approved_records_who_and_when() -> None:
     env = invoice()
     iid = env.start("invoice_approval", INVOICE)
-    assert env.status(iid) == "waiting"
+    assert env.status(iid) == "waiting"  # for its approval
+    assert env.stuck(waiting_on="signal:approval") == [iid]
     env.advance(days=1)
     env.signal(iid, "approval", {"by": "ada", "at": "2026-03-03T09:00:00Z"})
     approved_at = at("2026-03-03T09:00:00+00:00")

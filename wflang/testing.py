@@ -37,7 +37,7 @@ from wflang.runtime.outcome import Handler, TaskCall, TaskError, invoke, pending
 from wflang.runtime.replay import Replayed, replay
 from wflang.runtime.table import Table
 from wflang.runtime.validate import fit_payload
-from wflang.runtime.waiting import Wait
+from wflang.runtime.waiting import Wait, wait_label
 
 MINUTE, HOUR, DAY = 60_000, 3_600_000, 86_400_000
 
@@ -274,6 +274,14 @@ class WorkflowEnv:
 
     def history(self, instance_id: str) -> list[HistoryEntry]:
         return self.engine.history(instance_id)
+
+    def stuck(self, *, still_for: int = 0, waiting_on: str | None = None) -> list[str]:
+        """The unfinished instances that have not moved for ``still_for`` ms (by the
+        virtual clock), the longest still first; ``waiting_on``: only those waiting on it
+        (``signal:approval``, ``message:paid``, ``timer``, ``person``, ``task``, ``retry``,
+        ``child``; a ValueError names them)."""
+        label = None if waiting_on is None else wait_label(waiting_on)
+        return self.engine.stuck(still_for, label)
 
     def decisions(self, instance_id: str) -> list[str]:
         return [d for entry in self.history(instance_id) for d in entry.decisions]

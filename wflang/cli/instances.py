@@ -324,15 +324,43 @@ class List:
         default=100,
         metadata=arg("--limit", type=positive, help="at most this many (default 100)"),
     )
+    stuck: str | None = field(
+        default=None,
+        metadata=arg(
+            "--stuck",
+            metavar="AGE",
+            help="only the unfinished instances that have not moved for AGE (1h, 2d, 90m), "
+            "the longest still first, with what they wait on and since when",
+        ),
+    )
+    waiting_on: str | None = field(
+        default=None,
+        metadata=arg(
+            "--waiting-on",
+            metavar="WAIT",
+            help="only instances waiting on WAIT: signal:NAME, message:NAME, timer, person, "
+            "task, retry or child",
+        ),
+    )
     json: bool = json_field()
     store: str | None = store_field()
 
 
 def list_instances(req: List) -> Result:
+    from wflang.runtime.waiting import wait_label
+
+    still_for = None if req.stuck is None else parse_age(req.stuck, "--stuck")
+    try:
+        label = None if req.waiting_on is None else wait_label(req.waiting_on)
+    except ValueError as err:
+        raise UsageError(f"--waiting-on: {err}") from None
+    found = open_cli_store(req.store).instances(
+        status=req.status, workflow=req.workflow, limit=req.limit, waiting_on=label,
+        still_for=still_for,
+    )  # fmt: skip
+    where = still_for is not None or label is not None
     return listing(
-        open_cli_store(req.store).instances(
-            status=req.status, workflow=req.workflow, limit=req.limit
-        ),
+        found,
         json=req.json,
         document=lambda r: {
             "instance": r.id,
@@ -341,18 +369,24 @@ def list_instances(req: List) -> Result:
             "status": r.status,
             "created_at": r.created_at,
             "updated_at": r.updated_at,
+            "waiting_on": list(r.waiting_on),
         },
         empty="no instances",
-        lines=_instance_lines,
+        lines=lambda rows: _instance_lines(rows, where),
     ).done()
 
 
-def _instance_lines(rows: Sequence[InstanceInfo]) -> Iterator[str]:
+def _instance_lines(rows: Sequence[InstanceInfo], where: bool = False) -> Iterator[str]:
+    """One line per instance; ``where``: what it waits on, and since when (its last move)."""
     ids = max(len(r.id) for r in rows)
     flows = max(len(f"{r.workflow} v{r.version}") for r in rows)
     for r in rows:
         flow = f"{r.workflow} v{r.version}"
-        yield f"{r.id:{ids}}  {flow:{flows}}  {r.status:14} {when(r.updated_at)}"
+        if where:
+            on = ", ".join(r.waiting_on) or "-"
+            yield f"{r.id:{ids}}  {flow:{flows}}  {r.status:14} on {on}  since {when(r.updated_at)}"
+        else:
+            yield f"{r.id:{ids}}  {flow:{flows}}  {r.status:14} {when(r.updated_at)}"
 
 
 SIGNAL = Command(
@@ -419,7 +453,10 @@ LIST = Command(
     list_instances,
     help="list instances",
     description="Instances, oldest first, with their workflow, version, status and "
-    "last change; filter by status and workflow.",
+    "last change; filter by status and workflow. --stuck AGE lists the unfinished ones "
+    "that have not moved for AGE, the longest still first; --waiting-on WAIT those that "
+    "wait on WAIT (signal:approval, message:paid, timer, person, task, retry, child); "
+    "both show what each waits on and since when.",
 )
 
 #: This module's commands, groups before their actions (``app.HOMES`` orders them).

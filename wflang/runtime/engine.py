@@ -46,6 +46,7 @@ from wflang.runtime.validate import (
     taken,
 )
 from wflang.runtime.waiting import Wait, completable
+from wflang.runtime.waiting import waiting_on as labels_of
 
 __all__ = [
     "Engine",
@@ -501,6 +502,19 @@ class Engine:
 
     def history(self, instance_id: str) -> list[HistoryEntry]:
         return list(self.records[instance_id].history)
+
+    def stuck(self, still_for: int = 0, waiting_on: str | None = None) -> list[str]:
+        """The unfinished instances that have not moved (taken a step) for ``still_for``
+        ms, the longest still first; ``waiting_on``: only those that wait on that label
+        (``waiting.waiting_on``), as ``wf list --stuck`` and ``--waiting-on`` find them."""
+        found = [
+            (r.history[-1].at, iid)
+            for iid, r in self.records.items()
+            if not r.instance.status.finished
+            and self.now - r.history[-1].at >= still_for
+            and (waiting_on is None or waiting_on in labels_of(r.instance.tokens))
+        ]
+        return [iid for _, iid in sorted(found)]
 
 
 class EngineEffects:

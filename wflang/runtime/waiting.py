@@ -116,3 +116,44 @@ class HasWait(Protocol):
 
 
 _AT_REST = frozenset(kind.value for kind in (Wait.HUMAN, Wait.CHILD, Wait.TIMER, Wait.JOIN))
+
+
+#: What ``wf list --waiting-on`` calls each kind of wait (a signal or a message is also
+#: named: ``signal:NAME``, ``message:NAME``); a join, or a token about to act, is none.
+_LABELS = {
+    Wait.TASK.value: "task",
+    Wait.HUMAN.value: "person",
+    Wait.CHILD.value: "child",
+    Wait.TIMER.value: "timer",
+    Wait.RETRY.value: "retry",
+}
+#: The labels ``waiting_on`` gives, as ``wf list --waiting-on`` documents them.
+LABELS = ("signal:NAME", "message:NAME", "timer", "person", "task", "retry", "child")
+
+
+def waiting_on(tokens: Iterable[HasWait]) -> tuple[str, ...]:
+    """What an instance with these tokens waits on, each once, sorted: ``signal:approval``,
+    ``message:paid`` (without its correlation), ``timer``, ``person``, ``task`` (a service
+    call), ``retry`` (its backoff), ``child`` (a called workflow)."""
+    found: set[str] = set()
+    for token in tokens:
+        text = token.waiting
+        label = _LABELS.get(text)
+        if label is not None:
+            found.add(label)
+        elif text.startswith(_NAMED_PREFIXES):
+            kind, _, rest = text.partition(":")
+            found.add(f"{kind}:{rest.partition(':')[0] if kind == Wait.MESSAGE else rest}")
+    return tuple(sorted(found))
+
+
+def wait_label(text: str) -> str:
+    """A label as ``wf list --waiting-on`` takes it (``human`` for ``person``), or a
+    ValueError that says which labels there are."""
+    kind, colon, name = text.partition(":")
+    kind = "person" if kind == "human" else kind
+    if kind in _LABELS.values() and not colon:
+        return kind
+    if kind in (Wait.SIGNAL, Wait.MESSAGE) and name and ":" not in name:
+        return f"{kind}:{name}"
+    raise ValueError(f"'{text}' is not something an instance waits on: use {', '.join(LABELS)}")

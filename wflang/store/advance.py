@@ -31,6 +31,7 @@ from wflang.runtime.keys import inbox_row_delivery, task_delivery, timer_deliver
 from wflang.runtime.limits import Limits
 from wflang.runtime.outcome import bounded, checked
 from wflang.runtime.table import Table
+from wflang.runtime.waiting import waiting_on
 from wflang.store import inbox, messages, rows
 from wflang.store.backend import Dialect, Param, Tx, chunks, placeholders
 from wflang.store.catalog import Catalog
@@ -271,7 +272,7 @@ class Advance:
         reason = f"{rows.UNREADABLE}: {bounded(err)}"
         dead = rt.Status.DEAD_LETTERED.value
         if not self.tx.execute(
-            "UPDATE wf_instance SET status = ?, wake_at = NULL, updated_at = ? "
+            "UPDATE wf_instance SET status = ?, wake_at = NULL, waiting_on = NULL, updated_at = ? "
             "WHERE id = ? AND status <> ?",
             (dead, self.now, row.id, dead),
         ):
@@ -446,8 +447,10 @@ class Advance:
             self._resubscribe(w, inst)
         wake = min((t.due for t in inst.timers), default=None)
         # The instance's own rows are written for all instances together (_flush).
+        # what it waits on, for `wf list --waiting-on` (none once it has finished)
+        waits = None if inst.status.finished else " ".join(waiting_on(inst.tokens)) or None
         self.updates.append(
-            (codec.dump_instance(inst), inst.status.value, inst.seq, wake, self.now, w.id)
+            (codec.dump_instance(inst), inst.status.value, inst.seq, wake, waits, self.now, w.id)
         )
         self.history.extend(history)
         self.consumed.extend(consumed)
@@ -512,7 +515,7 @@ class Advance:
         if self.updates:
             self.tx.executemany(
                 "UPDATE wf_instance SET state = ?, status = ?, seq = ?, wake_at = ?, "
-                "updated_at = ? WHERE id = ?",
+                "waiting_on = ?, updated_at = ? WHERE id = ?",
                 self.updates,
             )
         self.tx.executemany(

@@ -70,10 +70,12 @@ class InstanceInfo:
     parent_id: str | None
     wake_at: int | None
     created_at: int
-    updated_at: int
+    updated_at: int  # when it last moved: its last transition (or its creation)
     #: Why the stored state could not be decoded (``instance`` is then None): the row
     #: is dead-lettered and kept as it is, for a person to repair or purge.
     unreadable: str | None = None
+    #: What it waits on (``runtime.waiting.waiting_on``): none once it has finished.
+    waiting_on: tuple[str, ...] = ()
 
 
 @frozen

@@ -43,7 +43,7 @@ def scalar(rows: Sequence[Row]) -> int:
 
 INSTANCE_COLUMNS = (
     "id, workflow, version, table_hash, status, input, state, parent_id, wake_at, "
-    "created_at, updated_at"
+    "created_at, updated_at, waiting_on"
 )
 
 
@@ -52,7 +52,8 @@ UNREADABLE = "the stored state cannot be read"
 
 
 def instance_info(row: Row) -> InstanceInfo:
-    (iid, workflow, version, digest, status, input, state, parent, wake, created, updated) = row
+    (iid, workflow, version, digest, status, input, state, parent, wake, created, updated,
+     waits) = row  # fmt: skip
     instance, unreadable = None, None
     if state is not None:
         try:
@@ -72,6 +73,7 @@ def instance_info(row: Row) -> InstanceInfo:
         wake_at=maybe_integer(wake),
         created_at=integer(created),
         updated_at=integer(updated),
+        waiting_on=tuple(text(waits).split()) if waits is not None else (),
     )
 
 

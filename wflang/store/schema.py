@@ -178,6 +178,20 @@ MIGRATIONS: tuple[Migration, ...] = (
             """ALTER TABLE wf_history ADD COLUMN changes {json}""",
         ),
     ),
+    Migration(
+        4,
+        "where instances wait, and since when",
+        (
+            # What an active instance waits on (``waiting.waiting_on``: labels such as
+            # ``signal:approval timer``, sorted, space-separated); NULL once it finished.
+            """ALTER TABLE wf_instance ADD COLUMN waiting_on text""",
+            """CREATE INDEX wf_instance_waiting_on ON wf_instance (waiting_on)
+                WHERE waiting_on IS NOT NULL""",
+            # updated_at is when an instance last moved (its last transition): by status
+            # and it, for `wf list --stuck` (a range of each unfinished status's).
+            """CREATE INDEX wf_instance_moved ON wf_instance (status, updated_at)""",
+        ),
+    ),
 )
 
 LATEST = MIGRATIONS[-1].version

@@ -203,11 +203,26 @@ class Store:
         return self._read(lambda tx: queries.instance(tx, instance_id))
 
     def instances(
-        self, *, status: str | None = None, workflow: str | None = None, limit: int = 100
+        self,
+        *,
+        status: str | None = None,
+        workflow: str | None = None,
+        limit: int = 100,
+        waiting_on: str | None = None,
+        still_for: int | None = None,
     ) -> list[InstanceInfo]:
-        return self._read(
-            lambda tx: queries.instances(tx, status=status, workflow=workflow, limit=limit)
-        )
+        """Instances, oldest first; ``waiting_on`` a label (``waiting.wait_label``);
+        ``still_for`` (ms): the active ones that have not moved for that long by the
+        store's clock (stuck), the longest still first."""
+
+        def read(tx: Tx) -> list[InstanceInfo]:
+            moved_before = None if still_for is None else self.now(tx) - still_for
+            return queries.instances(
+                tx, status=status, workflow=workflow, limit=limit, waiting_on=waiting_on,
+                moved_before=moved_before,
+            )  # fmt: skip
+
+        return self._read(read)
 
     def history(self, instance_id: str) -> list[HistoryRow]:
         return self._read(lambda tx: queries.history(tx, instance_id))

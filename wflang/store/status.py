@@ -20,6 +20,11 @@ PENDING = "pending"
 #: Every status an instance row can have.
 INSTANCE_STATUSES = (PENDING, *(s.value for s in Status))
 
+#: Statuses of an instance that has not finished: what may be stuck (``wf list --stuck``,
+#: a range of the index ``wf_instance_moved`` for each).
+ACTIVE = (PENDING, *(s.value for s in Status if not s.finished))
+ACTIVE_SQL = ", ".join(f"'{s}'" for s in ACTIVE)
+
 #: Statuses of an instance that has finished (a dead-lettered one included).
 FINISHED = tuple(s.value for s in Status if s.finished)
 

@@ -64,7 +64,8 @@ async def test_node_names_after_an_arrow(client: LanguageClient, tmp_path: Path)
 async def test_fields_after_input_and_context(client: LanguageClient, tmp_path: Path) -> None:
     found = await labels(client, tmp_path, "input.parcel.weight * 2", "input.")
     assert found == {"parcel": "Parcel", "speed": "Speed"}
-    found = await labels(client, tmp_path / "..", "input.parcel.weight * 2", "input.parcel.")
+    (deeper := tmp_path / "deeper").mkdir()  # a file of its own: a fresh buffer
+    found = await labels(client, deeper, "input.parcel.weight * 2", "input.parcel.")
     assert found == {"weight": "decimal"}
     found = await labels(client, tmp_path, "input.parcel.weight * 2", "context.")
     assert found == {"total": "decimal"}

@@ -344,7 +344,7 @@ def test_ops_skip_a_failed_compensation(ready: Wf) -> None:
     history = ready.ok("history", "s-1")
     assert "SkipCompensation  by cli-tester: refunded by phone" in history
     assert "compensate with undo_a" in history
-    events = ready.rows("outbox")
+    events = ready.rows("outbox", *ENDS)
     assert [e["kind"] for e in events if e["instance_id"] == "s-1"] == [
         "instance.dead_lettered",
         "instance.finished",
@@ -402,6 +402,10 @@ def _finish(wf: Wf, iid: str) -> None:
     assert "status:   completed" in wf.ok("status", iid)
 
 
+#: ``wf outbox`` options for the events of instances' ends (not their status changes).
+ENDS = ("--kind", "instance.finished", "--kind", "instance.dead_lettered")
+
+
 def test_outbox_and_purge(ready: Wf) -> None:
     assert ready.ok("outbox") == "no unpublished events\n"
     _finish(ready, "p-1")
@@ -409,15 +413,24 @@ def test_outbox_and_purge(ready: Wf) -> None:
     _start(ready, "p-3")  # still running
     ready.work()
 
-    events = ready.rows("outbox")
+    events = ready.rows("outbox", *ENDS)
     assert [(e["instance_id"], e["kind"]) for e in events] == [
         ("p-1", "instance.finished"),
         ("p-2", "instance.finished"),
     ]
     assert events[0]["payload"]["status"] == "completed"
-    out = ready.ok("outbox", "--limit", "1", "--ack")
+    # every status change of p-3 and of its tasks is an event too
+    assert ("instance", "started") in [
+        ("instance", e["payload"]["status"])
+        for e in ready.rows("outbox", "--kind", "instance.status")
+        if e["instance_id"] == "p-3"
+    ]
+    assert {e["kind"] for e in ready.rows("outbox", "--limit", "1000")} == {
+        "instance.finished", "instance.status", "task.status"
+    }  # fmt: skip
+    out = ready.ok("outbox", "--limit", "1", "--ack", *ENDS)
     assert "p-1" in out and "p-2" not in out and "acknowledged 1 event(s)" in ready.err
-    assert [e["instance_id"] for e in ready.rows("outbox")] == ["p-2"]
+    assert [e["instance_id"] for e in ready.rows("outbox", *ENDS)] == ["p-2"]
 
     # Nothing ended more than a day ago (the store runs on the real clock here).
     assert "deleted 0 instance(s)" in ready.ok("ops", "purge", "--older-than", "1d")
@@ -432,7 +445,7 @@ def test_outbox_and_purge(ready: Wf) -> None:
     assert report["rows"]["wf_outbox"] == 1  # p-1's, acknowledged; p-2's stays
     assert [r["instance"] for r in ready.rows("list")] == ["p-3"]
     assert ready("status", "p-1") == 1 and "no instance 'p-1'" in ready.err
-    assert [e["instance_id"] for e in ready.rows("outbox")] == ["p-2"]
+    assert [e["instance_id"] for e in ready.rows("outbox", *ENDS)] == ["p-2"]
     with pytest.raises(SystemExit) as exit_:
         ready("ops", "purge", "--older-than", "0s", "--status", "running")
     assert exit_.value.code == 2

@@ -14,6 +14,7 @@ import attrs
 import pytest
 
 from wflang.cli import build_parser, files, instances, ops, stores, values
+from wflang.cli import durable as durable_cli
 from wflang.cli import worker as worker_cli
 from wflang.cli.app import HOMES, commands
 from wflang.cli.framework import Command, Group, request_of
@@ -32,6 +33,7 @@ def test_the_constants_written_for_the_parser_equal_their_sources() -> None:
     from wflang.runtime.versions import MAX_VERSION
     from wflang.store import DEFAULT_URL
     from wflang.store.retention import ENDED, PURGEABLE
+    from wflang.store.status import OutboxKind
 
     assert tuple(FORMATS) == files.REPORT_FORMATS
     assert tuple(p.value for p in Preset) == files.PRESETS
@@ -41,6 +43,7 @@ def test_the_constants_written_for_the_parser_equal_their_sources() -> None:
     assert ("pending", *(s.value for s in Status)) == instances.LIST_STATUSES
     assert (ops.ENDED, ops.PURGEABLE) == (ENDED, PURGEABLE)
     assert stores.DEFAULT_URL == DEFAULT_URL
+    assert tuple(k.value for k in OutboxKind) == durable_cli.OUTBOX_KINDS
 
 
 @pytest.mark.parametrize(

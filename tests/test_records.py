@@ -172,3 +172,11 @@ def test_wf_history_changes_prints_each_change_with_its_event(
     assert "there is no step 7 in the history (it has steps 1 to 3)" in capsys.readouterr().err
     assert main(["render", wf, "--at", "1"]) == 2
     assert "--at N needs --history" in capsys.readouterr().err
+
+
+def test_the_changes_made_fast_are_the_constructors() -> None:
+    made = context_changes({"a": 1, "b": 2}, {"a": 3, "c": 4})
+    assert made == (
+        Change("replace", "/a", 3, 1), Change("add", "/c", 4), Change("remove", "/b", None, 2)
+    )  # fmt: skip
+    assert [vars(c) for c in made] == [vars(Change(c.op, c.path, c.value, c.old)) for c in made]

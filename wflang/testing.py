@@ -31,6 +31,7 @@ from wflang.handlers.verify import verify
 from wflang.runtime import instance as rt
 from wflang.runtime.engine import Engine, HistoryEntry
 from wflang.runtime.ir import Value
+from wflang.runtime.lifecycle import StatusHook
 from wflang.runtime.limits import DEFAULT as DEFAULT_LIMITS
 from wflang.runtime.limits import Limits
 from wflang.runtime.outcome import Handler, TaskCall, TaskError, invoke, pending
@@ -274,6 +275,11 @@ class WorkflowEnv:
 
     def history(self, instance_id: str) -> list[HistoryEntry]:
         return self.engine.history(instance_id)
+
+    def on_status(self, hook: StatusHook) -> StatusHook:
+        """Call ``hook`` with every status change of an instance and of its tasks, after
+        the step that made it (``Engine.on_status``); a hook that raises is logged."""
+        return self.engine.on_status(hook)
 
     def stuck(self, *, still_for: int = 0, waiting_on: str | None = None) -> list[str]:
         """The unfinished instances that have not moved for ``still_for`` ms (by the

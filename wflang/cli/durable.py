@@ -156,6 +156,11 @@ def _version_lines(rows: Sequence[VersionInfo]) -> Iterator[str]:
         )
 
 
+#: The kinds of outbox event, for ``--kind``: ``store.status.OutboxKind`` (a test keeps
+#: them equal; the parser imports no store).
+OUTBOX_KINDS = ("instance.finished", "instance.dead_lettered", "instance.status", "task.status")
+
+
 @frozen(kw_only=True)
 class Outbox:
     limit: int = field(
@@ -165,6 +170,15 @@ class Outbox:
     after: int = field(
         default=0,
         metadata=arg("--after", type=int, metavar="ID", help="only events after ID"),
+    )
+    kind: tuple[str, ...] = field(
+        default=(),
+        metadata=arg(
+            "--kind",
+            action="append",
+            choices=OUTBOX_KINDS,
+            help="only events of this kind (repeatable)",
+        ),
     )
     ack: bool = field(
         default=False,
@@ -178,7 +192,7 @@ def outbox(req: Outbox) -> Result:
     from wflang.runtime import codec
 
     store = open_cli_store(req.store)
-    events = store.outbox(limit=req.limit, after=req.after)
+    events = store.outbox(limit=req.limit, after=req.after, kinds=req.kind or ())
     out = listing(
         events,
         json=req.json,
@@ -240,11 +254,14 @@ OUTBOX = Command(
     ("outbox",),
     Outbox,
     outbox,
-    help="events for other systems (instances finished or dead-lettered), oldest first",
+    help="events for other systems (status changes, instances finished or dead-lettered), "
+    "oldest first",
     description="List the outbox: events written in the same transaction as the step "
     "that caused them (instance.finished once per instance, instance.dead_lettered "
     "each time one is dead-lettered; with the workflow, version, status, output and "
-    "error), not yet acknowledged, oldest first. --ack acknowledges the events "
+    "error; instance.status and task.status at every status change of an instance or "
+    "of one of its tasks), not yet acknowledged, oldest first; --kind K only those of "
+    "kind K. --ack acknowledges the events "
     "listed, after printing them: a consumer that must not miss one reads without "
     "--ack, handles them, then acknowledges them through the store API "
     "(Store.mark_published). Acknowledged events may be deleted by 'wf ops purge'.",

@@ -38,6 +38,7 @@ from wflang.handlers.registry import Registry
 from wflang.handlers.verify import verify
 from wflang.runtime import instance as rt
 from wflang.runtime.failures import WORKER_ERROR
+from wflang.runtime.lifecycle import StatusHook, notify
 from wflang.runtime.limits import DEFAULT as DEFAULT_LIMITS
 from wflang.runtime.limits import Limits
 from wflang.runtime.outcome import Handler, TaskCall, call_handler, pending, returned
@@ -165,6 +166,7 @@ class Worker:
         self.id = worker_id or new_worker_id()
         self.counters = Counters()
         self.on_advance = on_advance
+        self.status_hooks: list[StatusHook] = []
         self.limits = limits  # of the values the instances compute
         self.stop_event = threading.Event()
         self.wake = threading.Event()
@@ -211,11 +213,20 @@ class Worker:
                     "finished": len(adv.finished),
                 },
             )
+        if self.status_hooks and adv.statuses:  # committed: each hook, never in the way
+            notify(self.status_hooks, adv.statuses)
         if self.on_advance is not None:
             self.on_advance(adv)
         return adv
 
     # -- synchronous: tests, the demo, `wf worker --once` --------------------------------
+
+    def on_status(self, hook: StatusHook) -> StatusHook:
+        """Call ``hook`` with every status change of an instance and of its tasks that
+        this worker's transactions commit (``lifecycle.StatusEvent``; each is also an
+        outbox row), after the commit; a hook that raises is logged. Returns the hook."""
+        self.status_hooks.append(hook)
+        return hook
 
     def run_until_idle(self, max_rounds: int = 1_000_000) -> int:
         """Do everything that is due now, handlers inline, until nothing is left.

@@ -10,7 +10,7 @@ on the same step function; this engine is the reference and the test kit's base.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from attrs import define, field, frozen
 
@@ -21,6 +21,7 @@ from wflang.runtime.changes import Change
 from wflang.runtime.commands import PARENT_CANCEL, ChildOutcome, interpret, not_deployed
 from wflang.runtime.correlation import awaited_messages, correlation_text
 from wflang.runtime.ir import Value
+from wflang.runtime.lifecycle import StatusHook, lifecycle, notify
 from wflang.runtime.limits import DEFAULT as DEFAULT_LIMITS
 from wflang.runtime.limits import Limits
 from wflang.runtime.outcome import (
@@ -32,6 +33,12 @@ from wflang.runtime.outcome import (
     checked,
     no_handler,
     pending,
+)
+from wflang.runtime.registered import (
+    at_most_once_services,
+    handler,
+    registered_handlers,
+    unregister,
 )
 from wflang.runtime.table import Table
 from wflang.runtime.validate import (
@@ -62,45 +69,6 @@ __all__ = [
     "registered_handlers",
     "unregister",
 ]
-
-_REGISTRY: dict[str, Handler] = {}
-_AT_MOST_ONCE: set[str] = set()
-
-
-def handler(service: str, *, at_most_once: bool = False) -> Callable[[Handler], Handler]:
-    """Register a function as the handler of a service: ``@handler("inventory.reserve")``.
-
-    ``at_most_once=True`` is for effects that must never repeat (and cannot be
-    made idempotent by key): a durable worker records that the call started
-    before making it, and if the worker dies during the call, the step fails
-    with ``Interrupted`` instead of being run again.
-    """
-
-    def register(fn: Handler) -> Handler:
-        _REGISTRY[service] = fn
-        if at_most_once:
-            _AT_MOST_ONCE.add(service)
-        else:
-            _AT_MOST_ONCE.discard(service)
-        return fn
-
-    return register
-
-
-def unregister(service: str) -> None:
-    """Forget the handler registered for a service, if any (a run without it dead-letters
-    its calls with ``NoHandler``)."""
-    _REGISTRY.pop(service, None)
-    _AT_MOST_ONCE.discard(service)
-
-
-def registered_handlers() -> dict[str, Handler]:
-    return dict(_REGISTRY)
-
-
-def at_most_once_services() -> frozenset[str]:
-    """The services registered with ``at_most_once=True``."""
-    return frozenset(_AT_MOST_ONCE)
 
 
 @frozen(slots=False)  # one per step: a dict-based frozen class builds faster
@@ -163,7 +131,10 @@ class Engine:
         self.tables: dict[tuple[str, int], Table] = {}
         for t in tables or []:
             self.register(t)
-        self.handlers: dict[str, Handler] = dict(handlers if handlers is not None else _REGISTRY)
+        self.handlers: dict[str, Handler] = dict(
+            handlers if handlers is not None else registered_handlers()
+        )
+        self.status_hooks: list[StatusHook] = []
         self.now = now
         self.seed = seed
         self.records: dict[str, Record] = {}
@@ -175,6 +146,13 @@ class Engine:
         self._message_keys: set[tuple[str, str]] = set()  # (message, key) published
 
     # -- registration --------------------------------------------------------------
+
+    def on_status(self, hook: StatusHook) -> StatusHook:
+        """Call ``hook`` with every status change of an instance and of its tasks
+        (``lifecycle.StatusEvent``), after the step that made it; a hook that raises is
+        logged and the step stands. Returns the hook (a decorator)."""
+        self.status_hooks.append(hook)
+        return hook
 
     def register(self, table: Table) -> None:
         self.tables[table.workflow, table.version] = table
@@ -245,6 +223,8 @@ class Engine:
             )
         )
         self._apply(record, result.commands)
+        if self.status_hooks:
+            notify(self.status_hooks, lifecycle(table, None, result.instance, None, self.now))
         if self.kept:
             self._hand_kept(record)
         return instance_id
@@ -459,7 +439,8 @@ class Engine:
             while self.queue:
                 iid, event = self.queue.popleft()
                 record = self.records[iid]
-                result = st.step(record.table, record.instance, event, self.now, self.limits)
+                before = record.instance
+                result = st.step(record.table, before, event, self.now, self.limits)
                 record.instance = result.instance
                 record.history.append(
                     HistoryEntry(
@@ -473,6 +454,9 @@ class Engine:
                     )
                 )
                 self._apply(record, result.commands)
+                if self.status_hooks:
+                    changes = lifecycle(record.table, before, result.instance, event, self.now)
+                    notify(self.status_hooks, changes)
                 if self.kept:
                     self._hand_kept(record)
             due = min(

@@ -28,6 +28,7 @@ from wflang.runtime.commands import interpret
 from wflang.runtime.correlation import awaited_messages
 from wflang.runtime.ir import Value
 from wflang.runtime.keys import inbox_row_delivery, task_delivery, timer_delivery
+from wflang.runtime.lifecycle import INSTANCE, StatusEvent, lifecycle
 from wflang.runtime.limits import Limits
 from wflang.runtime.outcome import bounded, checked
 from wflang.runtime.table import Table
@@ -38,7 +39,7 @@ from wflang.store.catalog import Catalog
 from wflang.store.claims import Claims
 from wflang.store.effects import StoreEffects, outbox_end, stop_work
 from wflang.store.records import Advanced, TaskResult
-from wflang.store.status import TaskStatus, ended
+from wflang.store.status import OutboxKind, TaskStatus, ended
 
 log = logging.getLogger("wflang.store")
 
@@ -135,6 +136,8 @@ class Advance:
         self.consumed: list[tuple[Param, ...]] = []
         self.fired: list[tuple[Param, ...]] = []
         self.finished: list[str] = []
+        self.statuses: list[StatusEvent] = []  # for the worker's hooks, once committed
+        self.outbox: list[tuple[Param, ...]] = []  # their outbox rows, until ``_flush``
 
     def run(self, results: Sequence[TaskResult], limit: int) -> Advanced:
         work: dict[str, Work] = {}
@@ -177,6 +180,7 @@ class Advance:
             claimed=claimed,
             finished=tuple(self.finished),
             at=self.now,
+            statuses=tuple(self.statuses),
         )
 
     # -- locking and gathering ----------------------------------------------------
@@ -395,7 +399,7 @@ class Advance:
         """A savepoint: if the block raises, what it wrote is undone, and so is what it
         added to this transaction's pending rows and counts."""
         lengths = (len(self.updates), len(self.history), len(self.consumed), len(self.fired),
-                   len(self.finished))  # fmt: skip
+                   len(self.finished), len(self.statuses), len(self.outbox))  # fmt: skip
         mark = (self.claims.mark(), dict(self.decoded), self.scheduled, self.transitions)
         self.tx.execute("SAVEPOINT wf_step")
         try:
@@ -403,9 +407,10 @@ class Advance:
         except BaseException:
             self.tx.execute("ROLLBACK TO SAVEPOINT wf_step")
             self.tx.execute("RELEASE SAVEPOINT wf_step")
-            n_up, n_hist, n_cons, n_fired, n_fin = lengths
+            n_up, n_hist, n_cons, n_fired, n_fin, n_stat, n_out = lengths
             del self.updates[n_up:], self.history[n_hist:], self.consumed[n_cons:]
             del self.fired[n_fired:], self.finished[n_fin:]
+            del self.statuses[n_stat:], self.outbox[n_out:]
             claims, self.decoded, self.scheduled, self.transitions = mark
             self.claims.restore(claims)
             raise
@@ -433,7 +438,9 @@ class Advance:
         consumed: list[tuple[Param, ...]] = []
         commands: list[rt.Command] = []
         inst = w.instance
+        statuses: list[StatusEvent] = []
         for event, key, actor, reason, row_id, input, result in done:
+            statuses += lifecycle(w.table, inst, result.instance, event, self.now)
             inst = result.instance
             history.append(
                 self._history_row(w.id, inst.seq, event, input, result, key, actor, reason)
@@ -453,6 +460,8 @@ class Advance:
             (codec.dump_instance(inst), inst.status.value, inst.seq, wake, waits, self.now, w.id)
         )
         self.history.extend(history)
+        self.statuses += statuses
+        self.outbox += map(_outbox_row, statuses)
         self.consumed.extend(consumed)
         self.fired.extend((w.id, e.timer) for e, *_ in done if isinstance(e, rt.TimerFired))
         effects = StoreEffects(
@@ -531,5 +540,25 @@ class Advance:
         self.tx.executemany(
             "DELETE FROM wf_timer WHERE instance_id = ? AND timer_id = ?", self.fired
         )
+        if self.outbox:
+            self.tx.executemany(
+                "INSERT INTO wf_outbox (instance_id, seq, kind, payload, created_at) "
+                "VALUES (?, ?, ?, ?, ?)",
+                self.outbox,
+            )
         self.claims.flush()
         self.updates, self.history, self.consumed, self.fired = [], [], [], []
+        self.outbox = []
+
+
+def _outbox_row(e: StatusEvent) -> tuple[Param, ...]:
+    """A status change as an ``instance.status`` or ``task.status`` outbox row."""
+    payload: dict[str, Value] = {"workflow": e.workflow, "version": e.version, "status": e.status}
+    if e.subject == INSTANCE:
+        kind = OutboxKind.INSTANCE_STATUS.value
+    else:
+        kind = OutboxKind.TASK_STATUS.value
+        payload.update(node=e.node, key=e.key, attempt=e.attempt)
+    if e.error is not None:
+        payload["error"] = e.error
+    return (e.instance_id, e.seq, kind, codec.dumps(payload), e.at)

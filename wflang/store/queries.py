@@ -3,8 +3,10 @@ read in one snapshot each, as typed records (``wflang.store.rows``)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from wflang.store import rows
-from wflang.store.backend import Param, Tx
+from wflang.store.backend import Param, Tx, placeholders
 from wflang.store.records import (
     HistoryRow,
     InstanceInfo,
@@ -94,12 +96,15 @@ def task(tx: Tx, key: str) -> TaskInfo:
     return rows.task_info(found[0])
 
 
-def outbox(tx: Tx, *, limit: int, after: int) -> list[OutboxEvent]:
-    """Events not published yet, oldest first (ids above ``after``)."""
+def outbox(tx: Tx, *, limit: int, after: int, kinds: Sequence[str] = ()) -> list[OutboxEvent]:
+    """Events not published yet, oldest first (ids above ``after``; of ``kinds`` only,
+    if any are given)."""
+    of_kinds = f" AND kind IN ({placeholders(len(kinds))})" if kinds else ""
     found = tx.query(
         f"SELECT {rows.OUTBOX_COLUMNS} FROM wf_outbox "
-        "WHERE published_at IS NULL AND id > ? ORDER BY id LIMIT ?",
-        (max(-1, min(after, INT64_MAX)), max(0, min(limit, INT64_MAX))),  # ids are 64-bit
+        f"WHERE published_at IS NULL AND id > ?{of_kinds} ORDER BY id LIMIT ?",
+        # ids are 64-bit
+        (max(-1, min(after, INT64_MAX)), *kinds, max(0, min(limit, INT64_MAX))),
     )
     return [rows.outbox_event(r) for r in found]
 

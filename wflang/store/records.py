@@ -7,6 +7,7 @@ from attrs import frozen
 from wflang.runtime import instance as rt
 from wflang.runtime.engine import HistoryEntry
 from wflang.runtime.ir import Value
+from wflang.runtime.lifecycle import StatusEvent
 from wflang.runtime.table import Table
 
 
@@ -140,6 +141,8 @@ class Advanced:
     claimed: tuple[ClaimedTask, ...]
     finished: tuple[str, ...]  # instances that ended (a dead letter is no end: ops may retry)
     at: int  # the database time of the transaction
+    #: The status changes its steps made (``runtime.lifecycle``), each also in the outbox.
+    statuses: tuple[StatusEvent, ...] = ()
 
 
 @frozen

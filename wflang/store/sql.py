@@ -382,10 +382,13 @@ class Store:
 
     # -------------------------------------------------------------------- outbox
 
-    def outbox(self, *, limit: int = 100, after: int = 0) -> list[OutboxEvent]:
-        """Events not published yet, oldest first (ids above ``after``): what a
-        consumer reads, handles, then acknowledges with ``mark_published``."""
-        return self._read(lambda tx: queries.outbox(tx, limit=limit, after=after))
+    def outbox(
+        self, *, limit: int = 100, after: int = 0, kinds: Sequence[str] = ()
+    ) -> list[OutboxEvent]:
+        """Events not published yet, oldest first (ids above ``after``; of these
+        ``kinds`` only, ``status.OutboxKind``, if any are given): what a consumer reads,
+        handles, then acknowledges with ``mark_published``."""
+        return self._read(lambda tx: queries.outbox(tx, limit=limit, after=after, kinds=kinds))
 
     def mark_published(self, ids: Sequence[int]) -> int:
         """Acknowledge outbox events; how many were still unpublished (a second

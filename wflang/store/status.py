@@ -64,3 +64,6 @@ LIVE_SQL = ", ".join(f"'{s}'" for s in LIVE)
 class OutboxKind(enum.StrEnum):
     FINISHED = "instance.finished"  # once, when the instance ends
     DEAD_LETTERED = "instance.dead_lettered"  # each time it is dead-lettered
+    # every status change (``runtime.lifecycle``): of the instance, of one of its tasks
+    INSTANCE_STATUS = "instance.status"
+    TASK_STATUS = "task.status"

@@ -61,6 +61,14 @@ transaction, the CPU used by the worker process(es) and by the PostgreSQL server
 wall second, how busy the machine's CPUs were (other users' load shows there), the
 floors' commit latency percentiles and the 1-minute load average at each round's start.
 
+``--peers dbos`` (issue 18) runs instead wflang's cases against the same work on DBOS
+Transact (the ``bench`` extra), a chain of 10 steps by default: ``sqlite-1tx`` against
+``dbos-sqlite-1tx``, ``pg-1tx`` (``sqlite-1tx`` on PostgreSQL) against ``dbos-pg-1tx``,
+and ``pg-W`` (no handler sleep) against ``dbos-pg-W``, ``--instances`` workflows on a DBOS
+queue with W processes, each pair taking turns round by round, with the ratios
+wflang/DBOS and the issue's targets; the floors stay as information. The DBOS cases,
+how they count steps and both sides' durability settings: bench/durable_dbos.py.
+
 ``--profile sqlite-1tx|sqlite-group|pg-group`` prints a cProfile of one run (in
 process) instead; ``--emit`` prints the generated workflow; ``--save FILE`` also writes
 the JSON report, ``--render FILE`` prints the table of a saved one; ``--cases a,b``
@@ -110,6 +118,9 @@ ONE_TX_TARGET = 0.5
 GROUP_TARGET = 2.0
 PG_TARGET = 1.5
 PG_WORKERS = (1, 2, 4)
+#: Against DBOS Transact (issue 18): wflang's steps/s over DBOS's, the same work.
+DBOS_SEQUENTIAL_TARGETS = {"sqlite": 5.0, "pg": 3.0}
+DBOS_QUEUE_TARGET = 3.0
 #: The SQL ceilings: case -> (one transaction per instance step or group, full statements).
 SQL_CASES = {
     "sql-1tx": (False, True),
@@ -319,27 +330,44 @@ class TxCounter:
 def sqlite_one_tx(folder: Path, table: Table, instances: int, chain: int) -> dict[str, Any]:
     """One instance at a time, one transaction per step; only run_until_idle is timed."""
     with sqlite_store(folder, table) as store:
-        deployed = store.deployed("chain")
-        counter = TxCounter()
-        worker = Worker(
-            store,
-            {SERVICE: Handler()},
-            concurrency=1,
-            batch=1,
-            group_commit=False,
-            on_advance=counter,
-        )
-        elapsed = cpu = 0.0
-        steps = 0
-        for i in range(instances):
-            store.create(deployed, {}, f"i{i:05d}")
-            c0, t0 = time.process_time(), time.perf_counter()
-            steps += worker.run_until_idle()
-            elapsed += time.perf_counter() - t0
-            cpu += time.process_time() - c0
-        rows = check_store(store, instances, chain)
+        return one_at_a_time(store, instances, chain, "sqlite-1tx")
+
+
+def pg_one_tx(dsn: str, table: Table, instances: int, chain: int) -> dict[str, Any]:
+    """``sqlite-1tx`` on a fresh PostgreSQL schema (the sequential case of ``--peers``)."""
+    with pg_schema(dsn) as schema:
+        store = open_store(pg_url(dsn, schema), pool=2)
+        try:
+            store.migrate()
+            store.deploy(table)
+            return one_at_a_time(store, instances, chain, "pg-1tx")
+        finally:
+            store.close()
+
+
+def one_at_a_time(store: Store, instances: int, chain: int, name: str) -> dict[str, Any]:
+    """Each instance created, then run to its end alone: one transaction per step."""
+    deployed = store.deployed("chain")
+    counter = TxCounter()
+    worker = Worker(
+        store,
+        {SERVICE: Handler()},
+        concurrency=1,
+        batch=1,
+        group_commit=False,
+        on_advance=counter,
+    )
+    elapsed = cpu = 0.0
+    steps = 0
+    for i in range(instances):
+        store.create(deployed, {}, f"i{i:05d}")
+        c0, t0 = time.process_time(), time.perf_counter()
+        steps += worker.run_until_idle()
+        elapsed += time.perf_counter() - t0
+        cpu += time.process_time() - c0
+    rows = check_store(store, instances, chain)
     if steps != rows:
-        raise SystemExit(f"sqlite-1tx: the worker counted {steps} steps, the store has {rows}")
+        raise SystemExit(f"{name}: the worker counted {steps} steps, the store has {rows}")
     return figures(steps, elapsed, cpu, counter.tx, counter.writing)
 
 
@@ -745,6 +773,8 @@ class Config:
         self.pg_batch: int = args.pg_batch
         self.sleep_ms: float = args.sleep_ms
         self.only: list[str] = [c for c in (args.cases or "").split(",") if c]
+        self.peers: list[str] = [args.peers] if args.peers else []
+        self.dbos_poll_ms: float = args.dbos_poll_ms
 
     def as_dict(self) -> dict[str, Any]:
         d = dict(vars(self))
@@ -754,7 +784,13 @@ class Config:
 
 def case_names(cfg: Config) -> list[str]:
     names = ["floor", "sqlite-1tx", "sqlite-group", *SQL_CASES]
-    if cfg.pg:
+    if cfg.peers:  # wflang's cases next to their DBOS twins, taking turns; floors for reading
+        names = ["floor", "sqlite-1tx", "dbos-sqlite-1tx"]
+        if cfg.pg:
+            names += ["pg-floor", "pg-1tx", "dbos-pg-1tx"]
+            for w in PG_WORKERS:
+                names += [pg_case(w, 0.0), f"dbos-{pg_case(w, 0.0)}"]
+    elif cfg.pg:
         names.append("pg-floor")
         for sleep in (0.0, cfg.sleep_ms) if cfg.sleep_ms else (0.0,):
             names += [pg_case(w, sleep) for w in PG_WORKERS]
@@ -784,6 +820,10 @@ def run_round(
             r = sql_ceiling(folder, table, StepRows(table), count, group, full)
         elif name == "pg-floor":
             r = pg_floor(cfg.dsn, cfg.floor_time)
+        elif name == "pg-1tx":
+            r = pg_one_tx(cfg.dsn, table, cfg.one_tx_instances, cfg.chain)
+        elif name.startswith("dbos-"):
+            r = dbos_case(cfg, folder, name)
         else:
             workers = int(name.split("-")[1])
             sleep = cfg.sleep_ms if "sleep" in name else 0.0
@@ -802,6 +842,30 @@ def run_round(
     return out
 
 
+def dbos_case(cfg: Config, folder: Path, name: str) -> dict[str, Any]:
+    """One sample of a DBOS case (bench/durable_dbos.py), on a fresh system database."""
+    import durable_dbos
+
+    if name == "dbos-sqlite-1tx":
+        url = durable_dbos.sqlite_url(folder)
+        try:
+            return durable_dbos.one_at_a_time(url, cfg.one_tx_instances, cfg.chain)
+        finally:
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                Path(f"{url.removeprefix('sqlite:///')}{suffix}").unlink(missing_ok=True)
+    with durable_dbos.fresh_pg_database(cfg.dsn) as url:
+        if name == "dbos-pg-1tx":
+            return durable_dbos.one_at_a_time(url, cfg.one_tx_instances, cfg.chain)
+        workers = int(name.split("-")[2])
+        return durable_dbos.queued(
+            url, workers, cfg.instances, cfg.chain, cfg.dbos_poll_ms, Usage()
+        )
+
+
+def on_postgres(name: str) -> bool:
+    return name.removeprefix("dbos-").startswith("pg")
+
+
 def run_bench(cfg: Config, log: Callable[[str], None]) -> dict[str, Any]:
     folder = temp_root()
     skipped = None
@@ -818,8 +882,8 @@ def run_bench(cfg: Config, log: Callable[[str], None]) -> dict[str, Any]:
         # interleaving the engines round by round would charge one for the other. Within
         # a phase the cases take turns each round, so each ratio pairs like with like.
         phases = [
-            [n for n in names if not n.startswith("pg")],
-            [n for n in names if n.startswith("pg")],
+            [n for n in names if not on_postgres(n)],
+            [n for n in names if on_postgres(n)],
         ]
         rounds: list[dict[str, dict[str, Any]]] = [{} for _ in range(cfg.repeat)]
         loads = []
@@ -863,9 +927,11 @@ def run_bench(cfg: Config, log: Callable[[str], None]) -> dict[str, Any]:
     for sleep in (0.0, cfg.sleep_ms) if cfg.sleep_ms else (0.0,):
         for w in PG_WORKERS[1:]:
             ratio(pg_case(w, sleep), pg_case(1, sleep))
+    for name in ("sqlite-1tx", "pg-1tx", *(pg_case(w, 0.0) for w in PG_WORKERS)):
+        ratio(name, f"dbos-{name}")
     report: dict[str, Any] = {
         "machine": {
-            **benchlib.machine("attrs", "cattrs", "psycopg"),
+            **benchlib.machine("attrs", "cattrs", "psycopg", *cfg.peers),
             "sqlite": sqlite3.sqlite_version,
             "filesystem": filesystem(folder),
             "wflang": benchlib.source_state(MEASURED, "wflang/store, durable or runtime"),
@@ -906,6 +972,10 @@ def targets(report: dict[str, Any]) -> dict[str, bool]:
     }
     if sleep:
         wanted[f"{pg_case(2, sleep)}/{pg_case(1, sleep)}"] = PG_TARGET
+    wanted["sqlite-1tx/dbos-sqlite-1tx"] = DBOS_SEQUENTIAL_TARGETS["sqlite"]
+    wanted["pg-1tx/dbos-pg-1tx"] = DBOS_SEQUENTIAL_TARGETS["pg"]
+    for w in PG_WORKERS:
+        wanted[f"pg-{w}/dbos-pg-{w}"] = DBOS_QUEUE_TARGET
     return {f"{key} >= {goal:g}": r[key] >= goal for key, goal in wanted.items() if key in r}
 
 
@@ -942,6 +1012,13 @@ def render(report: dict[str, Any]) -> str:
             f"concurrency {cfg['pg_concurrency']}, batch {cfg['pg_batch']}, group commit"
             + (f"; -sleep: handler sleeps {cfg['sleep_ms']:g} ms" if cfg["sleep_ms"] else "")
         )
+    if cfg.get("peers"):
+        out.append(
+            f"{', '.join(cfg['peers'])}: the same chain, one workflow at a time "
+            f"({cfg['one_tx_instances']}) and {cfg['instances']} workflows on a DBOS queue "
+            f"polled every {cfg['dbos_poll_ms']:g} ms (bench/durable_dbos.py); pg-1tx: "
+            "sqlite-1tx on PostgreSQL; pg-W without handler sleep"
+        )
     out += [
         "",
         f"{'case':<22} {'median/s':>9} {'min/s':>9} {'max/s':>9} {'steps/tx':>8} "
@@ -950,17 +1027,19 @@ def render(report: dict[str, Any]) -> str:
     ]
     for name, c in cases.items():
         s = c["samples"]
+        counted = "tx" in s[0] or "writing_transactions" in s[0]  # DBOS's cases count none
         per_tx = statistics.median(x.get("steps_per_writing_tx", 1.0) for x in s)
         ms_tx = statistics.median(
             x["seconds"] / max(1, x.get("writing_transactions", x.get("tx", 1))) * 1000 for x in s
         )
+        tx_cells = f"{per_tx:>8.1f} {ms_tx:>6.2f}" if counted else f"{'':>8} {'':>6}"
         extra = [
             f"{statistics.median(x[k] for x in s):.2f}" if k in s[0] else ""
             for k in ("worker_cpu_share", "postgres_cpu_share", "machine_busy")
         ]
         out.append(
             f"{name:<22} {c['median_rate']:>9,.0f} {c['min_rate']:>9,.0f} "
-            f"{c['max_rate']:>9,.0f} {per_tx:>8.1f} {ms_tx:>6.2f} "
+            f"{c['max_rate']:>9,.0f} {tx_cells} "
             f"{extra[0]:>5} {extra[1]:>5} {extra[2]:>5}"
         )
     out += [
@@ -1042,7 +1121,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="fewer rounds and smaller runs")
     ap.add_argument("--json", action="store_true", help="print the report as JSON")
-    ap.add_argument("--chain", type=int, default=20, help="service tasks in the chain")
+    ap.add_argument(
+        "--chain", type=int, default=0, help="service tasks in the chain (20; 10 with --peers)"
+    )
     ap.add_argument("--repeat", type=int, default=0, help="timed rounds (5; 3 with --quick)")
     ap.add_argument("--floor-time", type=float, default=0.0, help="seconds per floor sample")
     ap.add_argument("--one-tx-instances", type=int, default=0, help="instances in sqlite-1tx")
@@ -1063,6 +1144,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--render", metavar="FILE", help="print the table of a saved JSON report")
     ap.add_argument("--cases", help="only these cases, comma-separated (exploring; no targets)")
     ap.add_argument("--emit", action="store_true", help="print the generated workflow")
+    ap.add_argument(
+        "--peers",
+        choices=("dbos",),
+        help="compare with DBOS Transact (the bench extra): its cases and wflang's twins",
+    )
+    ap.add_argument("--dbos-poll-ms", type=float, default=5.0, help="DBOS queue polling")
     args = ap.parse_args(argv)
     if args.emit:
         sys.stdout.write(chain_source(args.chain))
@@ -1070,6 +1157,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.render:
         print(render(json.loads(Path(args.render).read_text(encoding="utf-8"))))
         return 0
+    args.chain = args.chain or (10 if args.peers else 20)
     if args.chain < 1 or args.repeat < 0:
         ap.error("--chain must be >= 1 and --repeat >= 0")
     cfg = Config(args)

@@ -68,6 +68,9 @@ and ``pg-W`` (no handler sleep) against ``dbos-pg-W``, ``--instances`` workflows
 queue with W processes, each pair taking turns round by round, with the ratios
 wflang/DBOS and the issue's targets; the floors stay as information. The DBOS cases,
 how they count steps and both sides' durability settings: bench/durable_dbos.py.
+It ends with ``pg-signal``, the latency from ``Client.signal`` (what ``wf signal`` runs)
+to the start of the handler it leads to, with an idle worker on PostgreSQL, p50 and p99
+over ``--signals`` signals (bench/durable_signal.py).
 
 ``--profile sqlite-1tx|sqlite-group|pg-group`` prints a cProfile of one run (in
 process) instead; ``--emit`` prints the generated workflow; ``--save FILE`` also writes
@@ -121,6 +124,8 @@ PG_WORKERS = (1, 2, 4)
 #: Against DBOS Transact (issue 18): wflang's steps/s over DBOS's, the same work.
 DBOS_SEQUENTIAL_TARGETS = {"sqlite": 5.0, "pg": 3.0}
 DBOS_QUEUE_TARGET = 3.0
+#: Signal-to-handler latency with an idle worker on PostgreSQL (issue 18), ms.
+SIGNAL_P50_TARGET_MS = 5.0
 #: The SQL ceilings: case -> (one transaction per instance step or group, full statements).
 SQL_CASES = {
     "sql-1tx": (False, True),
@@ -775,6 +780,7 @@ class Config:
         self.only: list[str] = [c for c in (args.cases or "").split(",") if c]
         self.peers: list[str] = [args.peers] if args.peers else []
         self.dbos_poll_ms: float = args.dbos_poll_ms
+        self.signals: int = args.signals or (50 if quick else 200)
 
     def as_dict(self) -> dict[str, Any]:
         d = dict(vars(self))
@@ -790,6 +796,7 @@ def case_names(cfg: Config) -> list[str]:
             names += ["pg-floor", "pg-1tx", "dbos-pg-1tx"]
             for w in PG_WORKERS:
                 names += [pg_case(w, 0.0), f"dbos-{pg_case(w, 0.0)}"]
+            names.append("pg-signal")
     elif cfg.pg:
         names.append("pg-floor")
         for sleep in (0.0, cfg.sleep_ms) if cfg.sleep_ms else (0.0,):
@@ -824,6 +831,8 @@ def run_round(
             r = pg_one_tx(cfg.dsn, table, cfg.one_tx_instances, cfg.chain)
         elif name.startswith("dbos-"):
             r = dbos_case(cfg, folder, name)
+        elif name == "pg-signal":
+            r = pg_signal(cfg, folder)
         else:
             workers = int(name.split("-")[1])
             sleep = cfg.sleep_ms if "sleep" in name else 0.0
@@ -837,7 +846,10 @@ def run_round(
                 cfg.pg_batch,
                 sleep,
             )
-        log(f"  {name:<22} {r['rate']:>9,.0f} /s")
+        if name == "pg-signal":
+            log(f"  {name:<22} p50 {r['p50_ms']:.2f} ms, p99 {r['p99_ms']:.2f} ms")
+        else:
+            log(f"  {name:<22} {r['rate']:>9,.0f} /s")
         out[name] = r
     return out
 
@@ -860,6 +872,15 @@ def dbos_case(cfg: Config, folder: Path, name: str) -> dict[str, Any]:
         return durable_dbos.queued(
             url, workers, cfg.instances, cfg.chain, cfg.dbos_poll_ms, Usage()
         )
+
+
+def pg_signal(cfg: Config, folder: Path) -> dict[str, Any]:
+    """Signal-to-handler latency with an idle worker (bench/durable_signal.py)."""
+    import durable_signal
+
+    table = durable_signal.compile_ping(folder)
+    with pg_schema(cfg.dsn) as schema:
+        return durable_signal.signal_latency(pg_url(cfg.dsn, schema), table, cfg.signals)
 
 
 def on_postgres(name: str) -> bool:
@@ -976,7 +997,12 @@ def targets(report: dict[str, Any]) -> dict[str, bool]:
     wanted["pg-1tx/dbos-pg-1tx"] = DBOS_SEQUENTIAL_TARGETS["pg"]
     for w in PG_WORKERS:
         wanted[f"pg-{w}/dbos-pg-{w}"] = DBOS_QUEUE_TARGET
-    return {f"{key} >= {goal:g}": r[key] >= goal for key, goal in wanted.items() if key in r}
+    met = {f"{key} >= {goal:g}": r[key] >= goal for key, goal in wanted.items() if key in r}
+    signal = report["cases"].get("pg-signal")
+    if signal:
+        p50 = statistics.median(x["p50_ms"] for x in signal["samples"])
+        met[f"pg-signal p50 <= {SIGNAL_P50_TARGET_MS:g} ms"] = p50 <= SIGNAL_P50_TARGET_MS
+    return met
 
 
 # ------------------------------------------------------------------ reporting
@@ -1026,6 +1052,8 @@ def render(report: dict[str, Any]) -> str:
         "-" * 87,
     ]
     for name, c in cases.items():
+        if name == "pg-signal":  # a latency, reported below
+            continue
         s = c["samples"]
         counted = "tx" in s[0] or "writing_transactions" in s[0]  # DBOS's cases count none
         per_tx = statistics.median(x.get("steps_per_writing_tx", 1.0) for x in s)
@@ -1060,6 +1088,15 @@ def render(report: dict[str, Any]) -> str:
                 f"p50 {p[1]:.2f} ms, p90 {p[2]:.2f} ms; per round p50 "
                 + ", ".join(f"{x['p50_ms']:.2f}" for x in s)
             )
+    if "pg-signal" in cases:
+        s = cases["pg-signal"]["samples"]
+        p50, p99, top = (statistics.median(x[k] for x in s) for k in ("p50_ms", "p99_ms", "max_ms"))
+        out.append(
+            f"pg-signal: Client.signal to the handler's start, idle worker (poll_ms "
+            f"{s[0]['poll_ms']}), {s[0]['signals']} signals a round, median over rounds: "
+            f"p50 {p50:.2f} ms, p99 {p99:.2f} ms, max {top:.2f} ms; per round p50 "
+            + ", ".join(f"{x['p50_ms']:.2f}" for x in s)
+        )
     out += [
         "",
         "ratios (median/median; paired = median of the per-round ratios):",
@@ -1150,6 +1187,7 @@ def main(argv: list[str] | None = None) -> int:
         help="compare with DBOS Transact (the bench extra): its cases and wflang's twins",
     )
     ap.add_argument("--dbos-poll-ms", type=float, default=5.0, help="DBOS queue polling")
+    ap.add_argument("--signals", type=int, default=0, help="pg-signal samples (200; 50 quick)")
     args = ap.parse_args(argv)
     if args.emit:
         sys.stdout.write(chain_source(args.chain))

@@ -63,8 +63,12 @@ def test_sqlite_one_at_a_time_same_steps_on_both_sides() -> None:
 def test_postgres_sequential_and_queued_same_steps_on_both_sides() -> None:
     if not PG_DSN:
         pytest.skip("WFLANG_TEST_PG_DSN is not set")
-    cases = ["pg-1tx", "dbos-pg-1tx", "pg-2", "dbos-pg-2"]
-    report = run_bench(cases, f"--dsn={PG_DSN}")
+    cases = ["pg-1tx", "dbos-pg-1tx", "pg-2", "dbos-pg-2", "pg-signal"]
+    report = run_bench(cases, f"--dsn={PG_DSN}", "--signals=3")
     assert steps(report, "pg-1tx") == steps(report, "dbos-pg-1tx") == ONE_AT_A_TIME * (CHAIN + 1)
     assert steps(report, "pg-2") == steps(report, "dbos-pg-2") == QUEUED * (CHAIN + 1)
     assert {"pg-1tx/dbos-pg-1tx", "pg-2/dbos-pg-2"} <= set(report["ratios"])
+    # the signal latency ran its signals to their handlers (a figure, not judged here)
+    [signal] = report["cases"]["pg-signal"]["samples"]
+    assert signal["signals"] == 3
+    assert 0 < signal["p50_ms"] <= signal["p99_ms"] <= signal["max_ms"]

@@ -320,6 +320,11 @@ input {
     nested: list[list[geo.Point?]]?,
     corner: geo.Point,
     tree: Node?,
+    twice: int = 2 * 60,
+    spans: list[duration] = [1m, 2h],
+    speeds: list[Speed] = [Speed.slow],
+    maybe: int? = 1 + 1,
+    later: timestamp = 2026-12-01T10:00:00Z + 1h,
 }
 
 signal poke { at: timestamp, every: duration?, boxes: map[string, geo.Box] }

@@ -306,3 +306,60 @@ def test_wf_diff_notes_a_service_change_that_needs_regenerating(
     ]
     assert main(["diff", str(old), str(old)]) == 0
     assert capsys.readouterr().err == ""  # nothing to regenerate
+
+
+def test_a_default_that_is_no_literal_is_the_value_the_runtime_fills_in(tmp_path: Path) -> None:
+    """``100 / 3``, ``[1m, 2h]``, ``2 * 60``, ``int? = 1 + 1``: the generated class's
+    default is what the runtime gives a left-out field, so a field with any default is
+    optional; and the module still passes mypy --strict and ruff format."""
+    from tests.test_gen_json_schema import EVERYTHING, LIBRARY
+    from wflang.compiler.compile import compile_workflow
+    from wflang.compiler.program import read_file
+    from wflang.handlers import to_value
+    from wflang.runtime.ir import Value
+    from wflang.runtime.shapes import shapes
+    from wflang.runtime.validate import fit_input, settled
+
+    (tmp_path / "lib.wf").write_text(LIBRARY)
+    (tmp_path / "everything.wf").write_text(EVERYTHING)
+    assert (
+        main(["gen", "python", str(tmp_path / "everything.wf"), "-o", str(tmp_path / "gen")]) == 0
+    )
+    text = (tmp_path / "gen" / "everything.py").read_text()
+    assert 'big: decimal.Decimal = decimal.Decimal("33.33333333333333333333333333333333")' in text
+    assert "twice: int = 120" in text
+    assert "maybe: int | None = 2" in text
+    assert (
+        'later: datetime.datetime = datetime.datetime.fromisoformat("2026-12-01T11:00:00+00:00")'
+        in text
+    )
+    assert "speeds: list[Speed] = field(factory=lambda: [Speed.slow])" in text
+    checked = mypy(tmp_path, "gen")
+    assert checked.returncode == 0, checked.stdout
+    fmt = tool(
+        "ruff", "format", "--check", f"--config={ROOT / 'pyproject.toml'}", "gen", cwd=tmp_path
+    )
+    assert fmt.returncode == 0, fmt.stdout + fmt.stderr
+    sys.path.insert(0, str(tmp_path))
+    try:
+        from gen import everything, lib  # type: ignore[import-not-found]
+
+        made = everything.EverythingInput(name="n", count=1, prices={}, corner=lib.Point(x=1))
+        value = to_value(made)
+        compiled = compile_workflow(read_file(str(tmp_path / "everything.wf")))
+        assert compiled.table is not None
+        table = compiled.table
+        given: dict[str, Value] = {"name": "n", "count": 1, "prices": {}, "corner": {"x": 1}}
+        fitted, problems = fit_input(table, given)
+        assert problems == []
+        filled = settled(table, shapes(table).input, fitted)
+        # the class writes out the optional fields it holds as None; the runtime leaves them out
+        assert value == {"due": None, "nested": None, "tree": None, **filled} | {
+            "corner": {"x": 1, "y": 0, "label": None}
+        }
+        box = to_value(lib.Box(corner=lib.Point(x=1)))
+        assert box["tags"] == ["a", "b"] and box["size"] == "small"
+    finally:
+        sys.path.remove(str(tmp_path))
+        for name in [m for m in sys.modules if m == "gen" or m.startswith("gen.")]:
+            del sys.modules[name]

@@ -45,6 +45,11 @@ def py_name(name: str) -> str:
     return f"{name}_" if keyword.iskeyword(name) or keyword.issoftkeyword(name) else name
 
 
+def py_string(text: str) -> str:
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+    return '"' + re.sub(r"[\x00-\x1f\x7f]", lambda m: f"\\x{ord(m.group()):02x}", escaped) + '"'
+
+
 def camel(name: str) -> str:
     """``card_updated`` -> ``CardUpdated``; ``payments.charge`` -> ``PaymentsCharge``."""
     return "".join(part[:1].upper() + part[1:] for part in re.split(r"[._]+", name) if part)

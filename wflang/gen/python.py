@@ -22,11 +22,14 @@ from pathlib import Path
 
 from attrs import frozen
 
+from wflang.compiler.check import module_model
+from wflang.compiler.model import Model
 from wflang.compiler.program import Module, Program
 from wflang.dsl import expr as ex
 from wflang.dsl import spec as sp
 from wflang.dsl.types import TypeSpec
 from wflang.dsl.walk import all_nodes
+from wflang.gen.defaults import computed_default
 from wflang.gen.names import (
     GenError,
     Imports,
@@ -41,6 +44,9 @@ from wflang.gen.names import (
     py_name,
     scope_of,
     snake,
+)
+from wflang.gen.names import (
+    py_string as _string,
 )
 from wflang.gen.payloads import called
 
@@ -91,9 +97,16 @@ class _Writer:
         self.imports = Imports(module.path)
         self.blocks: list[list[str]] = []
         self.names = TopNames(module.path)
+        self._model: Model | None = None
 
     def name(self, name: str, what: str) -> str:
         return self.names.take(name, what)
+
+    def model(self) -> Model:
+        """The checker's model of the file (what computes its defaults), made once."""
+        if self._model is None:
+            self._model = module_model(self.program, self.module.path)
+        return self._model
 
     def ann(self, t: TypeSpec | None, scope: Scope | None = None) -> str:
         assert t is not None
@@ -186,11 +199,6 @@ def _doc(text: str, indent: str = "    ") -> str:
     return f'{indent}"""{text}"""'
 
 
-def _string(text: str) -> str:
-    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
-    return '"' + re.sub(r"[\x00-\x1f\x7f]", lambda m: f"\\x{ord(m.group()):02x}", escaped) + '"'
-
-
 # -- classes --------------------------------------------------------------------------
 
 
@@ -216,7 +224,7 @@ def _field(w: _Writer, f: sp.Field) -> str:
     """One attribute: ``name: type``, its default if it has one (an optional field is
     None unless given), and its name in the language if Python needs another."""
     name, ann = py_name(f.name.text), w.ann(f.type)
-    default = _default(w, f.default) if f.default is not None else None
+    default = _default(w, f.default, f.type) if f.default is not None else None
     if default is not None and ann.startswith("decimal.") and default.lstrip("-").isdigit():
         default = f"decimal.Decimal({_string(default)})"  # a whole number in a decimal field
     if default is None and ann.endswith(" | None"):
@@ -229,13 +237,47 @@ def _field(w: _Writer, f: sp.Field) -> str:
             args.insert(0, default[len("field(") : -1])
         elif default is not None:
             args.insert(0, f"default={default}")
-        return f"    {name}: {ann} = field({', '.join(args)})"
+        return _field_call(f"    {name}: {ann} = field(", args)
     return f"    {name}: {ann}" + (f" = {default}" if default is not None else "")
 
 
-def _default(w: _Writer, e: ex.Expr) -> str | None:
-    """A field's default as Python (a constant), or None when it is not one Python can
-    write here: the field is then required of whoever builds the class."""
+def _field_call(head: str, args: list[str]) -> str:
+    """``name: type = field(args)`` as ruff format writes it: on one line if it fits,
+    else the arguments on their own line, else a list default's items one a line."""
+    one = f"{head}{', '.join(args)})"
+    if len(one) <= LINE:
+        return one
+    inner = f"        {', '.join(args)}"
+    if len(inner) <= LINE or not args[0].startswith("factory=lambda: ["):
+        return f"{head}\n{inner}\n    )"
+    items = _split(args[0][len("factory=lambda: [") : -1])
+    lines = [head, "        factory=lambda: [", *(f"            {i}," for i in items), "        ]"]
+    if len(args) > 1:
+        lines[-1] += ","
+        lines += [f"        {a}," for a in args[1:]]
+    return "\n".join([*lines, "    )"])
+
+
+def _split(items: str) -> list[str]:
+    """The top-level items of a list's text (commas inside brackets and strings kept)."""
+    found, depth, start, quoted = [], 0, 0, False
+    for i, ch in enumerate(items):
+        if ch == '"' and (i == 0 or items[i - 1] != "\\"):
+            quoted = not quoted
+        elif not quoted and ch in "([{":
+            depth += 1
+        elif not quoted and ch in ")]}":
+            depth -= 1
+        elif not quoted and ch == "," and depth == 0:
+            found.append(items[start:i].strip())
+            start = i + 1
+    return [*found, items[start:].strip()]
+
+
+def _default(w: _Writer, e: ex.Expr, t: TypeSpec) -> str | None:
+    """A field's default as Python (a constant): a literal as written, any other as the
+    runtime computes it (``gen.defaults``); None when Python cannot write it here (a
+    record): the field is then required of whoever builds the class."""
     match e:
         case ex.StringLit():
             return _string(e.value)
@@ -255,7 +297,7 @@ def _default(w: _Writer, e: ex.Expr) -> str | None:
             w.imports.stdlib.add("datetime")
             return f"datetime.datetime.fromisoformat({_string(e.text)})"
         case ex.Unary(op="-", operand=ex.IntLit() | ex.DecimalLit() as operand):
-            inner = _default(w, operand)
+            inner = _default(w, operand, t)
             return None if inner is None else f"-{inner}"
         case ex.ListLit(items=()):
             return "field(factory=list)"
@@ -263,9 +305,9 @@ def _default(w: _Writer, e: ex.Expr) -> str | None:
             found = w.scope.types.get(_dotted(target))
             if found is not None and isinstance(found.decl, sp.EnumDecl):
                 return f"{w.imports.ref(found)}.{py_name(member)}"
-            return None
+            return computed_default(w.model(), e, t, w.scope, w.imports)
         case _:
-            return None
+            return computed_default(w.model(), e, t, w.scope, w.imports)
 
 
 def _dotted(e: ex.Expr) -> str:

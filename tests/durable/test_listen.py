@@ -29,7 +29,13 @@ def test_a_worker_listens_again_after_its_backend_is_terminated(
 ) -> None:
     store = make_store(pg_url)
     store.deploy(fixture_table("two_step"))
-    worker = Worker(store, {}, poll_ms=3_600_000, worker_id=f"listen-{uuid.uuid4().hex[:8]}")
+    worker = Worker(
+        store,
+        {},
+        poll_ms=3_600_000,
+        worker_id=f"listen-{uuid.uuid4().hex[:8]}",
+        allow_missing_handlers=True,  # it only listens
+    )
     opened = threading.Semaphore(0)
     assert isinstance(store.backend, PostgresBackend)
     real = store.backend.listen

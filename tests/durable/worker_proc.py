@@ -228,6 +228,9 @@ def main(argv: list[str] | None = None) -> int:
         at_most_once=frozenset(args.at_most_once),
         worker_id=f"proc-{os.getpid()}",
         on_advance=on_advance,
+        # a workload serves several workflows, of which a run deploys some
+        allow_missing_handlers=True,
+        allow_unused_handlers=True,
     )
     deadline = time.monotonic() + args.deadline_s
     pause = threading.Event()  # never set: its wait() is a bounded pause between polls

@@ -136,10 +136,11 @@ class Worker:
         allow_missing_handlers: bool = False,
         allow_unused_handlers: bool = False,
     ) -> None:
-        """``handlers``: a ``Registry``, or a module of ``@handler`` functions (by name,
-        by file, or the module): checked against every deployed workflow before anything
-        is claimed (``wflang.handlers.verify``: ``HandlersRefused``). A plain mapping of
-        functions by service is taken as it is, unchecked."""
+        """``handlers``: a ``Registry``, a module of ``@handler`` functions (by name, by
+        file, or the module), or a plain mapping of functions by service (called as they
+        are): checked against every deployed workflow before anything is claimed
+        (``wflang.handlers.verify``: ``HandlersRefused``), a mapping as a registry of its
+        functions is, with the file and line of each."""
         problems = settings_problems(
             concurrency=concurrency, lease_ms=lease_ms, batch=batch, poll_ms=poll_ms
         )
@@ -147,13 +148,13 @@ class Worker:
             raise ValueError("; ".join(problems))
         if isinstance(handlers, str | Path | ModuleType):
             handlers = load([handlers])
+        verify(
+            store.tables(),
+            Registry.of(handlers),
+            allow_missing=allow_missing_handlers,
+            allow_unused=allow_unused_handlers,
+        )
         if isinstance(handlers, Registry):
-            verify(
-                store.tables(),
-                handlers,
-                allow_missing=allow_missing_handlers,
-                allow_unused=allow_unused_handlers,
-            )
             at_most_once = at_most_once | handlers.at_most_once()
         self.store = store
         self.handlers = dict(handlers)

@@ -1040,7 +1040,8 @@ def render(report: dict[str, Any]) -> str:
         )
     if cfg.get("peers"):
         out.append(
-            f"{', '.join(cfg['peers'])}: the same chain, one workflow at a time "
+            ", ".join(f"{peer} {m.get(peer, '?')}" for peer in cfg["peers"])
+            + ": the same chain, one workflow at a time "
             f"({cfg['one_tx_instances']}) and {cfg['instances']} workflows on a DBOS queue "
             f"polled every {cfg['dbos_poll_ms']:g} ms (bench/durable_dbos.py); pg-1tx: "
             "sqlite-1tx on PostgreSQL; pg-W without handler sleep"

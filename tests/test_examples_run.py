@@ -144,7 +144,7 @@ def test_every_top_level_end_of_every_example_is_reached() -> None:
             for s in table.states
             if s.kind == "end" and s.owner == tb.NO_STATE
         }
-    assert len({w for w, _ in ends}) == 14
+    assert len({w for w, _ in ends}) == 15
     assert ends - REACHED == set()
     assert REACHED - ends == set()
 
@@ -2004,3 +2004,66 @@ def test_invoice_not_approved_within_a_week_expires() -> None:
     }
     finished(env, iid, "expired", "failed", out)
     assert env.instance(iid).error == "NotApproved"
+
+# ------------------------------------------------------------------ shipment_events
+
+#: The order side of the choreography: it hears how far its shipment got (a signal to
+#: its own id) and that it was delivered (a message for its order id).
+ORDER_SIDE = """\
+workflow order_side version 1
+
+input { order_id: string }
+context { status: string = "", signed_by: string = "" }
+
+signal shipment_update { status: string, tracking: string }
+message delivered { order_id: string, tracking: string, signed_by: string }
+
+start hear_update
+
+wait hear_update: signal shipment_update {
+    output { status: signal.status }
+    next hear_delivery
+}
+
+wait hear_delivery: message delivered correlate input.order_id {
+    output { signed_by: message.signed_by }
+    next done
+}
+
+end done: completed
+"""
+
+
+def shipment_events() -> tuple[WorkflowEnv, str, str]:
+    from wflang.dsl.parser import parse
+
+    side = compile_workflow(parse(ORDER_SIDE, "order_side.wf")).table
+    shipped = compile_workflow(parse_file(str(EXAMPLES / "shipment_events.wf"))).table
+    assert side is not None and shipped is not None
+    env = WorkflowEnv([side, shipped], {"carrier.book": succeed({"tracking": "T-9"})}, now=T0)
+    order = env.start("order_side", {"order_id": "o-1"})
+    iid = env.start(
+        "shipment_events", {"order_id": "o-1", "order_instance": order, "address": "Main St 1"}
+    )
+    return env, order, iid
+
+
+@reaches("shipment_events", "done")
+def test_shipment_tells_the_order_and_announces_the_delivery() -> None:
+    env, order, iid = shipment_events()
+    assert env.context(order)["status"] == "booked"  # the signal, sent in the booking's step
+    assert env.publish("scanned", "T-9", {"tracking": "T-9", "signed_by": "Ann"}) == [iid]
+    finished(env, iid, "done", "completed", {"tracking": "T-9", "signed_by": "Ann"})
+    assert env.status(order) == "completed"  # the message 'delivered' reached it
+    assert env.context(order) == {"status": "booked", "signed_by": "Ann"}
+
+
+@reaches("shipment_events", "lost")
+def test_shipment_lost_tells_the_order() -> None:
+    env, order, iid = shipment_events()
+    env.advance(ms=2 * DAY)
+    finished(env, iid, "lost", "failed")
+    assert env.status(order) == "running"  # told 'booked', then 'lost' (buffered: it waits
+    assert [b.payload for b in env.instance(order).buffered] == [  # for the delivery now)
+        {"status": "lost", "tracking": "T-9"}
+    ]

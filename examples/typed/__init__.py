@@ -13,6 +13,7 @@
 - ``purchase_quotes``: ../purchase_quotes.wf
 - ``review_document``: ../review_document.wf
 - ``shared_types``: ../shared_types.wf
+- ``shipment_events``: ../shipment_events.wf
 - ``shipment_fanout``: ../shipment_fanout.wf
 - ``subscription_renewal``: ../subscription_renewal.wf
 """

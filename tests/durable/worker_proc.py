@@ -152,6 +152,18 @@ def timed_handlers(log: EffectLog, epochs: dict[str, int]) -> dict[str, Handler]
     return {"fx.after": after}
 
 
+def sends_handlers(log: EffectLog, epochs: dict[str, int]) -> dict[str, Handler]:
+    """The service of tests/data/durable/crash_sends.wf."""
+
+    def book(id: str, task: TaskCall) -> dict[str, Any]:
+        log.record(
+            task.idempotency_key, "fx.book", task.attempt, epochs.get(task.idempotency_key, 0)
+        )
+        return {"carrier": f"carrier-{id}"}
+
+    return {"fx.book": book}
+
+
 def chaos_handlers(log: EffectLog, epochs: dict[str, int]) -> dict[str, Handler]:
     """two_step's services for the chaos test; ``step.one`` of a ``poison-result-*``
     instance returns a field that is no JSON value (a datetime)."""
@@ -189,6 +201,7 @@ WORKLOADS = {
     "two_step": two_step_handlers,
     "timed": timed_handlers,
     "chaos": chaos_handlers,
+    "sends": sends_handlers,
 }
 
 

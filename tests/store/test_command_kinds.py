@@ -39,11 +39,17 @@ input { n: int }
 output { n: int }
 
 signal go {}
+message told { n: int }
 
 start hold
 
 wait hold: signal go {
     timeout 1h -> late
+    next tell
+}
+
+task tell: send message told correlate input.n {
+    args { n: input.n }
     next done
 }
 

@@ -481,6 +481,14 @@ def _tax(amount: Decimal) -> dict[str, Value]:
 INVOICE_HANDLERS = handlers_of(tax__add=_tax)
 
 
+def shipment_events(d: Driver) -> str:
+    """Booked (the order told, though no such instance is there), scanned, announced."""
+    input: dict[str, Value] = {"order_id": "o-1", "order_instance": "nobody", "address": "x"}
+    iid = d.start("shipment_events", input, "ship-ev-1")
+    d.signal(iid, "scanned", {"tracking": "T-9", "signed_by": "Ann"}, kind="message")
+    return iid
+
+
 Scenario = Callable[[Driver], str]
 SCENARIOS: dict[str, tuple[Scenario, tuple[str, ...], dict[str, Handler], str, str]] = {
     # name: (drive, tables, handlers, end status, end node)
@@ -549,6 +557,13 @@ SCENARIOS: dict[str, tuple[Scenario, tuple[str, ...], dict[str, Handler], str, s
         EXPENSE_HANDLERS,
         "completed",
         "paid",
+    ),
+    "shipment_events": (
+        shipment_events,
+        ("shipment_events",),
+        handlers_of(carrier__book=ok({"tracking": "T-9"})),
+        "completed",
+        "done",
     ),
     "subscription_renewal": (
         subscription_renewal,

@@ -348,19 +348,18 @@ def _type_node(
         got = strip(here.value(who, "the assignee"))
         if not isinstance(got, Unknown) and got != STRING:
             here.problem(ASSIGNEE, f"the assignee must be a string, not {got}", who.span)
+    work = getattr(node, "work", None)
+    if isinstance(work, sp.SendWork):
+        if work.kind is sp.SendKind.MESSAGE:
+            _type_correlation(here, work.target)
+        else:
+            here.expect(work.target, STRING, "the id of the instance signalled")
     if isinstance(node, sp.WaitNode):
         trigger = node.trigger
         if isinstance(trigger, sp.UntilTrigger):
             here.expect(trigger.at, TIMESTAMP, "'until'")
         elif isinstance(trigger, sp.MessageTrigger):
-            # Messages are matched on the correlation's text: a string or an int.
-            got = here.value(trigger.correlation, "a correlation")
-            if not isinstance(got, Unknown) and got not in (STRING, INT):
-                here.problem(
-                    "mismatch",
-                    f"a correlation must be string or int, not {got}",
-                    trigger.correlation.span,
-                )
+            _type_correlation(here, trigger.correlation)
     out_roots = _output_roots(m, env, node, here)
     _type_args(m, env, node, here, missing)
     _type_output(m, env, node, infer(out_roots), missing)
@@ -393,11 +392,23 @@ def _output_roots(m: Model, env: TypeEnv, node: sp.Node, here: Inference) -> dic
     return out_roots
 
 
+def _type_correlation(here: Inference, correlation: ex.Expr) -> None:
+    """Messages are matched on the correlation's text: a string or an int."""
+    got = here.value(correlation, "a correlation")
+    if not isinstance(got, Unknown) and got not in (STRING, INT):
+        here.problem(
+            "mismatch", f"a correlation must be string or int, not {got}", correlation.span
+        )
+
+
 def _parameters(m: Model, node: sp.Node) -> tuple[str, tuple[sp.Field, ...]] | None:
     work = getattr(node, "work", None)
     if isinstance(work, sp.ServiceWork):
         service = m.services.get(work.service.text)
         return None if service is None else (f"service {service.name.text}", service.params)
+    if isinstance(work, sp.SendWork):  # the payload of what it sends
+        sent = (m.signals if work.kind is sp.SendKind.SIGNAL else m.messages).get(work.name.text)
+        return None if sent is None else (f"{work.kind.value} {work.name.text}", sent.payload or ())
     if isinstance(node, sp.CallNode):
         callee = m.workflows.get(node.workflow.text)
         if callee is None:

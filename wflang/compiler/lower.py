@@ -200,6 +200,11 @@ class _Lowering:
         service = self.model.services.get(work.service.text)
         return service is not None and service.read_only
 
+    def send(self, work: sp.TaskWork) -> tb.Send | None:
+        if not isinstance(work, sp.SendWork):
+            return None
+        return tb.Send(work.kind.value, work.name.text, self.expression(work.target))
+
     def raises(self, node: sp.TaskNode) -> tuple[str, ...] | None:
         """The errors a task may fail with by name: its service's (the checker made sure
         it is declared), or those a person may raise on a user or manual task."""
@@ -265,6 +270,7 @@ class _Lowering:
                     timers=self.timers(node),
                     raises=self.raises(node),
                     read_only=self.read_only(work),
+                    send=self.send(work),
                 )
             case sp.ChoiceNode():
                 return tb.ChoiceEntry()

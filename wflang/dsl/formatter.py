@@ -11,13 +11,15 @@ Formatting is idempotent and ``parse(format(src))`` equals ``parse(src)``.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from decimal import Decimal
 from typing import TypeVar, assert_never
 
-from wflang.dsl import expr as ex
 from wflang.dsl import spec as sp
+from wflang.dsl.expr_format import format_decimal, format_expr, format_string
 from wflang.dsl.layout import Writer
 from wflang.dsl.span import Span
+
+# The expressions' printing lives in ``expr_format``; their names are the formatter's too.
+__all__ = ["format_decimal", "format_expr", "format_spec", "format_string"]
 
 _NONE = Span("", 0, 0, 0, 0)
 T = TypeVar("T")
@@ -33,136 +35,6 @@ def format_spec(spec: sp.WorkflowSpec, text: str = "") -> str:
         _item(item, w)
     w.finish()
     return "\n".join(w.out).rstrip("\n") + "\n"
-
-
-# ----------------------------------------------------------------- expressions
-
-
-def format_expr(e: ex.Expr) -> str:
-    """An expression in canonical form, parenthesised only where precedence needs it."""
-    match e:
-        case ex.Binary():
-            return _binary(e)
-        case ex.Unary():
-            return _unary(e)
-        case ex.IntLit() | ex.BoolLit() | ex.NullLit():
-            return _literal(e)
-        case ex.DecimalLit():
-            return _decimal(e)
-        case ex.StringLit():
-            return _string(e)
-        case ex.DurationLit() | ex.TimestampLit():
-            return _as_written(e)
-        case ex.Ref():
-            return _ref(e)
-        case ex.Member():
-            return _member(e)
-        case ex.Index():
-            return _index(e)
-        case ex.Project():
-            return _project(e)
-        case ex.Lambda():
-            return f"{e.param} => {format_expr(e.body)}"
-        case ex.Call():
-            return _call_expr(e)
-        case ex.ListLit():
-            return _list(e)
-        case _:
-            assert_never(e)
-
-
-def _wrap(e: ex.Expr, needs: bool) -> str:
-    s = format_expr(e)
-    return f"({s})" if needs else s
-
-
-def _binary(e: ex.Binary) -> str:
-    p = ex.BINARY_PRECEDENCE[e.op]
-    lp, rp = ex.precedence(e.left), ex.precedence(e.right)
-    comparison = p == ex.BINARY_PRECEDENCE["=="]
-    left = _wrap(e.left, lp < p or (comparison and lp == p))
-    right = _wrap(e.right, rp <= p)
-    return f"{left} {e.op} {right}"
-
-
-def _unary(e: ex.Unary) -> str:
-    if e.op == "not":
-        return "not " + _wrap(e.operand, ex.precedence(e.operand) < ex.UNARY_PRECEDENCE["not"])
-    inner = _wrap(e.operand, ex.precedence(e.operand) < ex.UNARY_PRECEDENCE["-"])
-    return f"{e.op}{inner}"
-
-
-def _postfix_target(e: ex.Expr) -> str:
-    return _wrap(e, ex.precedence(e) < ex.ATOM_PRECEDENCE)
-
-
-def format_decimal(value: Decimal) -> str:
-    """A decimal as the grammar reads it: digits, a dot, digits."""
-    s = format(value, "f")
-    return s if "." in s else s + ".0"
-
-
-_STRING_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r", "\0": "\\0"}
-
-
-def format_string(value: str) -> str:
-    out = []
-    for ch in value:
-        if ch in _STRING_ESCAPES:
-            out.append(_STRING_ESCAPES[ch])
-        elif not ch.isprintable():
-            out.append(f"\\u{{{ord(ch):x}}}")
-        else:
-            out.append(ch)
-    return '"' + "".join(out) + '"'
-
-
-def _literal(e: ex.IntLit | ex.BoolLit | ex.NullLit) -> str:
-    if isinstance(e, ex.NullLit):
-        return "null"
-    if isinstance(e, ex.BoolLit):
-        return "true" if e.value else "false"
-    return str(e.value)
-
-
-def _decimal(e: ex.DecimalLit) -> str:
-    return format_decimal(e.value)
-
-
-def _string(e: ex.StringLit) -> str:
-    return format_string(e.value)
-
-
-def _as_written(e: ex.DurationLit | ex.TimestampLit) -> str:
-    return e.text
-
-
-def _ref(e: ex.Ref) -> str:
-    return e.name
-
-
-def _member(e: ex.Member) -> str:
-    return f"{_postfix_target(e.target)}.{e.name}"
-
-
-def _index(e: ex.Index) -> str:
-    return f"{_postfix_target(e.target)}[{format_expr(e.index)}]"
-
-
-def _project(e: ex.Project) -> str:
-    return f"{_postfix_target(e.target)}[*]" + "".join(f".{f}" for f in e.fields)
-
-
-def _call_expr(e: ex.Call) -> str:
-    return f"{e.function}({_joined(e.args)})"
-
-
-def _list(e: ex.ListLit) -> str:
-    return f"[{_joined(e.items)}]"
-
-
-def _joined(items: Sequence[ex.Expr]) -> str:
-    return ", ".join(format_expr(i) for i in items)
 
 
 # ------------------------------------------------------------- shared pieces
@@ -469,6 +341,9 @@ def _work(work: sp.TaskWork) -> str:
         return f"service {work.service.text}"
     if isinstance(work, sp.ScriptWork):
         return "script"
+    if isinstance(work, sp.SendWork):
+        to = work.kind.target_keyword
+        return f"send {work.kind.value} {work.name.text} {to} {format_expr(work.target)}"
     keyword = "user" if isinstance(work, sp.UserWork) else "manual"
     return keyword if work.assignee is None else f"{keyword} {format_expr(work.assignee)}"
 

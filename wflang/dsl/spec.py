@@ -280,7 +280,29 @@ class ManualWork:
     span: Span = span_field()
 
 
-TaskWork = ServiceWork | ScriptWork | UserWork | ManualWork
+class SendKind(enum.Enum):
+    SIGNAL = "signal"
+    MESSAGE = "message"
+
+    @property
+    def target_keyword(self) -> str:
+        """The word before the target: ``to`` an instance, ``correlate`` a message."""
+        return "to" if self is SendKind.SIGNAL else "correlate"
+
+
+@frozen
+class SendWork:
+    """A task that sends, in its step: ``send signal S to EXPR`` signals the instance
+    whose id ``EXPR`` is; ``send message M correlate EXPR`` publishes ``M`` to the
+    instances waiting for it with that correlation. The task's ``args`` are the payload."""
+
+    kind: SendKind
+    name: Ident
+    target: Expr
+    span: Span = span_field()
+
+
+TaskWork = ServiceWork | ScriptWork | UserWork | ManualWork | SendWork
 
 
 @frozen

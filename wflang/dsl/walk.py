@@ -91,6 +91,8 @@ def node_expressions(node: sp.Node) -> Iterator[ex.Expr]:
         who = getattr(node.work, "assignee", None)  # a user or manual task's
         if who is not None:
             yield who
+        if isinstance(node.work, sp.SendWork):
+            yield node.work.target
     if isinstance(node, sp.MapNode):
         yield node.items
         yield from (c.value for c in node.collects)  # (evaluated as each item completes)

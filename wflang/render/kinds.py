@@ -90,6 +90,9 @@ KINDS: dict[str, Style] = {
     "task.script": Style(**_TASK_ARGS, marker="✎", description="script task"),
     "task.user": Style(**_TASK_ARGS, marker="☺", description="user task"),
     "task.manual": Style(**_TASK_ARGS, marker="☝", description="manual task"),
+    # BPMN's send task and throw events: a filled marker says it sends rather than waits.
+    "task.send.message": Style(**_TASK_ARGS, marker="✉➤", description="send task: a message"),
+    "task.send.signal": Style(**_TASK_ARGS, marker="▲", description="send task: a signal"),
     "choice": Style("diamond", ("{", "}"), fill="#fffde7", border="#8d6e00", description="choice"),
     "wait.signal": Style(**_EVENT, marker="△", description="wait for a signal"),
     "wait.message": Style(**_EVENT, marker="✉", description="wait for a message"),
@@ -161,6 +164,11 @@ def _manual(w: sp.ManualWork) -> tuple[str, str]:
     return "manual", "manual" + _assignee(w.assignee)
 
 
+def _send(w: sp.SendWork) -> tuple[str, str]:
+    to = w.kind.target_keyword
+    return f"send.{w.kind.value}", f"{w.name.text} {to} {format_expr(w.target)}"
+
+
 def _assignee(who: ex.Expr | None) -> str:
     """The assignee on a diagram: a literal's text, an expression as written."""
     if who is None:
@@ -179,6 +187,8 @@ def _work(w: sp.TaskWork) -> tuple[str, str]:
             return _user(w)
         case sp.ManualWork():
             return _manual(w)
+        case sp.SendWork():
+            return _send(w)
         case _:
             assert_never(w)
 

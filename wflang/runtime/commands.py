@@ -52,6 +52,10 @@ class Effects(Protocol):
         """Give the child started by ``call_key`` (the first of ``instance_ids`` that
         exists) the ``PARENT_CANCEL`` event."""
 
+    def send(self, send: rt.Send) -> None:
+        """Signal an instance, or publish a message, once (by ``send.key``): a target
+        that is not there, or does not take the payload, is not reached."""
+
     def finish(self, end: rt.Finish) -> None:
         """The instance has ended (or is dead-lettered): its open tasks and timers go."""
 
@@ -110,6 +114,7 @@ COMMANDS: dict[type, Callable[[Effects, str, str | None, Any], None]] = {
     rt.CancelTimer: lambda e, iid, pk, c: e.cancel_timer(c.id),
     rt.StartChild: _start_child,
     rt.CancelChild: lambda e, iid, pk, c: e.cancel_child(c.key, child_ids(iid, c.key)),
+    rt.Send: lambda e, iid, pk, c: e.send(c),
     rt.Finish: _finish,
 }
 """Each command kind and what it asks of the effects (the completeness test checks that

@@ -308,7 +308,14 @@ class Engine:
         if ttl_ms < 0:
             raise ValueError("ttl_ms must not be negative")
         _check_publishable(self.tables.values(), message, data)
-        text = correlation_text(correlation)
+        reached = self._publish(message, correlation_text(correlation), data, key, ttl_ms)
+        self.run()
+        return reached
+
+    def _publish(
+        self, message: str, text: str, data: dict[str, Value], key: str, ttl_ms: int
+    ) -> list[str]:
+        """Queue a message for the instances waiting for it (a send task's too); whom."""
         if key:
             if (message, key) in self._message_keys:
                 return []
@@ -331,7 +338,6 @@ class Engine:
                 reached.append(iid)
                 kept.taken_by.add(iid)
                 self.queue.append((iid, kept.event(as_taken)))
-        self.run()
         return reached
 
     def _hand_kept(self, record: Record) -> None:
@@ -552,6 +558,18 @@ class EngineEffects:
         child = next((i for i in instance_ids if i in self.engine.records), None)
         if child is not None:
             self.engine.queue.append((child, PARENT_CANCEL))
+
+    def send(self, send: rt.Send) -> None:
+        engine = self.engine
+        if send.kind == Wait.MESSAGE.value:
+            engine._publish(send.name, send.to, send.payload, send.key, 0)
+            return
+        to = engine.records.get(send.to)
+        if to is None or to.instance.status.finished:
+            return
+        data, problems = fit_payload(to.table, Wait.SIGNAL, send.name, send.payload)
+        if not problems:  # else its version does not take it: not reached, as on a store
+            engine.queue.append((send.to, rt.SignalReceived(send.name, data, send.key)))
 
     def finish(self, end: rt.Finish) -> None:
         self.record.tasks.clear()

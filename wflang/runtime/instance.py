@@ -288,6 +288,19 @@ class CancelChild:
 
 
 @frozen(slots=False)
+class Send:
+    """A send task signals the instance ``to`` or publishes a message to the instances
+    waiting for it with the correlation text ``to``; ``key`` (the task's) makes it
+    happen once."""
+
+    key: str
+    kind: str  # signal | message
+    name: str
+    to: str
+    payload: dict[str, Value]
+
+
+@frozen(slots=False)
 class Finish:
     """The instance reached a final status (completed, failed, cancelled, …)."""
 
@@ -307,5 +320,6 @@ Command = (
     | CancelTimer
     | StartChild
     | CancelChild
+    | Send
     | Finish
 )

@@ -60,10 +60,20 @@ class Timer:
 
 
 @frozen
+class Send:
+    """What a send task sends: the signal or message ``name`` to ``target``, the
+    expression of the instance's id (a signal) or of the correlation (a message)."""
+
+    kind: str  # signal | message
+    name: str
+    target: int  # expression index
+
+
+@frozen
 class TaskEntry:
     """Work done by a handler (service), a person (user, manual) or inline (script)."""
 
-    work: str  # service | script | user | manual
+    work: str  # service | script | user | manual | send
     service: str | None = None
     #: A human task's assignee written as a string literal; ``assignee_from``: the
     #: expression of any other (``user input.manager``), evaluated when the task is
@@ -83,6 +93,8 @@ class TaskEntry:
     #: The step treats it as any service task (``wf check`` refuses compensating it,
     #: WF405); the table says so for the tools that read it.
     read_only: bool = False
+    #: A send task: what it sends (its ``args`` are the payload).
+    send: Send | None = None
 
 
 @frozen
@@ -301,7 +313,7 @@ class Table:
 #: the older compiler gave it (``tests/test_table_hash.py`` keeps tables it compiled).
 #: A field added to a table class goes here (the test fails until it does).
 ADDED: dict[type, tuple[str, ...]] = {
-    TaskEntry: ("assignee_from", "raises", "read_only"),
+    TaskEntry: ("assignee_from", "raises", "read_only", "send"),
     MapEntry: ("locals", "collects"),  # a map item's variables, its collects (issue 14 item 2)
     FieldType: ("default",),
     Types: ("errors",),

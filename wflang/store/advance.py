@@ -466,7 +466,7 @@ class Advance:
         self.fired.extend((w.id, e.timer) for e, *_ in done if isinstance(e, rt.TimerFired))
         effects = StoreEffects(
             self.tx, self.claims, now=self.now, instance_id=w.id, table=w.table, seq=inst.seq,
-            parent_id=w.row.parent_id,
+            parent_id=w.row.parent_id, dialect=self.d, catalog=self.catalog,
         )  # fmt: skip
         interpret(effects, w.id, w.row.parent_key, commands)
         self.scheduled += effects.scheduled

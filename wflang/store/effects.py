@@ -14,8 +14,9 @@ from wflang.runtime import instance as rt
 from wflang.runtime.commands import PARENT_CANCEL, ChildOutcome, not_deployed
 from wflang.runtime.keys import PARENT_CANCEL_DELIVERY, child_delivery
 from wflang.runtime.table import Table
-from wflang.store import inbox, rows
-from wflang.store.backend import Tx, placeholders
+from wflang.store import inbox, rows, sends
+from wflang.store.backend import Dialect, Tx, placeholders
+from wflang.store.catalog import Catalog
 from wflang.store.claims import Claims
 from wflang.store.status import LIVE_SQL, PENDING, OutboxKind, TaskKind, TaskStatus
 
@@ -54,8 +55,11 @@ class StoreEffects:
         table: Table,
         seq: int,
         parent_id: str | None,
+        dialect: Dialect,
+        catalog: Catalog,
     ) -> None:
         self.tx, self.claims, self.now = tx, claims, now
+        self.dialect, self.catalog = dialect, catalog
         self.instance_id, self.table, self.seq, self.parent_id = instance_id, table, seq, parent_id
         self.scheduled = 0  # tasks and inbox rows written for others to act on
 
@@ -130,6 +134,11 @@ class StoreEffects:
             (*instance_ids, self.instance_id),
         ):
             inbox.put(self.tx, rows.text(child), PARENT_CANCEL, PARENT_CANCEL_DELIVERY, at=self.now)
+
+    def send(self, c: rt.Send) -> None:
+        d, catalog, sender = self.dialect, self.catalog, self.instance_id
+        reached = sends.send(self.tx, d, catalog, now=self.now, sender=sender, seq=self.seq, c=c)
+        self.scheduled += len(reached)
 
     def finish(self, c: rt.Finish) -> None:
         stop_work(self.tx, self.claims, self.instance_id, self.now)

@@ -163,7 +163,9 @@ class Stats:
 class OutboxEvent:
     """An event for other systems, written in the transaction of the step that caused it
     (``instance.finished`` once, when the instance ends; ``instance.dead_lettered`` each
-    time it is dead-lettered: the workflow, version, status, output and error)."""
+    time it is dead-lettered: the workflow, version, status, output and error;
+    ``signal.sent`` and ``message.sent`` for each send task: its key, name, target,
+    payload and the instances it reached)."""
 
     id: int
     instance_id: str

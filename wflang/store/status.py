@@ -67,3 +67,5 @@ class OutboxKind(enum.StrEnum):
     # every status change (``runtime.lifecycle``): of the instance, of one of its tasks
     INSTANCE_STATUS = "instance.status"
     TASK_STATUS = "task.status"
+    SIGNAL_SENT = "signal.sent"  # a send task signalled an instance
+    MESSAGE_SENT = "message.sent"  # a send task published a message

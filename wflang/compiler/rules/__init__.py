@@ -3,6 +3,7 @@
 from wflang.compiler.rules import (
     calls,
     errors,
+    events,
     graph,
     locals,
     loops,
@@ -12,4 +13,15 @@ from wflang.compiler.rules import (
     usage,
 )
 
-__all__ = ["calls", "errors", "graph", "locals", "loops", "names", "policy", "typing", "usage"]
+__all__ = [
+    "calls",
+    "errors",
+    "events",
+    "graph",
+    "locals",
+    "loops",
+    "names",
+    "policy",
+    "typing",
+    "usage",
+]

@@ -168,6 +168,8 @@ def _used_names(m: Model) -> set[str]:
         work = getattr(node, "work", None)
         if isinstance(work, sp.ServiceWork):
             used.add(work.service.text)
+        if isinstance(work, sp.SendWork):
+            used.add(work.name.text)
         if isinstance(node, sp.WaitNode):
             trig = node.trigger
             if isinstance(trig, sp.SignalTrigger):

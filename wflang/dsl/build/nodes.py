@@ -31,6 +31,8 @@ NODE_CLAUSES: dict[str, frozenset[str]] = {
             "raises",
         }
     ),
+    # A send is done in its step: nothing to retry, time out, catch or undo.
+    "send task": frozenset({"args", "output", "next", "renamed"}),
     "choice": frozenset({"renamed"}),
     "wait": frozenset({"output", "timeout", "next", "renamed"}),
     "sleep": frozenset({"next", "renamed"}),
@@ -71,6 +73,7 @@ class NodeRules(BuilderBase):
     def _assemble(self, kind: str, name: sp.Ident, clauses: Sequence[Clause]) -> dict[str, Any]:
         """Place clauses into node fields; report clauses the kind does not take."""
         allowed = NODE_CLAUSES[kind]
+        noun = kind if " " in kind else f"{kind} node"
         out: dict[str, Any] = {}
         seen: dict[str, Clause] = {}
         for c in clauses:
@@ -78,9 +81,9 @@ class NodeRules(BuilderBase):
                 takes = ", ".join(sorted(allowed))
                 self._report(
                     diag.MISPLACED_CLAUSE,
-                    f"a {kind} node does not take '{c.kind}'",
+                    f"a {noun} does not take '{c.kind}'",
                     c.span,
-                    hint=f"a {kind} node takes: {takes}",
+                    hint=f"a {noun} takes: {takes}",
                 )
                 continue
             attr = CLAUSE_FIELDS[c.kind]
@@ -113,7 +116,8 @@ class NodeRules(BuilderBase):
 
     @v_args(inline=True)
     def task_node(self, kw: Token, name: Token, work: sp.TaskWork, block: Block) -> sp.TaskNode:
-        node = self._make_node(sp.TaskNode, "task", kw, name, (block,), block.span, work=work)
+        kind = "send task" if isinstance(work, sp.SendWork) else "task"
+        node = self._make_node(sp.TaskNode, kind, kw, name, (block,), block.span, work=work)
         if node.form is not None and isinstance(work, sp.ServiceWork | sp.ScriptWork):
             kind = "service" if isinstance(work, sp.ServiceWork) else "script"
             self._report(
@@ -150,6 +154,18 @@ class NodeRules(BuilderBase):
     def manual_kind(self, kw: Token, assignee: ex.Expr | None) -> sp.ManualWork:
         span = self._tspan(kw)
         return sp.ManualWork(assignee, span=span if assignee is None else span.to(assignee.span))
+
+    @v_args(inline=True)
+    def send_signal(self, kw: Token, _: Token, name: Token, to: ex.Expr) -> sp.SendWork:
+        return sp.SendWork(
+            sp.SendKind.SIGNAL, self._ident(name), to, span=self._tspan(kw).to(to.span)
+        )
+
+    @v_args(inline=True)
+    def send_message(self, kw: Token, _: Token, name: Token, key: ex.Expr) -> sp.SendWork:
+        return sp.SendWork(
+            sp.SendKind.MESSAGE, self._ident(name), key, span=self._tspan(kw).to(key.span)
+        )
 
     def choice_node(self, children: list[Any]) -> sp.ChoiceNode:
         kw, name, *parts, close = children

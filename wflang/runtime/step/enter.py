@@ -30,9 +30,30 @@ def _enter_task(run: Run, token: AnyToken, entry: tb.TaskEntry) -> None:
     if entry.work == "script":
         run.done(token, {"result": {}})
         return
+    if entry.send is not None:
+        _send(run, token, entry.send)
+        return
     token = _submit_task(run, token, entry)
     if entry.timers:
         _boundary_timers(run, token, entry.timers)
+
+
+def _send(run: Run, token: AnyToken, send: tb.Send) -> None:
+    """A send task sends in its own step (the command is carried out in the step's
+    transaction, keyed by the task) and goes on at once."""
+    env = run.env(token)
+    payload = run.states[token.state].args(env)
+    to = run.eval(send.target, env)
+    if send.kind == Wait.MESSAGE.value:
+        text = _correlation_text(run, token, to)
+    elif type(to) is str:
+        text = to
+    else:
+        raise WorkflowError(
+            f"'{run.name(token.state)}' signals the instance {show(to)}: an id is a string"
+        )
+    run.commands.append(rt.Send(run.key(token), send.kind, send.name, text, payload))
+    run.done(token, {"result": {}})
 
 
 def _enter_service_task(run: Run, token: AnyToken, entry: tb.TaskEntry) -> None:
@@ -125,7 +146,10 @@ def _enter_wait(run: Run, token: AnyToken, entry: tb.WaitEntry) -> None:
 def _correlation(run: Run, token: AnyToken, entry: tb.WaitEntry, env: Env) -> str:
     """The text a message wait is matched on: its correlation's value when it begins."""
     assert entry.expression is not None
-    value = run.eval(entry.expression, env)
+    return _correlation_text(run, token, run.eval(entry.expression, env))
+
+
+def _correlation_text(run: Run, token: AnyToken, value: Value) -> str:
     if isinstance(value, bool) or not isinstance(value, str | int):
         raise WorkflowError(
             f"the correlation of '{run.name(token.state)}' is {type(value).__name__}, "

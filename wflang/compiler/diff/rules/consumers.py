@@ -238,3 +238,43 @@ def call_version_changed(p: Pairing) -> Iterator[Finding]:
 def _callee(node: sp.CallNode) -> str:
     version = "(unpinned)" if node.version is None else f"version {node.version}"
     return f"{node.workflow.text} {version}"
+
+
+@diff_rule(
+    "WF628",
+    "send-changed",
+    level=BREAKING,
+    category=CONSUMERS,
+    summary="A send task sends another signal or message: its receivers wait for the old one.",
+)
+def send_changed(p: Pairing) -> Iterator[Finding]:
+    """The workflows that wait for what a send task sends (choreography) no longer get
+    it: change them first, or send both for a while.
+
+    Old:
+
+        task tell: send message order_ready correlate input.order_id { next done }
+
+    New:
+
+        task tell: send message order_packed correlate input.order_id { next done }
+    """
+    for x in p.nodes.both:
+        old, new = x.old.node, x.new.node
+        if not (isinstance(old, sp.TaskNode) and isinstance(new, sp.TaskNode)):
+            continue
+        if not (isinstance(old.work, sp.SendWork) and isinstance(new.work, sp.SendWork)):
+            continue
+        was, now = _sent(old.work), _sent(new.work)
+        if was != now:
+            yield changed(
+                p,
+                f"'{x.key}' now sends the {now}, not the {was}",
+                new.work.name.span,
+                was=old.work.name.span,
+                key=key(f"node:{x.key}/send", was, now),
+            )
+
+
+def _sent(work: sp.SendWork) -> str:
+    return f"{work.kind.value} '{work.name.text}'"

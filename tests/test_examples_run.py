@@ -2058,12 +2058,12 @@ def test_shipment_tells_the_order_and_announces_the_delivery() -> None:
     assert env.context(order) == {"status": "booked", "signed_by": "Ann"}
 
 
-@reaches("shipment_events", "lost")
-def test_shipment_lost_tells_the_order() -> None:
+@reaches("shipment_events", "lost", "delay_told")
+def test_shipment_late_then_lost_tells_the_order() -> None:
     env, order, iid = shipment_events()
-    env.advance(ms=2 * DAY)
-    finished(env, iid, "lost", "failed")
-    assert env.status(order) == "running"  # told 'booked', then 'lost' (buffered: it waits
-    assert [b.payload for b in env.instance(order).buffered] == [  # for the delivery now)
-        {"status": "lost", "tracking": "T-9"}
-    ]
+    env.advance(ms=3 * DAY)
+    decisions = finished(env, iid, "lost", "failed")
+    assert decisions.count("enter delay_told") == 2  # once a day, at most twice
+    assert env.status(order) == "running"  # told 'booked', then the rest is buffered
+    told = [b.payload for b in env.instance(order).buffered]
+    assert told == [{"status": s, "tracking": "T-9"} for s in ("delayed", "delayed", "lost")]

@@ -189,7 +189,13 @@ class _Lowering:
 
     def timers(self, node: sp.Node) -> tuple[tb.Timer, ...]:
         return tuple(
-            tb.Timer(self.expression(t.after), self.event(f"timeout:{k}"), t.interrupting)
+            tb.Timer(
+                self.expression(t.after),
+                self.event(f"timeout:{k}"),
+                t.interrupting,
+                cycle=t.cycle is not None,
+                times=None if t.cycle is None else t.cycle.times,
+            )
             for k, t in enumerate(getattr(node, "timeouts", ()))
         )
 

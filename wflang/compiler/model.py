@@ -66,7 +66,8 @@ def outgoing(node: sp.Node, *, labels: bool = False) -> Iterator[Edge]:
             yield Edge("else" if arm.guard is None else "when", arm.target, label)
     for t in getattr(node, "timeouts", ()):
         kind = "timeout" if t.interrupting else "timeout-side"
-        yield Edge(kind, t.target, f"after {_text(t.after)}" if labels else "")
+        label = (f"after {t.when}" if t.cycle is None else t.when) if labels else ""
+        yield Edge(kind, t.target, label)
     for h in getattr(node, "handlers", ()):
         label = "any" if h.catch_all else ", ".join(e.text for e in h.errors)
         yield Edge("error", h.target, label)

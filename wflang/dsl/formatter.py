@@ -316,6 +316,10 @@ def _clause_parts(w: Writer, node: object) -> list[_Part]:
         settings = _in_source_order(found)
         parts.append((retry.span, lambda w: _braced(w, "retry", settings, retry.span)))
     for t in getattr(node, "timeouts", ()):
+        if t.cycle is not None:  # ``every 10m, at most 3`` or ``every R3/PT10M``
+            when = t.when if t.cycle.iso else t.when.removeprefix("every ")
+            parts.append(_line_part(t.span, f"every {when} -> {t.target.text}"))
+            continue
         mode = "" if t.interrupting else " non-interrupting"
         parts.append(_line_part(t.span, f"timeout {format_expr(t.after)}{mode} -> {t.target.text}"))
     for h in getattr(node, "handlers", ()):

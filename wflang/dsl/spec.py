@@ -218,17 +218,43 @@ class Retry:
 
 
 @frozen
+class Cycle:
+    """How a repeating boundary timer repeats: at most ``times`` firings (None: no
+    bound), written ``every EXPR, at most N`` or, ``iso``, as BPMN's ``R3/PT10M``."""
+
+    times: int | None = None
+    iso: bool = False
+    span: Span = span_field()
+
+
+@frozen
 class Timeout:
     """A boundary timer: after ``after``, go to ``target``.
 
     Interrupting timers cancel the node; non-interrupting ones start ``target``
-    beside it (a reminder, an escalation) and let the node go on.
+    beside it (a reminder, an escalation) and let the node go on. A ``cycle``
+    (``every 10m, at most 3 -> remind``) is non-interrupting and fires again every
+    ``after`` while the node is active, up to its bound.
     """
 
     after: Expr
     target: Ident
     interrupting: bool = True
     span: Span = span_field()
+    cycle: Cycle | None = None
+
+    @property
+    def when(self) -> str:
+        """When it fires, as written: ``30s``, ``every 10m, at most 3``, ``R3/PT10M``."""
+        from wflang.dsl.expr_format import format_expr
+
+        after = format_expr(self.after)
+        c = self.cycle
+        if c is None:
+            return after
+        if c.iso:
+            return f"R{'' if c.times is None else c.times}/{after}"
+        return f"every {after}" + ("" if c.times is None else f", at most {c.times}")
 
 
 @frozen

@@ -96,17 +96,31 @@ SLEEP, UNTIL, RETRY = "sleep", "until", "retry"
 _BOUNDARY = "boundary:"
 
 
-def boundary(k: int) -> str:
-    """The purpose of a node's ``k``-th boundary timer (``timeout`` in its source order)."""
-    return f"{_BOUNDARY}{k}"
+def boundary(k: int, firing: int = 1) -> str:
+    """The purpose of a node's ``k``-th boundary timer (``timeout`` and ``every`` in their
+    source order); a repeating one's later firings are ``boundary:K:N`` (the N-th), so
+    that each firing has an id, and an inbox key, of its own."""
+    return f"{_BOUNDARY}{k}" if firing == 1 else f"{_BOUNDARY}{k}:{firing}"
 
 
 def boundary_index(purpose: str) -> int | None:
     """``k`` of a boundary timer's purpose; None for any other purpose."""
+    found = _boundary(purpose)
+    return None if found is None else found[0]
+
+
+def boundary_firing(purpose: str) -> int:
+    """Which firing of its timer a boundary timer's purpose is (1 for the first)."""
+    found = _boundary(purpose)
+    return 1 if found is None else found[1]
+
+
+def _boundary(purpose: str) -> tuple[int, int] | None:
     if not purpose.startswith(_BOUNDARY):
         return None
+    k, _, firing = purpose[len(_BOUNDARY) :].partition(":")
     try:
-        return int(purpose[len(_BOUNDARY) :])
+        return int(k), int(firing or "1")
     except ValueError:
         return None
 

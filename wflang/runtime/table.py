@@ -52,11 +52,15 @@ class Retry:
 
 @frozen
 class Timer:
-    """A boundary timer: after ``after`` (an expression of a duration), raise ``event``."""
+    """A boundary timer: after ``after`` (an expression of a duration), raise ``event``.
+    A ``cycle`` fires again every ``after`` while its node is active, ``times`` in all
+    (None: no bound)."""
 
     after: int
     event: int
     interrupting: bool = True
+    cycle: bool = False
+    times: int | None = None
 
 
 @frozen
@@ -313,6 +317,8 @@ class Table:
 #: the older compiler gave it (``tests/test_table_hash.py`` keeps tables it compiled).
 #: A field added to a table class goes here (the test fails until it does).
 ADDED: dict[type, tuple[str, ...]] = {
+    # First: the hooks of the classes that hold timers are made with the timers' own.
+    Timer: ("cycle", "times"),  # repeating boundary timers (issue 15 item 2)
     TaskEntry: ("assignee_from", "raises", "read_only", "send"),
     MapEntry: ("locals", "collects"),  # a map item's variables, its collects (issue 14 item 2)
     FieldType: ("default",),

@@ -1,4 +1,5 @@
-"""Rules of events sent and received (WF36x): a send names a declared signal or message."""
+"""Rules of events (WF36x): a send names a declared signal or message; a repeating timer
+has a bound."""
 
 from __future__ import annotations
 
@@ -51,3 +52,42 @@ def undeclared_send(m: Model) -> Iterator[Finding]:
                 hint=did_you_mean(work.name.text, declared)
                 or f"declare it: {kind} {work.name.text} {{ ... }}",
             )
+
+
+@rule(
+    "WF361",
+    "unbounded-cycle",
+    category="bounds",
+    severity=Severity.ERROR,
+    pass_=Pass.NAMES,
+    summary="Checks that a repeating timer says how many times it fires at most.",
+)
+def unbounded_cycle(m: Model) -> Iterator[Finding]:
+    """A repeating boundary timer starts its target at every firing, as long as its node
+    waits: without a bound, a node that waits for long (a person on leave, a partner
+    that never answers) fills the history with reminders. Say how many are enough, and
+    route what comes after with an interrupting ``timeout``.
+
+    Bad:
+
+        wait approval: signal approved { every 1h -> remind next done }
+
+    Good:
+
+        wait approval: signal approved {
+            every 1h, at most 8 -> remind
+            timeout 1d -> escalate
+            next done
+        }
+
+    BPMN's cycle notation counts its repetitions: ``every R8/PT1H`` is bounded,
+    ``every R/PT1H`` is not.
+    """
+    for node in m.all_nodes():
+        for t in getattr(node, "timeouts", ()):
+            if t.cycle is not None and t.cycle.times is None:
+                yield Finding(
+                    f"the repeating timer '{t.when}' has no bound",
+                    t.span,
+                    hint="bound it: every 1h, at most 8 -> ... (or R8/PT1H)",
+                )

@@ -45,7 +45,7 @@ def _retry_budget_ms(r: sp.Retry) -> int | None:
     summary="Checks that durations, retries, concurrency and tolerances make sense.",
 )
 def invalid_bound(m: Model) -> Iterator[Finding]:
-    """Durations are positive; a retry has at least one attempt, a factor of at
+    """Durations are positive; a repeating timer fires at least once; a retry has at least one attempt, a factor of at
     least 1, a jitter between 0 and 1 and a maximum delay not below its initial
     delay, and its total backoff fits in the step's timeout; a map runs at least
     one item at a time and tolerates at most 100%; a version (of the workflow, or
@@ -70,6 +70,9 @@ def invalid_bound(m: Model) -> Iterator[Finding]:
                 yield Finding(f"the duration {e.text} is not positive", e.span)
         for text, span in _negated_durations(node):
             yield Finding(f"the duration -{text} is negative", span)
+        for t in getattr(node, "timeouts", ()):
+            if t.cycle is not None and t.cycle.times is not None and t.cycle.times < 1:
+                yield Finding("a repeating timer fires at least once", t.cycle.span)
         retry: sp.Retry | None = getattr(node, "retry", None)
         if retry is not None:
             yield from _retry_bounds(retry, node)

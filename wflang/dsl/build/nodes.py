@@ -12,6 +12,7 @@ from wflang.dsl import diagnostics as diag
 from wflang.dsl import expr as ex
 from wflang.dsl import spec as sp
 from wflang.dsl.build.base import Block, BuilderBase, Clause, Fields, T
+from wflang.dsl.build.literals import bounded_int
 from wflang.dsl.span import Span
 
 #: Which clauses each node kind accepts (the rest are WF003), and the spec field
@@ -24,6 +25,7 @@ NODE_CLAUSES: dict[str, frozenset[str]] = {
             "form",
             "retry",
             "timeout",
+            "every",
             "on",
             "compensate",
             "next",
@@ -34,15 +36,16 @@ NODE_CLAUSES: dict[str, frozenset[str]] = {
     # A send is done in its step: nothing to retry, time out, catch or undo.
     "send task": frozenset({"args", "output", "next", "renamed"}),
     "choice": frozenset({"renamed"}),
-    "wait": frozenset({"output", "timeout", "next", "renamed"}),
+    "wait": frozenset({"output", "timeout", "every", "next", "renamed"}),
     "sleep": frozenset({"next", "renamed"}),
-    "parallel": frozenset({"timeout", "on", "next", "renamed"}),
+    "parallel": frozenset({"timeout", "every", "on", "next", "renamed"}),
     "map": frozenset(
-        {"output", "timeout", "on", "next", "concurrency", "sequential", "tolerate", "renamed"}
+        {"output", "timeout", "every", "on", "next", "concurrency", "sequential", "tolerate"}
+        | {"renamed"}
         | {"local", "collect"}
     ),
     "call": frozenset(
-        {"args", "output", "retry", "timeout", "on", "compensate", "next", "renamed"}
+        {"args", "output", "retry", "timeout", "every", "on", "compensate", "next", "renamed"}
     ),
     "end": frozenset({"output", "error", "next", "renamed"}),
 }
@@ -52,6 +55,7 @@ CLAUSE_FIELDS = {
     "form": "form",
     "retry": "retry",
     "timeout": "timeouts",
+    "every": "timeouts",  # a repeating boundary timer: one of the node's timers, in order
     "on": "handlers",
     "compensate": "compensate",
     "next": "next",
@@ -64,7 +68,7 @@ CLAUSE_FIELDS = {
     "local": "locals",
     "collect": "collects",
 }
-REPEATABLE = frozenset({"timeout", "on", "collect"})
+REPEATABLE = frozenset({"timeout", "every", "on", "collect"})
 
 
 class NodeRules(BuilderBase):
@@ -375,6 +379,29 @@ class NodeRules(BuilderBase):
         span = self._tspan(kw).to(self._tspan(target))
         value = sp.Timeout(after, self._ident(target), mode is None, span=span)
         return Clause("timeout", value, span)
+
+    @v_args(inline=True)
+    def every_clause(self, kw: Token, after: ex.Expr, times: Token | None, target: Token) -> Clause:
+        span = self._tspan(kw).to(self._tspan(target))
+        bound = None if times is None else bounded_int(str(times))
+        cycle = sp.Cycle(bound, span=span if times is None else self._tspan(times))
+        value = sp.Timeout(after, self._ident(target), False, span=span, cycle=cycle)
+        return Clause("every", value, span)
+
+    @v_args(inline=True)
+    def every_cycle(self, kw: Token, written: Token, target: Token) -> Clause:
+        """``every R3/PT10M``: the repetitions, then the duration as a literal of its own."""
+        span = self._tspan(kw).to(self._tspan(target))
+        count, _, duration = str(written).partition("/")
+        start = len(count) + 1  # the duration's literal begins after ``R3/``
+        token = Token.new_borrow_pos("DURATION", duration, written)
+        token.column = (written.column or 0) + start
+        token.start_pos = (written.start_pos or 0) + start
+        after = self._duration(token)
+        times = bounded_int(count[1:]) if count[1:] else None
+        cycle = sp.Cycle(times, iso=True, span=self._tspan(written))
+        value = sp.Timeout(after, self._ident(target), False, span=span, cycle=cycle)
+        return Clause("every", value, span)
 
     def retry_clause(self, children: list[Any]) -> Clause:
         kw, *settings, close = children

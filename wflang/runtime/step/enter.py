@@ -106,6 +106,10 @@ def _boundary_timers(
         after = run.eval(timer.after, env)
         if not isinstance(after, int) or isinstance(after, bool):
             raise WorkflowError(f"timeout of '{run.name(token.state)}' is not a duration")
+        if timer.cycle and after <= 0:  # it would fire again at the same instant, forever
+            raise WorkflowError(
+                f"the repeating timer of '{run.name(token.state)}' repeats every {after} ms"
+            )
         run.start_timer(token, keys.boundary(k), run.now + after)
 
 

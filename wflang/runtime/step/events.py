@@ -15,6 +15,7 @@ from wflang.runtime.step.build import AnyToken
 from wflang.runtime.step.enter import SUBMIT
 from wflang.runtime.step.run import COMPENSATING, Run
 from wflang.runtime.step.scopes import begin_saga, fail, next_compensation
+from wflang.runtime.step.values import WorkflowError
 from wflang.runtime.table import NO_STATE
 from wflang.runtime.validate import settled, undeclared_error
 from wflang.runtime.waiting import TASKS, Wait, completable, parse, takes
@@ -90,8 +91,22 @@ def _on_timer(run: Run, e: rt.TimerFired) -> None:
         run.cancel_timers(token)
         run.enter(token, target)
     else:
+        timer_k = timers[k]
+        if timer_k.cycle:
+            _again(run, token, timer_k, k, keys.boundary_firing(timer.purpose), timer.due)
         side = run.new_token(target, parent=token.parent, side=True)
         run.enter(side, target)
+
+
+def _again(run: Run, token: AnyToken, timer: tb.Timer, k: int, fired: int, due: int) -> None:
+    """A repeating timer's next firing, ``after`` (evaluated now) after the one that fired,
+    unless that was its last."""
+    if timer.times is not None and fired >= timer.times:
+        return
+    every = run.eval(timer.after, run.env(token))
+    if not isinstance(every, int) or isinstance(every, bool) or every <= 0:
+        raise WorkflowError(f"the repeating timer of '{run.name(token.state)}' is not a duration")
+    run.start_timer(token, keys.boundary(k, fired + 1), due + every)
 
 
 def _on_signal(run: Run, e: rt.SignalReceived) -> None:

@@ -16,6 +16,7 @@ from wflang.compiler.diff.rules.common import (
     key,
 )
 from wflang.compiler.registry import Finding
+from wflang.dsl import expr as ex
 from wflang.dsl import spec as sp
 from wflang.dsl.formatter import format_expr
 
@@ -82,7 +83,8 @@ def _value(v: object) -> str:
     summary="A node's timeouts were added, removed, or fire at another time.",
 )
 def timeout_changed(p: Pairing) -> Iterator[Finding]:
-    """Where a timeout leads is an edge (edge-retargeted); this rule is about when.
+    """Where a timeout leads is an edge (edge-retargeted); this rule is about when, and
+    how often a repeating one (``every``) fires.
 
     Old:
 
@@ -95,8 +97,8 @@ def timeout_changed(p: Pairing) -> Iterator[Finding]:
     for x in p.nodes.both:
         old = getattr(x.old.node, "timeouts", ())
         new = getattr(x.new.node, "timeouts", ())
-        before = [(t.after, t.interrupting) for t in old]
-        after = [(t.after, t.interrupting) for t in new]
+        before = [_firing(t) for t in old]
+        after = [_firing(t) for t in new]
         if before != after:
             span = new[0].span if new else x.new.node.name.span
             related = p.was(old[0].span) if old else ()
@@ -108,11 +110,18 @@ def timeout_changed(p: Pairing) -> Iterator[Finding]:
             )
 
 
+def _firing(t: sp.Timeout) -> tuple[object, ...]:
+    """When a timer fires: after what (a literal by its length: ``1h`` is ``PT60M``),
+    whether it interrupts, how often it repeats."""
+    after = t.after.millis if isinstance(t.after, ex.DurationLit) else t.after
+    return (after, t.interrupting, t.cycle is not None, t.cycle and t.cycle.times)
+
+
 def _timeouts(ts: tuple[sp.Timeout, ...]) -> str:
     if not ts:
         return "none"
     return ", ".join(
-        ("" if t.interrupting else "non-interrupting ") + format_expr(t.after) for t in ts
+        ("" if t.interrupting or t.cycle else "non-interrupting ") + t.when for t in ts
     )
 
 

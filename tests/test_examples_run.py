@@ -2045,6 +2045,10 @@ def shipment_events() -> tuple[WorkflowEnv, str, str]:
     iid = env.start(
         "shipment_events", {"order_id": "o-1", "order_instance": order, "address": "Main St 1"}
     )
+    # The booking is async: the carrier answers later with the task's token.
+    (token,) = env.open_tasks(iid)
+    assert env.status(iid) == "running" and env.context(order)["status"] == ""
+    env.complete(token, {"tracking": "T-9"})
     return env, order, iid
 
 

@@ -164,6 +164,19 @@ def sends_handlers(log: EffectLog, epochs: dict[str, int]) -> dict[str, Handler]
     return {"fx.book": book}
 
 
+def async_handlers(log: EffectLog, epochs: dict[str, int]) -> dict[str, Handler]:
+    """The async service of tests/data/async/charge.wf: it records the token it is handed
+    (the effect: the provider would be asked to charge) and returns; the client answers."""
+
+    def charge(order_id: str, amount: Any, task: TaskCall) -> None:
+        log.record(
+            task.idempotency_key, "payments.charge", task.attempt,
+            epochs.get(task.idempotency_key, 0),
+        )  # fmt: skip
+
+    return {"payments.charge": charge}
+
+
 def chaos_handlers(log: EffectLog, epochs: dict[str, int]) -> dict[str, Handler]:
     """two_step's services for the chaos test; ``step.one`` of a ``poison-result-*``
     instance returns a field that is no JSON value (a datetime)."""
@@ -202,7 +215,15 @@ WORKLOADS = {
     "timed": timed_handlers,
     "chaos": chaos_handlers,
     "sends": sends_handlers,
+    "async": async_handlers,
 }
+
+
+def unfinished_async(store: Any) -> int:
+    """The async workload is done when no call is left to run: the rest waits for the
+    client (the test answers the tokens)."""
+    stats = store.stats()
+    return int(stats.ready_tasks + stats.running_tasks + stats.pending_events)
 
 
 def unfinished(store: Any) -> int:
@@ -248,10 +269,11 @@ def main(argv: list[str] | None = None) -> int:
     deadline = time.monotonic() + args.deadline_s
     pause = threading.Event()  # never set: its wait() is a bounded pause between polls
     done = False
+    left = unfinished_async if args.workload == "async" else unfinished
     if args.mode == "idle":
         while time.monotonic() < deadline:
             worker.run_until_idle()
-            if unfinished(store) == 0:
+            if left(store) == 0:
                 done = True
                 break
             pause.wait(0.02)  # a dead worker's lease has yet to expire

@@ -48,6 +48,7 @@ class Driver(Protocol):
     def signal(self, iid: str, name: str, payload: Mapping[str, Value], **kw: Any) -> Any: ...
     def open(self, node: str) -> list[str]: ...
     def complete_key(self, key: str, output: Mapping[str, Value]) -> None: ...
+    def waiting(self, node: str) -> list[str]: ...
     def instance(self, iid: str) -> rt.Instance: ...
 
 
@@ -75,6 +76,10 @@ class InMemory:
     def complete_key(self, key: str, output: Mapping[str, Value]) -> None:
         self.env.complete(key, output)
 
+    def waiting(self, node: str) -> list[str]:
+        tasks = (t for r in self.env.engine.records.values() for t in r.tasks.values())
+        return sorted(t.key for t in tasks if t.node == node)
+
     def instance(self, iid: str) -> rt.Instance:
         return self.env.instance(iid)
 
@@ -89,6 +94,9 @@ class DurableDriver(Durable):
     def complete_key(self, key: str, output: Mapping[str, Value]) -> None:
         self.client.complete_task(key, output)
         self.run()
+
+    def waiting(self, node: str) -> list[str]:
+        return sorted(t.key for t in self.store.tasks(status="waiting") if t.node == node)
 
     def children(self, iid: str) -> list[str]:
         return sorted(i.id for i in self.store.instances(limit=1000) if i.parent_id == iid)
@@ -485,6 +493,8 @@ def shipment_events(d: Driver) -> str:
     """Booked (the order told, though no such instance is there), scanned, announced."""
     input: dict[str, Value] = {"order_id": "o-1", "order_instance": "nobody", "address": "x"}
     iid = d.start("shipment_events", input, "ship-ev-1")
+    (token,) = d.waiting("book")  # async: the carrier answers with the task's token
+    d.complete_key(token, {"tracking": "T-9"})
     d.signal(iid, "scanned", {"tracking": "T-9", "signed_by": "Ann"}, kind="message")
     return iid
 

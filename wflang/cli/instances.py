@@ -189,6 +189,26 @@ def tasks_complete(req: TasksComplete) -> Result:
 
 
 @frozen(kw_only=True)
+class TasksFail:
+    key: str = field(metadata=arg(help="the task key: an async call's completion token"))
+    error: str = field(metadata=arg("--error", help="the error (one the service raises)"))
+    payload: str | None = field(
+        default=None, metadata=arg("--payload", help="the error's payload as JSON, or @file.json")
+    )
+    message: str = field(default="", metadata=arg("--message", help="the error's message"))
+    store: str | None = store_field()
+    reason: str | None = reason_field()
+    actor: str | None = actor_field()
+
+
+def tasks_fail(req: TasksFail) -> Result:
+    payload = None if req.payload is None else json_arg(req.payload, "--payload")
+    durable = client(req.store, req.actor)
+    task = durable.raise_error(req.key, req.error, payload, message=req.message, reason=req.reason)
+    return said(f"task {task.key} failed with {req.error}")
+
+
+@frozen(kw_only=True)
 class Status:
     instance: str = field(metadata=arg(help="the instance id"))
     json: bool = json_field()
@@ -428,8 +448,19 @@ TASKS_COMPLETE = Command(
     ("tasks", "complete"),
     TasksComplete,
     tasks_complete,
-    help="complete a human task with its form's values",
-    description="Complete an open human task; the output is checked against its form.",
+    help="complete a human task with its form's values, or an async call with its result",
+    description="Complete an open human task (the output is checked against its form), "
+    "or an async service call waiting for its completion token, the task key (the "
+    "output is checked against the service's result).",
+)
+TASKS_FAIL = Command(
+    ("tasks", "fail"),
+    TasksFail,
+    tasks_fail,
+    help="fail an async service call (or a human task) with an error",
+    description="Fail an async service call waiting for its completion token (the task "
+    "key) with an error its service raises, as its handler would; or raise an error a "
+    "human task 'raises'. A refused error or payload changes nothing.",
 )
 STATUS = Command(
     ("status",),
@@ -460,4 +491,6 @@ LIST = Command(
 )
 
 #: This module's commands, groups before their actions (``app.HOMES`` orders them).
-COMMANDS = (SIGNAL, PUBLISH, TASKS, TASKS_LIST, TASKS_COMPLETE, STATUS, HISTORY, LIST)
+COMMANDS = (
+    SIGNAL, PUBLISH, TASKS, TASKS_LIST, TASKS_COMPLETE, TASKS_FAIL, STATUS, HISTORY, LIST,
+)  # fmt: skip

@@ -277,6 +277,7 @@ class _Lowering:
                     raises=self.raises(node),
                     read_only=self.read_only(work),
                     send=self.send(work),
+                    asynchronous=isinstance(work, sp.ServiceWork) and work.asynchronous,
                 )
             case sp.ChoiceNode():
                 return tb.ChoiceEntry()

@@ -342,7 +342,7 @@ def _clause_parts(w: Writer, node: object) -> list[_Part]:
 
 def _work(work: sp.TaskWork) -> str:
     if isinstance(work, sp.ServiceWork):
-        return f"service {work.service.text}"
+        return f"service {work.service.text}" + (" async" if work.asynchronous else "")
     if isinstance(work, sp.ScriptWork):
         return "script"
     if isinstance(work, sp.SendWork):

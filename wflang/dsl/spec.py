@@ -275,10 +275,13 @@ class OnError:
 
 @frozen
 class ServiceWork:
-    """A task that calls a registered service handler."""
+    """A task that calls a registered service handler. ``asynchronous`` (``async``): the
+    handler is handed a completion token and the task waits until the client completes
+    or fails it with that token (Step Functions' task tokens, Camunda's external tasks)."""
 
     service: Ident
     span: Span = span_field()
+    asynchronous: bool = False
 
 
 @frozen

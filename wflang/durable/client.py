@@ -251,14 +251,17 @@ class Client:
         return tasks if assignee is None else [t for t in tasks if t.assignee == assignee]
 
     def _open_human_task(self, key: str) -> tuple[TaskInfo, Table]:
-        """An open human task and the table of its instance's version, or a refusal."""
+        """An open human task, or an async call waiting for its token, and the table of
+        its instance's version; or a refusal."""
         task = self.store.task(key)
-        if task.kind != TaskKind.HUMAN:
+        called = (TaskStatus.READY, TaskStatus.RUNNING)  # a call a worker runs or will run
+        if task.kind != TaskKind.HUMAN and task.status in called:
             raise IllegalAction(
-                f"task '{key}' is a service call; only human tasks are completed by hand "
-                f"(an operator can use `wf ops force-complete {task.instance_id} {task.node}`)"
+                f"task '{key}' is a service call; only human tasks and async calls waiting "
+                "for their token are completed by hand (an operator can use "
+                f"`wf ops force-complete {task.instance_id} {task.node}`)"
             )
-        if task.status != TaskStatus.OPEN:
+        if task.status not in (TaskStatus.OPEN, TaskStatus.WAITING):
             raise IllegalAction(f"task '{key}' is {task.status}, not open")
         info = self.store.instance(task.instance_id)
         return task, self.store.table_for(info.table_hash)
@@ -276,10 +279,14 @@ class Client:
         one the task ``raises``, with the payload the error declares (checked like a
         form; a refusal stores nothing)."""
         task, table = self._open_human_task(key)
-        fitted, problems = raised_on_task(table, task.node, error, payload)
-        if problems:
-            raise InvalidValue(f"the error raised on task '{key}'", problems)
-        event = rt.TaskFailed(key, error, False, message, fitted)
+        if task.kind == TaskKind.SERVICE:  # an async call: failed as its handler would
+            given = None if payload is None else dict(payload)
+            event = _answer(table, task, rt.TaskFailed(key, error, False, message, given))
+        else:
+            fitted, problems = raised_on_task(table, task.node, error, payload)
+            if problems:
+                raise InvalidValue(f"the error raised on task '{key}'", problems)
+            event = rt.TaskFailed(key, error, False, message, fitted)
         self.store.close_human_task(key, event, actor=self.actor, reason=reason)
         return self.store.task(key)
 
@@ -287,6 +294,10 @@ class Client:
         self, key: str, output: Mapping[str, Value], *, reason: str | None = None
     ) -> TaskInfo:
         task, table = self._open_human_task(key)
+        if task.kind == TaskKind.SERVICE:  # an async call: its result, as its handler's
+            done = _answer(table, task, rt.TaskCompleted(key, dict(output)))
+            self.store.close_human_task(key, done, actor=self.actor, reason=reason)
+            return self.store.task(key)
         form, problems = fit_output(table, task.node, output, fill=True)  # ISO-8601 as ms
         if problems:
             raise InvalidValue(f"the output of task '{key}'", problems)
@@ -539,3 +550,29 @@ def _compensations_at(info: InstanceInfo, table: Table) -> list[str]:
 
 
 __all__ = ["Client", "Deployment", "InvalidValue", "UnknownInstance", "default_actor"]
+
+
+def _answer(
+    table: Table, task: TaskInfo, given: rt.TaskCompleted | rt.TaskFailed
+) -> rt.TaskCompleted | rt.TaskFailed:
+    """The client's answer to an async call, checked as its handler's would be: one that
+    does not fit (a result, an error the service does not raise, a payload) is refused
+    and nothing is stored."""
+    from wflang.runtime.failures import INVALID_RESULT
+    from wflang.runtime.outcome import checked
+
+    problems: list[str] = []
+    if isinstance(given, rt.TaskFailed):
+        state = next(i for i, s in enumerate(table.states) if s.name == task.node)
+        problem = validate.undeclared_error(table, state, given.error)
+        problems += [] if problem is None else [problem]
+    answer = checked(table, task.node, given)
+    if isinstance(answer, rt.TaskFailed) and answer.error == INVALID_RESULT != _given_error(given):
+        problems.append(answer.message)
+    if problems:
+        raise InvalidValue(f"the answer to task '{task.key}'", problems)
+    return answer
+
+
+def _given_error(event: rt.TaskCompleted | rt.TaskFailed) -> str | None:
+    return event.error if isinstance(event, rt.TaskFailed) else None

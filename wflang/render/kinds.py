@@ -149,7 +149,7 @@ def _task(n: sp.TaskNode, read_only: frozenset[str]) -> tuple[str, tuple[str, ..
 
 
 def _service(w: sp.ServiceWork) -> tuple[str, str]:
-    return "service", w.service.text
+    return "service", w.service.text + (" · async" if w.asynchronous else "")
 
 
 def _script(w: sp.ScriptWork) -> tuple[str, str]:

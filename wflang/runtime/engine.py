@@ -40,7 +40,7 @@ from wflang.runtime.registered import (
     registered_handlers,
     unregister,
 )
-from wflang.runtime.table import Table
+from wflang.runtime.table import Table, asynchronous
 from wflang.runtime.validate import (
     InvalidValue,
     exact,
@@ -525,8 +525,10 @@ class EngineEffects:
             return
         call = TaskCall(iid, task.node, task.attempt, task.key)
         outcome = call_handler(fn, task.args, call, task.service)
-        if outcome is None:
-            return  # pending: the test kit delivers it later
+        if outcome is None or (
+            asynchronous(record.table, task.node) and outcome.__class__ is rt.TaskCompleted
+        ):
+            return  # pending, or async: complete_task or fail_task with its key answers it
         record.tasks.pop(task.key, None)
         queue.append((iid, checked(record.table, task.node, outcome)))
 

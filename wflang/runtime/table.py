@@ -99,6 +99,9 @@ class TaskEntry:
     read_only: bool = False
     #: A send task: what it sends (its ``args`` are the payload).
     send: Send | None = None
+    #: An ``async`` service task: its handler is handed the task's key as a completion
+    #: token, and the task waits for the client to complete or fail it.
+    asynchronous: bool = False
 
 
 @frozen
@@ -283,6 +286,8 @@ class Memo:
     value: object = None
     # the declared shapes of values from outside (``runtime.shapes``)
     shapes: object = None
+    # the names of the ``async`` service tasks (``asynchronous``)
+    asynchronous: frozenset[str] | None = None
 
 
 @frozen
@@ -319,7 +324,7 @@ class Table:
 ADDED: dict[type, tuple[str, ...]] = {
     # First: the hooks of the classes that hold timers are made with the timers' own.
     Timer: ("cycle", "times"),  # repeating boundary timers (issue 15 item 2)
-    TaskEntry: ("assignee_from", "raises", "read_only", "send"),
+    TaskEntry: ("assignee_from", "raises", "read_only", "send", "asynchronous"),
     MapEntry: ("locals", "collects"),  # a map item's variables, its collects (issue 14 item 2)
     FieldType: ("default",),
     Types: ("errors",),
@@ -388,3 +393,14 @@ def _behaviour(table: Table) -> Table:
 
 
 _PEOPLE = ("user", "manual")
+
+
+def asynchronous(table: Table, node: str) -> bool:
+    """Whether ``node`` is an ``async`` service task: what its handler returns completes
+    nothing, the client completes or fails it later with its key."""
+    found = table.memo.asynchronous
+    if found is None:
+        found = table.memo.asynchronous = frozenset(
+            s.name for s in table.states if isinstance(s.entry, TaskEntry) and s.entry.asynchronous
+        )
+    return node in found

@@ -31,7 +31,7 @@ from wflang.runtime.keys import inbox_row_delivery, task_delivery, timer_deliver
 from wflang.runtime.lifecycle import INSTANCE, StatusEvent, lifecycle
 from wflang.runtime.limits import Limits
 from wflang.runtime.outcome import bounded, checked
-from wflang.runtime.table import Table
+from wflang.runtime.table import Table, asynchronous
 from wflang.runtime.waiting import waiting_on
 from wflang.store import inbox, messages, rows
 from wflang.store.backend import Dialect, Param, Tx, chunks, placeholders
@@ -147,15 +147,26 @@ class Advance:
         # 2. Fence each result: it commits only under the epoch it ran with, unexpired.
         fenced = self._fence([(r, keyed.get(r.key)) for r in results], work)
         accepted: list[tuple[str, TaskResult]] = []
+        handed: list[str] = []  # async calls handed off: they wait for the client
         for r in results:
             iid = keyed.get(r.key)
             node = fenced.get((r.key, r.epoch))
             if iid is not None and node is not None:
+                if r.event.__class__ is rt.TaskCompleted and asynchronous(work[iid].table, node):
+                    handed.append(r.key)
+                    continue
                 event = checked(work[iid].table, node, r.event)
                 accepted.append((iid, TaskResult(r.key, r.epoch, event, r.instance_id)))
             else:
                 log.warning("stale result refused", extra={"task": r.key, "epoch": r.epoch})
-        committed, stale = len(accepted), len(results) - len(accepted)
+        for part in chunks(handed):
+            self.tx.execute(
+                f"UPDATE wf_task SET status = '{TaskStatus.WAITING}' "
+                f"WHERE key IN ({placeholders(len(part))})",
+                tuple(part),
+            )
+        committed = len(accepted) + len(handed)
+        stale = len(results) - committed
         # 3. Lock other ready instances, skipping those another worker holds.
         if limit > 0:
             self._lock_ready(limit, work)

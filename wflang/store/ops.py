@@ -107,6 +107,10 @@ def deliver(
     return inbox.put(tx, instance_id, event, dedupe_key, at=now, actor=actor, reason=reason)
 
 
+#: What a person or the client may close: an open human task, a waiting async call.
+_CLOSABLE = ((TaskKind.HUMAN, TaskStatus.OPEN), (TaskKind.SERVICE, TaskStatus.WAITING))
+
+
 def close_human_task(
     tx: Tx,
     key: str,
@@ -116,12 +120,13 @@ def close_human_task(
     actor: str | None,
     reason: str | None,
 ) -> None:
-    """Finish an open human task: the task closes and its event is delivered, together."""
+    """Finish an open human task, or an async service call waiting for the client: the
+    task closes and its event is delivered, together."""
     found = tx.query("SELECT instance_id, status, kind FROM wf_task WHERE key = ?", (key,))
     if not found:
         raise UnknownTask(f"no task '{key}'")
     iid, status, kind = (rows.text(x) for x in found[0])
-    if kind != TaskKind.HUMAN or status != TaskStatus.OPEN:
+    if (kind, status) not in _CLOSABLE:
         raise IllegalAction(f"task '{key}' is a {kind} task that is {status}, not open")
     tx.execute(
         f"UPDATE wf_task SET status = '{TaskStatus.DONE}', updated_at = ? WHERE key = ?",

@@ -99,7 +99,7 @@ class TaskInfo:
     attempt: int
     form: tuple[str, ...]
     assignee: str | None
-    status: str  # ready | running | open | done | cancelled | interrupted
+    status: str  # ready | running | open | waiting | done | cancelled | interrupted
     claims: int
     lease_owner: str | None
     lease_epoch: int

@@ -49,6 +49,7 @@ class TaskStatus(enum.StrEnum):
     DONE = "done"
     CANCELLED = "cancelled"
     INTERRUPTED = "interrupted"  # an at-most-once call whose worker vanished
+    WAITING = "waiting"  # an async call handed off: the client completes or fails it
 
     @property
     def live(self) -> bool:
@@ -56,7 +57,7 @@ class TaskStatus(enum.StrEnum):
 
 
 #: A task still wanted: a step cancelling it, or the instance ending, closes it.
-LIVE = (TaskStatus.READY, TaskStatus.RUNNING, TaskStatus.OPEN)
+LIVE = (TaskStatus.READY, TaskStatus.RUNNING, TaskStatus.OPEN, TaskStatus.WAITING)
 #: ``status IN (...)`` of the live tasks, as SQL.
 LIVE_SQL = ", ".join(f"'{s}'" for s in LIVE)
 

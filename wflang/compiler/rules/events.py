@@ -1,5 +1,5 @@
 """Rules of events (WF36x): a send names a declared signal or message; a repeating timer
-has a bound."""
+has a bound; an async task has a timeout."""
 
 from __future__ import annotations
 
@@ -91,3 +91,39 @@ def unbounded_cycle(m: Model) -> Iterator[Finding]:
                     t.span,
                     hint="bound it: every 1h, at most 8 -> ... (or R8/PT1H)",
                 )
+
+
+@rule(
+    "WF362",
+    "async-without-timeout",
+    category="graph",
+    severity=Severity.ERROR,
+    pass_=Pass.NAMES,
+    summary="Checks that an async service task has a timeout that interrupts it.",
+)
+def async_without_timeout(m: Model) -> Iterator[Finding]:
+    """An ``async`` task waits for someone outside to complete it with its token: if they
+    never do (they lost the token, their system is down), the instance waits forever.
+    Give it an interrupting ``timeout`` and a route for what comes after.
+
+    Bad:
+
+        task charge: service payments.charge async { next done }
+
+    Good:
+
+        task charge: service payments.charge async {
+            timeout 1h -> charge_late
+            next done
+        }
+    """
+    for node in m.all_nodes():
+        work = getattr(node, "work", None)
+        if not (isinstance(work, sp.ServiceWork) and work.asynchronous):
+            continue
+        if not any(t.interrupting for t in getattr(node, "timeouts", ())):
+            yield Finding(
+                f"async task '{node.name.text}' has no timeout that interrupts it",
+                node.name.span,
+                hint="add one: timeout 1h -> NODE",
+            )

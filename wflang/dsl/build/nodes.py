@@ -142,8 +142,9 @@ class NodeRules(BuilderBase):
         return node
 
     @v_args(inline=True)
-    def service_kind(self, kw: Token, service: sp.Ident) -> sp.ServiceWork:
-        return sp.ServiceWork(service, span=self._tspan(kw).to(service.span))
+    def service_kind(self, kw: Token, service: sp.Ident, mark: Token | None) -> sp.ServiceWork:
+        end = service.span if mark is None else self._tspan(mark)
+        return sp.ServiceWork(service, span=self._tspan(kw).to(end), asynchronous=mark is not None)
 
     @v_args(inline=True)
     def script_kind(self, kw: Token) -> sp.ScriptWork:

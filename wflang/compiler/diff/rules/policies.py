@@ -10,6 +10,7 @@ from decimal import Decimal
 from wflang.compiler.diff.pairing import Pairing
 from wflang.compiler.diff.registry import diff_rule
 from wflang.compiler.diff.rules.common import (
+    BREAKING,
     INSTANCES,
     WARNING,
     changed,
@@ -190,6 +191,43 @@ def service_changed(p: Pairing) -> Iterator[Finding]:
                 new.work.service.span,
                 was=old.work.service.span,
                 key=key(f"node:{x.key}/service", old.work.service.text, new.work.service.text),
+            )
+
+
+@diff_rule(
+    "WF662",
+    "async-changed",
+    level=BREAKING,
+    category=INSTANCES,
+    summary="A service task became async, or stopped being async: its handler answers otherwise.",
+)
+def async_changed(p: Pairing) -> Iterator[Finding]:
+    """An async task's handler hands the work on and returns; the answer comes through
+    the client with the task's token. A handler written for one way answers nothing, or
+    is ignored, the other way: change the handler, or the system that answers, with it.
+
+    Old:
+
+        task charge: service payments.charge { next done }
+
+    New:
+
+        task charge: service payments.charge async { timeout 1h -> late next done }
+    """
+    for x in p.nodes.both:
+        old, new = x.old.node, x.new.node
+        if not (isinstance(old, sp.TaskNode) and isinstance(new, sp.TaskNode)):
+            continue
+        if not (isinstance(old.work, sp.ServiceWork) and isinstance(new.work, sp.ServiceWork)):
+            continue
+        if old.work.asynchronous != new.work.asynchronous:
+            now = "async" if new.work.asynchronous else "no longer async"
+            yield changed(
+                p,
+                f"'{x.key}' is {now}: its handler answers otherwise",
+                new.work.span,
+                was=old.work.span,
+                key=key(f"node:{x.key}/async", str(old.work.asynchronous)),
             )
 
 

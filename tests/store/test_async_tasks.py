@@ -1,0 +1,105 @@
+"""Async service tasks on both stores (issue 15 item 4): the worker runs the handler with
+the task's key as a completion token and the call waits (``waiting``, no worker holds
+it) until the client, or ``wf tasks complete``/``fail`` with the token, answers it; the
+answer is checked as a handler's (a refused one changes nothing); the timeout applies
+while it waits; and the store ends where the engine ends."""
+
+from __future__ import annotations
+
+import time
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from wflang.cli import main
+from wflang.durable.client import InvalidValue
+from wflang.runtime.engine import TaskCall
+from wflang.runtime.ir import Value
+from wflang.store import Store
+from wflang.store.records import IllegalAction
+from wflang.testing import WorkflowEnv
+
+from .kit import HOUR, T0, Durable, VirtualClock, compile_text, replays_exactly, snapshot
+
+CHARGE = compile_text(
+    (Path(__file__).resolve().parents[1] / "data" / "async" / "charge.wf").read_text()
+)
+ORDER: dict[str, Value] = {"order_id": "o-1", "amount": Decimal("9.50")}
+
+
+class Provider:
+    def __init__(self) -> None:
+        self.tokens: list[str] = []
+
+    def __call__(self, order_id: str, amount: Decimal, task: TaskCall) -> None:
+        self.tokens.append(task.idempotency_key)
+
+
+def started(store: Store, clock: VirtualClock) -> tuple[Durable, Provider, str]:
+    provider = Provider()
+    d = Durable(store, clock, {"payments.charge": provider}, CHARGE)
+    d.start("charge", ORDER, "c-1")
+    (token,) = provider.tokens
+    return d, provider, token
+
+
+def test_the_call_waits_for_its_token_and_the_client_completes_it(
+    store: Store, clock: VirtualClock
+) -> None:
+    d, _, token = started(store, clock)
+    task = store.task(token)
+    assert (task.kind, task.status) == ("service", "waiting")
+    assert d.run() == 0  # no worker takes it again
+    d.client.complete_task(token, {"charge_id": "ch-1"})
+    d.run()
+    assert d.status("c-1") == "completed"
+    assert d.instance("c-1").output == {"charge_id": "ch-1"}
+    assert store.task(token).status == "done"
+    replays_exactly(store, "c-1")
+    env = WorkflowEnv([CHARGE], {"payments.charge": Provider()}, now=T0)
+    env.start("charge", ORDER, instance_id="c-1")
+    env.complete(token, {"charge_id": "ch-1"})
+    assert env.instance("c-1").output == d.instance("c-1").output
+
+
+def test_a_refused_answer_changes_nothing(store: Store, clock: VirtualClock) -> None:
+    d, _, token = started(store, clock)
+    before = snapshot(store, "c-1")
+    with pytest.raises(InvalidValue, match="charge_id"):
+        d.client.complete_task(token, {"charge_id": 7})
+    with pytest.raises(InvalidValue, match="reason"):
+        d.client.raise_error(token, "Declined", {"why": "x"})
+    assert snapshot(store, "c-1") == before
+
+
+def test_the_timeout_cancels_the_waiting_call(store: Store, clock: VirtualClock) -> None:
+    d, _, token = started(store, clock)
+    d.advance(HOUR)
+    assert d.status("c-1") == "failed"
+    assert store.task(token).status == "cancelled"
+    with pytest.raises(IllegalAction, match="is cancelled, not open"):
+        d.client.complete_task(token, {"charge_id": "ch-1"})
+
+
+def test_wf_tasks_complete_and_fail_with_the_token(
+    store: Store, clock: VirtualClock, url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The command line writes at the time of day: the virtual clock starts there.
+    clock.ms = int(time.time() * 1000)
+    d, provider, token = started(store, clock)
+    assert main(["tasks", "fail", token, "--error", "Declined", "--payload",
+                 '{"reason": "stolen card"}', "--store", url]) == 0  # fmt: skip
+    assert capsys.readouterr().out == f"task {token} failed with Declined\n"
+    clock.ms = int(time.time() * 1000) + 1000
+    d.run()
+    assert d.status("c-1") == "failed"
+    d.start("charge", ORDER, "c-2")
+    second = provider.tokens[-1]
+    assert main(["tasks", "complete", second, "--output", '{"charge_id": "ch-9"}',
+                 "--store", url]) == 0  # fmt: skip
+    clock.ms = int(time.time() * 1000) + 1000
+    d.run()
+    assert d.instance("c-2").output == {"charge_id": "ch-9"}
+    assert main(["tasks", "fail", second, "--error", "Declined", "--store", url]) == 1
+    assert "not open" in capsys.readouterr().err

@@ -1,0 +1,94 @@
+"""Async service tasks (issue 15 item 4) in memory: ``service S async`` hands the handler
+the task's key as a completion token and waits; ``complete``/``fail`` with the token (on
+the engine and the test kit) answer it, checked as a handler's answer; timeouts and
+retries apply while it waits."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from wflang.compiler.check import check
+from wflang.dsl.parser import parse
+from wflang.runtime.engine import TaskCall, TaskError
+from wflang.runtime.ir import Value
+from wflang.testing import MINUTE, WorkflowEnv
+
+DATA = Path(__file__).resolve().parent / "data" / "async"
+ORDER: dict[str, Value] = {"order_id": "o-1", "amount": Decimal("9.50")}
+
+
+class Provider:
+    """A payment provider that takes the work and keeps the token (a webhook answers)."""
+
+    def __init__(self, fail_first: bool = False) -> None:
+        self.tokens: list[str] = []
+        self.fail_first = fail_first
+
+    def __call__(self, order_id: str, amount: Decimal, task: TaskCall) -> None:
+        self.tokens.append(task.idempotency_key)
+        if self.fail_first and len(self.tokens) == 1:
+            raise TaskError("Unavailable", "the provider is down", transient=True)
+
+
+def env(provider: Provider) -> WorkflowEnv:
+    return WorkflowEnv.from_files(DATA / "charge.wf", handlers={"payments.charge": provider})
+
+
+def test_the_handler_gets_a_token_and_the_task_waits_until_completed() -> None:
+    provider = Provider()
+    e = env(provider)
+    iid = e.start("charge", ORDER)
+    (token,) = provider.tokens
+    assert e.status(iid) == "running"
+    assert e.open_tasks(iid) == [token]  # what the handler returned completed nothing
+    e.complete(token, {"charge_id": "ch-1"})
+    assert e.status(iid) == "completed"
+    assert e.instance(iid).output == {"charge_id": "ch-1"}
+
+
+def test_failed_with_the_token_routes_the_error() -> None:
+    provider = Provider()
+    e = env(provider)
+    iid = e.start("charge", ORDER)
+    e.fail(provider.tokens[0], "Declined", payload={"reason": "card stolen"})
+    assert e.status(iid) == "failed"
+    assert "enter declined" in e.decisions(iid)
+
+
+def test_a_handler_that_raises_is_retried_with_a_new_token() -> None:
+    provider = Provider(fail_first=True)
+    e = env(provider)
+    iid = e.start("charge", ORDER)
+    e.advance(seconds=1)
+    assert len(provider.tokens) == 2 and provider.tokens[0] != provider.tokens[1]
+    e.complete(provider.tokens[1], {"charge_id": "ch-2"})
+    assert e.instance(iid).output == {"charge_id": "ch-2"}
+
+
+def test_the_timeout_applies_while_it_waits_and_a_late_answer_is_refused() -> None:
+    provider = Provider()
+    e = env(provider)
+    iid = e.start("charge", ORDER)
+    e.advance(minutes=60)
+    assert e.status(iid) == "failed" and "enter late" in e.decisions(iid)
+    with pytest.raises(KeyError, match="no open task"):
+        e.complete(provider.tokens[0], {"charge_id": "ch-1"})
+
+
+def test_an_answer_that_does_not_fit_fails_the_attempt_as_a_handler_s_would() -> None:
+    provider = Provider()
+    e = env(provider)
+    iid = e.start("charge", ORDER)
+    e.complete(provider.tokens[0], {"charge_id": 7})
+    assert e.status(iid) == "dead_lettered"
+    assert "InvalidResult" in (e.instance(iid).error or "")
+    assert e.now == 0 * MINUTE
+
+
+def test_an_async_task_without_an_interrupting_timeout_is_a_finding() -> None:
+    source = (DATA / "charge.wf").read_text().replace("    timeout 1h -> late\n", "")
+    found = [(d.code, d.message) for d in check([parse(source, "c.wf")]).diagnostics]
+    assert ("WF362", "async task 'charge' has no timeout that interrupts it") in found

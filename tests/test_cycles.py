@@ -58,7 +58,7 @@ def test_a_cycle_fires_every_interval_up_to_its_bound() -> None:
         (2 * HOUR, "timer boundary:1:2 of approval fired"),
     ]
     assert e.context(iid)["reminded"] == 3
-    assert e.status(iid) == "running"
+    assert e.status(iid) == "waiting"
     # Only the interrupting day is left.
     assert [t.purpose for t in e.instance(iid).timers] == ["boundary:2"]
 

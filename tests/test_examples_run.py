@@ -2005,6 +2005,7 @@ def test_invoice_not_approved_within_a_week_expires() -> None:
     finished(env, iid, "expired", "failed", out)
     assert env.instance(iid).error == "NotApproved"
 
+
 # ------------------------------------------------------------------ shipment_events
 
 #: The order side of the choreography: it hears how far its shipment got (a signal to
@@ -2068,6 +2069,6 @@ def test_shipment_late_then_lost_tells_the_order() -> None:
     env.advance(ms=3 * DAY)
     decisions = finished(env, iid, "lost", "failed")
     assert decisions.count("enter delay_told") == 2  # once a day, at most twice
-    assert env.status(order) == "running"  # told 'booked', then the rest is buffered
+    assert env.status(order) == "waiting"  # told 'booked', then the rest is buffered
     told = [b.payload for b in env.instance(order).buffered]
     assert told == [{"status": s, "tracking": "T-9"} for s in ("delayed", "delayed", "lost")]

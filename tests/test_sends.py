@@ -37,7 +37,7 @@ def test_a_workflow_signals_an_instance_and_publishes_a_message() -> None:
     assert e.status(house) == "completed"
     assert e.status(shop) == "completed"
     assert e.instance(shop).output == {"boxes": 3, "carrier": "dhl"}
-    assert e.status(other) == "running"  # another id, another correlation
+    assert e.status(other) == "waiting"  # another id, another correlation
     sent = sends(e, house)
     assert [(s.kind, s.name, s.to) for s in sent] == [
         ("signal", "packed", shop),

@@ -45,7 +45,7 @@ def test_a_send_reaches_its_instance_and_its_waiters_in_the_step(
     assert d.status("wh-1") == "completed"
     assert d.status("shop-1") == "completed"
     assert d.instance("shop-1").output == {"boxes": 3, "carrier": "dhl"}
-    assert d.status("shop-2") == "running"
+    assert d.status("shop-2") == "waiting"
     assert sent(store) == [
         ("wh-1", "signal.sent", "packed", "shop-1", ["shop-1"]),
         ("wh-1", "message.sent", "shipped", "o-1", ["shop-1"]),

@@ -35,11 +35,11 @@ def _setup(store: Store) -> None:
     shop = compile_workflow(parse_file(REPO / "tests" / "data" / "sends" / "shop.wf")).table
     assert shop is not None
     store.deploy(shop)
-    store.deploy(fixture_table("crash_sends"))
     for i in range(N):
         store.create(store.deployed("shop"), {"order_id": f"o{i}"}, f"shop{i}")
-    # The shops wait (and are subscribed) before any sender runs.
+    # The shops wait (and are subscribed) before any sender is there to run.
     Worker(store, {}, worker_id="setup").run_until_idle()
+    store.deploy(fixture_table("crash_sends"))
     for i in range(N):
         store.create(store.deployed("crash_sends"), {"id": f"o{i}", "shop": f"shop{i}"}, f"s{i}")
 

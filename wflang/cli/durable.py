@@ -158,7 +158,10 @@ def _version_lines(rows: Sequence[VersionInfo]) -> Iterator[str]:
 
 #: The kinds of outbox event, for ``--kind``: ``store.status.OutboxKind`` (a test keeps
 #: them equal; the parser imports no store).
-OUTBOX_KINDS = ("instance.finished", "instance.dead_lettered", "instance.status", "task.status")
+OUTBOX_KINDS = (
+    "instance.finished", "instance.dead_lettered", "instance.status", "task.status",
+    "signal.sent", "message.sent",
+)  # fmt: skip
 
 
 @frozen(kw_only=True)

@@ -153,3 +153,55 @@ async def test_signature_help_of_a_builtin(client: LanguageClient, tmp_path: Pat
     [info] = got.signatures
     assert info.label == "round(x[, places])"
     assert got.active_parameter == 1
+
+
+WAITS = """workflow waits version 1
+
+signal approval { by: string, at: timestamp }
+
+message scanned { tracking: string, count: int }
+
+input { key: string }
+
+context { who: string = "", seen: int = 0 }
+
+start approve
+
+wait approve: signal approval {
+    output { who: signal.by }
+    next scan
+}
+
+wait scan: message scanned correlate input.key {
+    output { seen: message.count }
+    next done
+}
+
+end done: completed
+"""
+
+
+@pytest.mark.asyncio(loop_scope="module")
+@pytest.mark.parametrize(
+    ("old", "typed", "expected"),
+    [
+        ("who: signal.by", "who: signal.", {"by": "string", "at": "timestamp"}),
+        ("seen: message.count", "seen: message.", {"tracking": "string", "count": "int"}),
+    ],
+)
+async def test_payload_fields_after_signal_and_message(
+    client: LanguageClient, tmp_path: Path, old: str, typed: str, expected: dict[str, str]
+) -> None:
+    """In a wait's output, ``signal.`` and ``message.`` offer the payload's fields of
+    the signal or message that node waits for, with their types."""
+    (tmp_path / "pyproject.toml").write_text("")
+    waits = tmp_path / "waits.wf"
+    assert await open_file(client, waits, WAITS) == []
+    text = WAITS.replace(old, typed, 1)
+    await change_file(client, waits, text, 2)
+    line, character = position(text, typed, 0, len(typed))
+    got = await client.text_document_completion_async(
+        lsp.CompletionParams(lsp.TextDocumentIdentifier(uri(waits)), lsp.Position(line, character))
+    )
+    items = got.items if isinstance(got, lsp.CompletionList) else got or []
+    assert {i.label: i.detail for i in items} == expected

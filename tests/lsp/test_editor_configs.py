@@ -39,11 +39,19 @@ def helix() -> list[str]:
     return [server["command"], *server["args"]]
 
 
+NEOVIM_FORMS = ("With [nvim-lspconfig]", "Neovim 0.11", "Any Neovim from 0.7")
+
+
 def neovim() -> list[list[str]]:
     commands = []
-    for after in ("With [nvim-lspconfig]", "Neovim 0.11"):
+    for after in NEOVIM_FORMS:
         lua = snippet("lua", after)
-        assert 'vim.filetype.add({ extension = { wf = "wflang" } })' in lua
+        # A .wf file is a wflang buffer: by the filetype table, or by an autocommand
+        # where Neovim predates vim.filetype.add's use in detection (0.7).
+        assert (
+            'vim.filetype.add({ extension = { wf = "wflang" } })' in lua
+            or 'pattern = "*.wf", command = "setfiletype wflang"' in lua
+        )
         cmd = re.search(r"cmd = \{ (.*?) \}", lua)
         assert cmd is not None
         commands.append(re.findall(r'"([^"]*)"', cmd.group(1)))
@@ -60,7 +68,7 @@ def emacs() -> list[str]:
 
 def test_every_editor_starts_the_same_command() -> None:
     assert helix() == ["wf", "lsp"]
-    assert neovim() == [["wf", "lsp"], ["wf", "lsp"]]
+    assert neovim() == [["wf", "lsp"]] * len(NEOVIM_FORMS)
     assert emacs() == ["wf", "lsp"]
 
 
@@ -131,3 +139,36 @@ def test_emacs_with_the_snippet_shows_the_finding(tmp_path: Path) -> None:
         check=False,
     )
     assert "unknown node 'don'" in done.stdout, done.stderr[-2000:]
+
+
+NEOVIM_RUN = """
+vim.cmd("edit ship.wf")
+vim.wait(120000, function() return #vim.diagnostic.get(0) > 0 end, 50)
+local found = {}
+for _, d in ipairs(vim.diagnostic.get(0)) do table.insert(found, d.message) end
+vim.fn.writefile(found, "found.txt")
+vim.cmd("qa!")
+"""
+
+
+@pytest.mark.skipif(shutil.which("nvim") is None, reason="Neovim is not installed")
+def test_neovim_with_the_snippet_shows_the_finding(tmp_path: Path) -> None:
+    """Neovim itself, headless, with the form that needs no plugin: it starts
+    ``wf lsp`` for a ``.wf`` file and gets the file's finding."""
+    ship, _ = project(tmp_path)
+    ship.write_text(SHIP.replace("next done", "next don"))
+    (tmp_path / "init.lua").write_text(snippet("lua", NEOVIM_FORMS[-1]))
+    (tmp_path / "run.lua").write_text(NEOVIM_RUN)
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}", "HOME": str(tmp_path)}
+    done = subprocess.run(
+        ["nvim", "--headless", "-u", "init.lua", "-c", "luafile run.lua"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    found = tmp_path / "found.txt"
+    assert found.exists(), done.stderr[-2000:]
+    assert "unknown node 'don'" in found.read_text(), done.stderr[-2000:]

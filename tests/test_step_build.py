@@ -84,7 +84,10 @@ def test_a_step_is_its_fields() -> None:
         old, context={"n": 1}, status=rt.Status.FAILED, tokens=(token,), timers=(timer,),
         joins=(join,), seq=5,
     )  # fmt: skip
-    # what it changed in the context: the field it added
+    # what it changed in the context (the field it added), found when first asked
+    assert "changes" not in vars(step) and "_context_before" in vars(step)
+    assert step.changes == (Change("add", "/n", 1),)
+    assert "_context_before" not in vars(step)  # the old context is let go
     _same(step, sp.Step(made, commands, ("why",), (Change("add", "/n", 1),)))
     new = step.instance
     _same(new, made)

@@ -24,11 +24,10 @@ from bisect import bisect_left
 from typing import Any
 
 from wflang.runtime import instance as rt
-from wflang.runtime.changes import context_changes
 from wflang.runtime.instance import NO_TOKEN
 from wflang.runtime.ir import Value
 from wflang.runtime.keys import task_key
-from wflang.runtime.step.values import Step
+from wflang.runtime.step.values import BEFORE, Step
 from wflang.runtime.waiting import Wait
 
 _new = object.__new__
@@ -222,7 +221,7 @@ def stepped(
     step: Step = _new(Step)
     _set_dict(step, "__dict__", {
         "instance": inst, "commands": commands, "decisions": decisions,
-        "changes": context_changes(old.context, context),
+        BEFORE: old.context,  # ``Step.changes``, found when first asked
     })  # fmt: skip
     return step
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from attrs import frozen
 
 from wflang.runtime import instance as rt
-from wflang.runtime.changes import Change
+from wflang.runtime.changes import Change, context_changes
 
 #: Transitions one step may take before it stops a loop that never waits.
 STEP_BUDGET = 100_000
@@ -26,3 +26,19 @@ class Step:
     commands: tuple[rt.Command, ...]
     decisions: tuple[str, ...]
     changes: tuple[Change, ...] = ()
+
+    def __getattr__(self, name: str) -> tuple[Change, ...]:
+        """``changes`` of a step made by ``build.stepped``, found when first asked: the
+        engine, the test kit and the stores ask (they record it), a replay or a bare
+        ``step`` does not, and the comparison cost a fan-out's step 14% of its time
+        (bench/RESULTS.md, 2026-12-02). Such a step keeps the old context instead."""
+        before = self.__dict__.pop(BEFORE, None) if name == "changes" else None
+        if before is None:
+            raise AttributeError(name)
+        found = context_changes(before, self.instance.context)
+        self.__dict__["changes"] = found  # once: frozen against users, not against this
+        return found
+
+
+#: Where a step made by ``build.stepped`` keeps the old context until ``changes`` is asked.
+BEFORE = "_context_before"

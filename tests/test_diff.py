@@ -200,6 +200,65 @@ def test_subscription_renewal_renames_a_node(tmp_path: Path) -> None:
     assert "WF641" in got and "WF640" not in got and "WF620" not in got
 
 
+def test_shipment_events_books_its_carrier_synchronously_without_a_bump() -> None:
+    """Bad (WF662): the carrier's handler now answers itself, with the version kept."""
+    old, new = evolve(
+        "shipment_events.wf", ("service carrier.book async {", "service carrier.book {")
+    )
+    result = diff_specs(old, new)
+    assert found(old, new) == ["WF690 9", "WF662 27"]  # and the version was not raised
+    assert result.changes[1].diagnostic.message == (
+        "'book' is no longer async: its handler answers otherwise"
+    )
+    assert result.fails(Level.BREAKING)
+
+
+def test_a_task_in_a_parallel_s_branch_becomes_async() -> None:
+    """Bad (WF662) where the task sits in a parallel's branch, and accepted with a bump."""
+    text = (
+        "workflow w version {v}\ninput {{ order_id: string }}\n"
+        "service payments.charge(order_id: string) -> {{ charge_id: string }}\n"
+        "start both\n"
+        "parallel both {{\n"
+        "    branch a {{\n"
+        "        task charge: service payments.charge{mark} {{\n"
+        "            args {{ order_id: input.order_id }}\n"
+        "            timeout 1h -> late\n"
+        "            next fin\n"
+        "        }}\n"
+        "        end fin: completed\n"
+        "        end late: failed\n"
+        "    }}\n"
+        "    branch b {{\n        end idle: completed\n    }}\n"
+        "    next done\n"
+        "}}\n"
+        "end done: completed\n"
+    )
+    old = spec_of(text.format(v=1, mark=""), "old.wf")
+    assert codes(old, spec_of(text.format(v=1, mark=" async"))) == ["WF662", "WF690"]
+    bumped = diff_specs(old, spec_of(text.format(v=2, mark=" async")))
+    assert [(c.diagnostic.code, c.accepted) for c in bumped.changes] == [("WF662", True)]
+
+
+def test_an_async_task_that_stays_async_is_no_wf662() -> None:
+    """Good: the async task keeps its answer's way; its timeout, retry and formatting
+    change (WF650-style policy findings may come, never WF662)."""
+    old, new = evolve(
+        "shipment_events.wf",
+        (
+            "    timeout 1h -> tell_lost\n    next tell_booked",
+            "    timeout 2h -> tell_lost\n    next tell_booked",
+        ),
+        ("retry { attempts: 3, backoff: 1s..10s }", "retry { attempts: 4, backoff: 1s..10s }"),
+        (
+            "task book: service carrier.book async {",
+            "task book:   service   carrier.book   async {",
+        ),
+    )
+    assert "WF662" not in codes(old, new)
+    assert codes(old, new)  # the timeout and the retry did change
+
+
 # ------------------------------------------------------------------ types
 
 

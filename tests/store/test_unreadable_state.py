@@ -16,6 +16,7 @@ import pytest
 from wflang.cli import main
 from wflang.durable.client import Client
 from wflang.durable.worker import Worker
+from wflang.runtime.lifecycle import StatusEvent
 from wflang.store import Store
 from wflang.store.records import Advanced, IllegalAction
 from wflang.store.sql import UNREADABLE
@@ -112,3 +113,40 @@ def test_an_undecodable_state_dead_letters_only_its_instance(
     status = json.loads(capsys.readouterr().out)
     assert (status["status"], status["current"]) == ("dead_lettered", [])
     assert status["error"].startswith(UNREADABLE)
+
+
+def test_an_undecodable_state_is_a_dead_lettered_status_change(
+    opener: Factory, clock: VirtualClock
+) -> None:
+    """Dead-lettered for its unreadable state, the instance changes status as any
+    dead-lettered one does: an ``instance.status`` outbox row in the same transaction and
+    the worker's ``on_status`` hooks, with the reason; once only."""
+    store = opener()
+    store.migrate()
+    client = Client(store, actor="tester")
+    client.deploy(compile_text(NAPPER))
+    client.start("napper", {"id": "bad"}, instance_id="bad")
+    Worker(store, {}).run_until_idle()
+    info = store.instance("bad")
+    assert info.instance is not None
+    seq = info.instance.seq
+    _corrupt(store, "bad", BAD["bad-json"])
+    store = opener()  # another process: nothing of the instance remembered
+    heard: list[StatusEvent] = []
+    worker = Worker(store, {})
+    worker.on_status(heard.append)
+    clock.advance(MINUTE)
+    worker.run_until_idle()
+    (event,) = heard
+    assert (event.instance_id, event.subject, event.status, event.seq) == (
+        "bad", "instance", "dead_lettered", seq,
+    )  # fmt: skip
+    assert (event.workflow, event.version) == ("napper", 1)
+    assert event.error is not None and event.error.startswith(UNREADABLE)
+    (row,) = store.outbox(limit=100, kinds=("instance.status",))[-1:]
+    assert (row.instance_id, row.seq) == ("bad", seq)
+    assert row.payload == {"workflow": "napper", "version": 1, "status": "dead_lettered",
+                           "error": event.error}  # fmt: skip
+    statuses = [e for e in store.outbox(limit=100) if e.kind == "instance.status"]
+    Worker(store, {}).run_until_idle()  # set aside once: no second status change
+    assert [e for e in store.outbox(limit=100) if e.kind == "instance.status"] == statuses

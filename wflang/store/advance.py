@@ -122,12 +122,14 @@ class Advance:
         claims: Claims,
         limits: Limits,
         careful: bool = False,
+        status_rows: bool = True,
     ) -> None:
         self.tx, self.d, self.now, self.worker = tx, dialect, now, worker
         self.catalog, self.cache, self.unavailable = catalog, cache, unavailable
         self.claims = claims
         self.limits = limits
         self.careful = careful  # step each instance on its own (see _step_all)
+        self.status_rows = status_rows  # lifecycle events as outbox rows too (the hooks' anyway)
         self.transitions = 0
         self.scheduled = 0  # tasks and inbox rows this transaction made for others
         self.decoded: dict[str, rt.Instance] = {}  # for the store's cache, once committed
@@ -296,6 +298,12 @@ class Advance:
         stop_work(self.tx, self.claims, row.id, self.now)
         end = rt.Finish(rt.Status.DEAD_LETTERED, None, reason)
         outbox_end(self.tx, row.id, row.seq, table, end, self.now)
+        # a status change as any dead letter's, though no step made it (no state to step)
+        change = StatusEvent(row.id, table.workflow, table.version, row.seq, self.now,
+                             INSTANCE, dead, error=reason)  # fmt: skip
+        self.statuses.append(change)
+        if self.status_rows:
+            self.tx.execute(_OUTBOX_INSERT, _outbox_row(change))
 
     def _gather(self, work: dict[str, Work], accepted: list[tuple[str, TaskResult]]) -> None:
         """Inbox rows and due timers by time, then the results committed here."""
@@ -472,7 +480,8 @@ class Advance:
         )
         self.history.extend(history)
         self.statuses += statuses
-        self.outbox += map(_outbox_row, statuses)
+        if self.status_rows:
+            self.outbox += map(_outbox_row, statuses)
         self.consumed.extend(consumed)
         self.fired.extend((w.id, e.timer) for e, *_ in done if isinstance(e, rt.TimerFired))
         effects = StoreEffects(
@@ -552,14 +561,15 @@ class Advance:
             "DELETE FROM wf_timer WHERE instance_id = ? AND timer_id = ?", self.fired
         )
         if self.outbox:
-            self.tx.executemany(
-                "INSERT INTO wf_outbox (instance_id, seq, kind, payload, created_at) "
-                "VALUES (?, ?, ?, ?, ?)",
-                self.outbox,
-            )
+            self.tx.executemany(_OUTBOX_INSERT, self.outbox)
         self.claims.flush()
         self.updates, self.history, self.consumed, self.fired = [], [], [], []
         self.outbox = []
+
+
+_OUTBOX_INSERT = (
+    "INSERT INTO wf_outbox (instance_id, seq, kind, payload, created_at) VALUES (?, ?, ?, ?, ?)"
+)
 
 
 def _outbox_row(e: StatusEvent) -> tuple[Param, ...]:

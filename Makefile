@@ -8,7 +8,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 DEVSTAMP := $(VENV)/.installed-dev
 
-.PHONY: demo test lint typecheck unit bench clean editor-deps vsix editor-screenshots
+.PHONY: demo test lint typecheck unit bench clean editor-deps vsix editor-screenshots console-screenshots
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -64,6 +64,11 @@ vsix: $(EXTSTAMP)
 
 editor-screenshots: $(EXTSTAMP)
 	bash $(EXT)/test/screenshots.sh
+
+# The console's screenshots in docs/console/: the browser tests take them (headless
+# Chromium, tests/browser/) and copy the ones the docs show there.
+console-screenshots: $(DEVSTAMP)
+	WFLANG_UPDATE_SCREENSHOTS=1 $(BIN)/pytest tests/browser
 
 bench: $(DEVSTAMP)
 	$(BIN)/python bench/parse.py

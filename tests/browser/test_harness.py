@@ -1,0 +1,55 @@
+"""The harness itself: Chromium loads a page the in-process server serves, a screenshot
+is written, and the check that no injected script ran can fail."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+import pytest
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions as ec
+from selenium.webdriver.support.ui import WebDriverWait
+
+from .harness import WAIT_S, Shots, no_alert, serving
+
+HOSTILE = '<script>alert("owned")</script>'
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Scope]]
+Send = Callable[[Scope], Awaitable[None]]
+
+
+def page(body: str) -> Callable[[Scope, Receive, Send], Awaitable[None]]:
+    """A bare ASGI application answering every request with ``body`` in a page."""
+    text = f"<!doctype html><title>t</title><body><p id='v'>{body}</p></body>".encode()
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":  # no lifespan: uvicorn goes on without it
+            return
+        headers = [(b"content-type", b"text/html; charset=utf-8")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": text})
+
+    return app
+
+
+def test_an_escaped_script_shows_as_text_and_a_screenshot_is_written(
+    browser: Any, shots: Shots
+) -> None:
+    with serving(page(html.escape(HOSTILE))) as url:
+        browser.get(url + "/")
+        shown = WebDriverWait(browser, WAIT_S).until(ec.visibility_of_element_located((By.ID, "v")))
+        assert shown.text == HOSTILE
+        no_alert(browser)
+        path = shots.take(browser, "harness")
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_an_unescaped_script_is_caught(browser: Any) -> None:
+    with serving(page(HOSTILE)) as url:
+        browser.get(url + "/")
+        WebDriverWait(browser, WAIT_S).until(ec.alert_is_present())
+        with pytest.raises(pytest.fail.Exception, match="the page ran a script"):
+            no_alert(browser)

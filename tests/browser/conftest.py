@@ -8,7 +8,10 @@ from typing import Any
 
 import pytest
 
+from ..store.conftest import clock, opener, store, url  # the store suite's fixtures
 from .harness import Shots, chromium
+
+__all__ = ["clock", "opener", "store", "url"]
 
 
 @pytest.fixture(scope="session")

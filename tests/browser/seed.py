@@ -1,0 +1,101 @@
+"""A store of example instances for the console's browser tests (issue 19), made through
+the real runtime: the examples deployed from their files (so the console can draw
+them), started with a client and moved by a worker on a virtual clock, exactly as
+``tests/store/test_examples_durable.py`` runs them. No row is written by hand.
+
+What is there after ``seed``:
+
+- ``order-1``: an order_saga, completed (its first charge timed out and was retried);
+- ``inv-1`` .. ``inv-4``: invoice_approvals, priced, waiting for the approval signal;
+- ``loan-1``: a loan_approval at the underwriter's human task (its form: a decision,
+  decimals, notes), with its finished child kyc_check;
+- ``pr-dead-1``, ``pr-dead-2``: pricings dead-lettered at ``score`` (risk.score failed
+  for good); ``risk_fixed`` makes the service answer again, for a retry;
+- ``HOSTILE_ID``: an invoice_approval whose id, input and approval signal (a history
+  value and the output) hold ``HOSTILE``, completed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from decimal import Decimal
+
+from wflang.runtime.engine import TaskError
+from wflang.runtime.ir import Value
+from wflang.store import Store
+
+from ..store.kit import EXAMPLES, SECOND, Durable, VirtualClock, example, handlers_of, ok
+from ..store.test_examples_durable import (
+    ADDRESS,
+    CUSTOMER,
+    INVOICE_HANDLERS,
+    LOAN_HANDLERS,
+    ORDER_HANDLERS,
+    PRICING_HANDLERS,
+)
+
+HOSTILE = '<script>alert("hostile")</script>'
+HOSTILE_ID = '<script>alert("id")</script>'
+#: the workflows deployed, callees first
+DEPLOYED = ("order_saga", "invoice_approval", "kyc_check", "loan_approval", "pricing")
+INVOICES = ("inv-1", "inv-2", "inv-3", "inv-4")
+DEAD = ("pr-dead-1", "pr-dead-2")
+
+
+class Seeded(Durable):
+    """The seeded store's client and worker; ``risk_fixed`` ends risk.score's outage."""
+
+    def __init__(self, store: Store, clock: VirtualClock) -> None:
+        self.risk_down = True
+        handlers = {
+            **ORDER_HANDLERS,
+            **LOAN_HANDLERS,
+            **INVOICE_HANDLERS,
+            **PRICING_HANDLERS,
+            # a medium score: the loan goes to an underwriter
+            **handlers_of(credit__score=ok({"score": 640, "band": "medium"})),
+            "risk.score": self._risk,
+        }
+        super().__init__(store, clock, handlers, actor="seeder")
+        for name in DEPLOYED:
+            self.client.deploy(example(name), str(EXAMPLES / f"{name}.wf"))
+
+    def _risk(self, **_: Value) -> Mapping[str, Value]:
+        if self.risk_down:
+            raise TaskError("RiskEngineDown", "the risk engine is down (scripted)")
+        return {"score": 10}
+
+    def risk_fixed(self) -> None:
+        self.risk_down = False
+
+
+def seed(store: Store, clock: VirtualClock) -> Seeded:
+    d = Seeded(store, clock)
+    order: dict[str, Value] = {
+        "order_id": "o-1",
+        "customer": CUSTOMER,
+        "items": [{"sku": "A", "qty": 2, "unit_price": Decimal("5.00")}],
+        "subtotal": Decimal("10.00"),
+        "ship_to": ADDRESS,
+    }
+    d.start("order_saga", order, "order-1")
+    d.advance(SECOND)
+    for n, iid in enumerate(INVOICES, start=1):
+        d.start("invoice_approval", {"invoice_id": f"i-{n}", "amount": Decimal(f"{n}00.50")}, iid)
+    loan: dict[str, Value] = {
+        "application_id": "app-1",
+        "applicant": CUSTOMER,
+        "country": "NL",
+        "amount": Decimal("40000"),
+    }
+    d.start("loan_approval", loan, "loan-1")
+    for iid in DEAD:
+        buyer = {**CUSTOMER, "id": f"c-{iid}"}
+        d.start(
+            "pricing",
+            {"sku": "bolt-m8", "qty": 3, "buyer": buyer, "credit_limit": Decimal("100.00")},
+            iid,
+        )
+    d.start("invoice_approval", {"invoice_id": HOSTILE, "amount": Decimal("1.00")}, HOSTILE_ID)
+    d.signal(HOSTILE_ID, "approval", {"by": HOSTILE, "at": "2026-03-03T09:00:00Z"})
+    return d

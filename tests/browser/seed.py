@@ -24,7 +24,7 @@ from wflang.runtime.engine import TaskError
 from wflang.runtime.ir import Value
 from wflang.store import Store
 
-from ..store.kit import EXAMPLES, SECOND, Durable, VirtualClock, example, handlers_of, ok
+from ..store.kit import EXAMPLES, MINUTE, SECOND, Durable, VirtualClock, example, handlers_of, ok
 from ..store.test_examples_durable import (
     ADDRESS,
     CUSTOMER,
@@ -81,6 +81,7 @@ def seed(store: Store, clock: VirtualClock) -> Seeded:
     d.start("order_saga", order, "order-1")
     d.advance(SECOND)
     for n, iid in enumerate(INVOICES, start=1):
+        d.advance(7 * MINUTE)  # starts a few minutes apart, as the list shows them
         d.start("invoice_approval", {"invoice_id": f"i-{n}", "amount": Decimal(f"{n}00.50")}, iid)
     loan: dict[str, Value] = {
         "application_id": "app-1",
@@ -88,14 +89,17 @@ def seed(store: Store, clock: VirtualClock) -> Seeded:
         "country": "NL",
         "amount": Decimal("40000"),
     }
+    d.advance(11 * MINUTE)
     d.start("loan_approval", loan, "loan-1")
     for iid in DEAD:
+        d.advance(5 * MINUTE)
         buyer = {**CUSTOMER, "id": f"c-{iid}"}
         d.start(
             "pricing",
             {"sku": "bolt-m8", "qty": 3, "buyer": buyer, "credit_limit": Decimal("100.00")},
             iid,
         )
+    d.advance(3 * MINUTE)
     d.start("invoice_approval", {"invoice_id": HOSTILE, "amount": Decimal("1.00")}, HOSTILE_ID)
     d.signal(HOSTILE_ID, "approval", {"by": HOSTILE, "at": "2026-03-03T09:00:00Z"})
     return d

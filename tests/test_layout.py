@@ -33,9 +33,14 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "testing": frozenset({"dsl", "compiler", "runtime", "handlers"}),
     # the language server answers from the parser, the checker and the formatter
     "lsp": frozenset({"dsl", "compiler"}),
+    # the web console reads the store and acts through the durable client, drawing with
+    # the renderer; it reads its values as the CLI does (``cli.values``)
+    "console": frozenset(
+        {"dsl", "compiler", "render", "runtime", "handlers", "store", "durable", "cli"}
+    ),
     "cli": frozenset(
         {"dsl", "compiler", "render", "gen", "runtime", "handlers", "store", "durable"}
-        | {"user_cache", "lsp"}
+        | {"user_cache", "lsp", "console"}
     ),
 }
 #: The compiler writes the runtime's contract (the table, its expression IR, the

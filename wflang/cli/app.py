@@ -57,6 +57,7 @@ HOMES: dict[str, str] = {
     "ops": "ops",
     "outbox": "durable",
     "render": "render",
+    "console": "console",
     "daemon": "daemon",
     "lsp": "lsp",
     "completion": "completion",

@@ -141,11 +141,12 @@ class Client:
         """Deploy versions together, all or none: refused if one conflicts with a
         deployed version or calls a workflow that is neither deployed nor among them."""
         self._check_callees([t for t, _ in tables])
-        news = self.store.deploy_all(tables)
+        news = self.store.deploy_all(tables, [_source_text(path) for _, path in tables])
         return [self._deployment(t, new) for (t, _), new in zip(tables, news, strict=True)]
 
     def deploy(self, table: Table, source: str | None = None) -> Deployment:
-        return self._deployment(table, self.store.deploy(table, source))
+        new = self.store.deploy_all([(table, source)], [_source_text(source)])[0]
+        return self._deployment(table, new)
 
     def _deployment(self, table: Table, new: bool) -> Deployment:
         """What was deployed; for a version that was there already, the hash of the one
@@ -540,6 +541,18 @@ class Client:
         return codec.history_document(
             table, info.table_hash, info.instance, [r.entry for r in rows], extra
         )
+
+
+def _source_text(path: str | None) -> str | None:
+    """The text of the file a version was compiled from, kept with it to draw it (None:
+    no file, or one that cannot be read now: the version deploys all the same)."""
+    if path is None:
+        return None
+    try:
+        with open(path, encoding="utf-8") as file:
+            return file.read()
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def _compensations_at(info: InstanceInfo, table: Table) -> list[str]:

@@ -107,7 +107,13 @@ class Catalog:
 
 
 def register(
-    tx: Tx, table: Table, source_file: str | None, text: str, digest: str, now: int
+    tx: Tx,
+    table: Table,
+    source_file: str | None,
+    text: str,
+    digest: str,
+    now: int,
+    source_text: str | None = None,
 ) -> bool:
     """Register a compiled version; False when exactly it (or the same behaviour, only its
     comments or layout changed) is already there."""
@@ -132,10 +138,19 @@ def register(
         )
     tx.execute(
         "INSERT INTO wf_workflow (name, version, hash, table_json, source_file, "
-        "deployed_at) VALUES (?, ?, ?, ?, ?, ?)",
-        (table.workflow, table.version, digest, text, source_file, now),
+        "deployed_at, source_text) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (table.workflow, table.version, digest, text, source_file, now, source_text),
     )
     return True
+
+
+def source(tx: Tx, digest: str) -> tuple[str | None, str | None]:
+    """The file a deployed version was compiled from and its text as deployed (each
+    None when not known)."""
+    found = tx.query("SELECT source_file, source_text FROM wf_workflow WHERE hash = ?", (digest,))
+    if not found:
+        raise UnknownWorkflow(f"no deployed table with hash {digest}")
+    return rows.maybe_text(found[0][0]), rows.maybe_text(found[0][1])
 
 
 def hashes(tx: Tx) -> list[str]:

@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from wflang.store import rows
-from wflang.store.backend import Param, Tx, placeholders
+from wflang.store.backend import Dialect, Param, Tx, placeholders
+from wflang.store.browse import InstanceQuery, instance_page
 from wflang.store.records import (
     HistoryRow,
     InstanceInfo,
@@ -16,7 +17,7 @@ from wflang.store.records import (
     UnknownInstance,
     UnknownTask,
 )
-from wflang.store.status import ACTIVE_SQL, LIVE_SQL, TaskKind, TaskStatus
+from wflang.store.status import LIVE_SQL, TaskKind, TaskStatus
 
 INT64_MAX = 2**63 - 1
 
@@ -42,6 +43,7 @@ def instance(tx: Tx, instance_id: str) -> InstanceInfo:
 
 def instances(
     tx: Tx,
+    dialect: Dialect,
     *,
     status: str | None,
     workflow: str | None,
@@ -51,24 +53,13 @@ def instances(
 ) -> list[InstanceInfo]:
     """Instances, oldest first; ``waiting_on``: those waiting on that label
     (``waiting.waiting_on``); ``moved_before``: the active ones that have not moved
-    since that time (stuck), the longest still first."""
-    where, params = _where((("status", status), ("workflow", workflow)))
-    order = " ORDER BY created_at, id"
-    if waiting_on is not None:
-        # one wait: the index's own value; several (the branches of a parallel): a word
-        # of the text, read off the rows the partial index holds
-        where += (" AND " if where else " WHERE ") + (
-            "waiting_on IS NOT NULL AND (waiting_on = ? OR ' ' || waiting_on || ' ' LIKE ?)"
-        )
-        params += [waiting_on, f"% {waiting_on} %"]
-    if moved_before is not None:  # the index wf_instance_moved: a range of each status
-        where += (" AND " if where else " WHERE ") + (
-            f"status IN ({ACTIVE_SQL}) AND updated_at <= ?"
-        )
-        params.append(moved_before)
-        order = " ORDER BY updated_at, id"
-    found = tx.query(_INSTANCE_SELECT + where + order + " LIMIT ?", (*params, limit))
-    return [rows.instance_info(r) for r in found]
+    since that time (stuck), the longest still first (the first page of
+    ``browse.instance_page``)."""
+    query = InstanceQuery(
+        status=status, workflow=workflow, waiting_on=waiting_on, moved_before=moved_before,
+        limit=limit,
+    )  # fmt: skip
+    return list(instance_page(tx, dialect, query).instances)
 
 
 def history(tx: Tx, instance_id: str) -> list[HistoryRow]:

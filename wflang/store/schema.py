@@ -192,6 +192,23 @@ MIGRATIONS: tuple[Migration, ...] = (
             """CREATE INDEX wf_instance_moved ON wf_instance (status, updated_at)""",
         ),
     ),
+    Migration(
+        5,
+        "browsing instances newest first; the source of each version",
+        (
+            # The console's pages of instances (``store.browse``): newest first, a page
+            # after a (created_at, id) key, of all of them, of one workflow, of one status.
+            """CREATE INDEX wf_instance_created ON wf_instance (created_at, id)""",
+            """CREATE INDEX wf_instance_flow_created ON wf_instance (workflow, created_at, id)""",
+            """CREATE INDEX wf_instance_status_created ON wf_instance (status, created_at, id)""",
+            # An instance's children, shown on its page.
+            """CREATE INDEX wf_instance_parent ON wf_instance (parent_id)
+                WHERE parent_id IS NOT NULL""",
+            # The text a version was compiled from, as deployed (NULL: not given, or
+            # deployed before this migration): what its diagram is drawn from.
+            """ALTER TABLE wf_workflow ADD COLUMN source_text text""",
+        ),
+    ),
 )
 
 LATEST = MIGRATIONS[-1].version

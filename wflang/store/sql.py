@@ -36,7 +36,7 @@ from wflang.runtime.ir import Value
 from wflang.runtime.limits import DEFAULT as DEFAULT_LIMITS
 from wflang.runtime.limits import Limits
 from wflang.runtime.table import Table
-from wflang.store import catalog, inbox, messages, ops, queries, retention, rows
+from wflang.store import browse, catalog, inbox, messages, ops, queries, retention, rows
 from wflang.store.advance import Advance, InstanceCache, Poisoned
 from wflang.store.backend import Backend, Tx, redact_url
 from wflang.store.catalog import Catalog
@@ -144,14 +144,29 @@ class Store:
         """Register a compiled version; False when exactly this version is already there."""
         return self.deploy_all([(table, source_file)])[0]
 
-    def deploy_all(self, tables: Sequence[tuple[Table, str | None]]) -> list[bool]:
+    def deploy_all(
+        self,
+        tables: Sequence[tuple[Table, str | None]],
+        texts: Sequence[str | None] = (),
+    ) -> list[bool]:
         """Register compiled versions together, all or none (one transaction); for each,
-        False when exactly that version was already there."""
+        False when exactly that version was already there. ``texts``: the source each
+        was compiled from, kept to draw it (``source``)."""
+        given = list(texts) + [None] * (len(tables) - len(texts))
         prepared = [(t, src, *self.catalog.prepare(t)) for t, src in tables]
-        result = self._write(lambda tx: [catalog.register(tx, *p, self.now(tx)) for p in prepared])
+        result = self._write(
+            lambda tx: [
+                catalog.register(tx, *p, self.now(tx), text)
+                for p, text in zip(prepared, given, strict=True)
+            ]
+        )
         for table, _, _, digest in prepared:
             self.catalog.keep(digest, table)
         return result
+
+    def source(self, digest: str) -> tuple[str | None, str | None]:
+        """The file a deployed version was compiled from, and its text as deployed."""
+        return self._read(lambda tx: catalog.source(tx, digest))
 
     def deployed(self, name: str, version: int | None = None) -> Deployed:
         return self._read(lambda tx: self.catalog.deployed(tx, name, version))
@@ -218,11 +233,16 @@ class Store:
         def read(tx: Tx) -> list[InstanceInfo]:
             moved_before = None if still_for is None else self.now(tx) - still_for
             return queries.instances(
-                tx, status=status, workflow=workflow, limit=limit, waiting_on=waiting_on,
-                moved_before=moved_before,
+                tx, self.dialect, status=status, workflow=workflow, limit=limit,
+                waiting_on=waiting_on, moved_before=moved_before,
             )  # fmt: skip
 
         return self._read(read)
+
+    def browse(self, query: browse.InstanceQuery) -> browse.InstancePage:
+        """A page of instances (see ``wflang.store.browse``): filtered, in the query's
+        order, after the key of the page before."""
+        return self._read(lambda tx: browse.instance_page(tx, self.dialect, query))
 
     def history(self, instance_id: str) -> list[HistoryRow]:
         return self._read(lambda tx: queries.history(tx, instance_id))

@@ -11,7 +11,15 @@ from starlette.responses import FileResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from wflang.console import instances
+from wflang.console import (
+    actions,
+    dead_letters,
+    instance,
+    instances,
+    metrics,
+    tasks,
+    versions,
+)
 from wflang.console.security import (
     HEADERS,
     SESSION_COOKIE,
@@ -89,6 +97,12 @@ def create_app(store: Store, guard: Guard) -> ASGIApp:
         Route("/static/console.css", lambda _: FileResponse(CSS, media_type="text/css")),
         *_sign_in_routes(console),
         *instances.routes(console),
+        *instance.routes(console),
+        *actions.routes(console),
+        *dead_letters.routes(console),
+        *tasks.routes(console),
+        *versions.routes(console),
+        *metrics.routes(console),
     ]
     app = Starlette(routes=routes, exception_handlers={Refused: refused})
     return SecurityHeaders(app)

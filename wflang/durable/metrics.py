@@ -14,6 +14,8 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.registry import Collector, CollectorRegistry
 
 from wflang.durable.worker import Worker
+from wflang.store import Store
+from wflang.store.records import Stats
 
 
 class WorkerCollector(Collector):
@@ -39,21 +41,32 @@ class WorkerCollector(Collector):
         for (service, outcome), n in sorted(c.outcomes.items()):
             outcomes.add_metric([service, outcome], n)
         yield outcomes
-        stats = self.worker.store.stats()
-        yield _gauge("wf_queue_ready_tasks", "Service calls due and not claimed", stats.ready_tasks)
-        yield _gauge("wf_queue_running_tasks", "Service calls under a lease", stats.running_tasks)
-        yield _gauge(
-            "wf_queue_lag_seconds", "Age of the oldest due call", stats.oldest_ready_ms / 1000
-        )
-        yield _gauge(
-            "wf_human_tasks_open", "Human tasks waiting for a person", stats.open_human_tasks
-        )
-        yield _gauge("wf_timers_due", "Timers due and not fired yet", stats.due_timers)
-        yield _gauge("wf_inbox_pending", "Signals and events not taken yet", stats.pending_events)
-        instances = GaugeMetricFamily("wf_instances", "Instances by status", labels=["status"])
-        for status, n in sorted(stats.instances.items()):
-            instances.add_metric([status], n)
-        yield instances
+        yield from queue_metrics(self.worker.store.stats())
+
+
+class StoreCollector(Collector):
+    """The queue as the store sees it, with no worker's counters: what the console's
+    ``/metrics`` serves."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def collect(self) -> Iterator[Metric]:
+        yield from queue_metrics(self.store.stats())
+
+
+def queue_metrics(stats: Stats) -> Iterator[Metric]:
+    """Queue depth, lag and instance counts, read from the database at scrape time."""
+    yield _gauge("wf_queue_ready_tasks", "Service calls due and not claimed", stats.ready_tasks)
+    yield _gauge("wf_queue_running_tasks", "Service calls under a lease", stats.running_tasks)
+    yield _gauge("wf_queue_lag_seconds", "Age of the oldest due call", stats.oldest_ready_ms / 1000)
+    yield _gauge("wf_human_tasks_open", "Human tasks waiting for a person", stats.open_human_tasks)
+    yield _gauge("wf_timers_due", "Timers due and not fired yet", stats.due_timers)
+    yield _gauge("wf_inbox_pending", "Signals and events not taken yet", stats.pending_events)
+    instances = GaugeMetricFamily("wf_instances", "Instances by status", labels=["status"])
+    for status, n in sorted(stats.instances.items()):
+        instances.add_metric([status], n)
+    yield instances
 
 
 def _counter(name: str, doc: str, value: float) -> Metric:

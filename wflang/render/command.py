@@ -52,6 +52,10 @@ def _parse(path: str) -> ParseResult:
         data = read_source(path, regular_only=False)
     except SourceError as err:
         raise RenderError(f"cannot read {path}: {err}") from err
+    return _parsed(data, path)
+
+
+def _parsed(data: bytes, path: str) -> ParseResult:
     parsed = parse_bytes(data, path)
     if parsed.spec is None:
         first = parsed.diagnostics[0] if parsed.diagnostics else None
@@ -106,6 +110,10 @@ def _history(path: str, model: Model, base: Diagram, at: int | None) -> Overlay:
         raise RenderError(f"cannot read {path}: {err}") from err
     if len(data) > MAX_HISTORY_BYTES:
         raise RenderError(f"{path} is longer than {MAX_HISTORY_BYTES:,} bytes")
+    return _history_of(text, path, model, base, at)
+
+
+def _history_of(text: str, path: str, model: Model, base: Diagram, at: int | None) -> Overlay:
     header = model.spec.header
     assert header is not None
     try:
@@ -115,6 +123,25 @@ def _history(path: str, model: Model, base: Diagram, at: int | None) -> Overlay:
         raise RenderError(f"{path}: {err}") from err
     owners = {name: info.owner for name, info in model.nodes.items() if info.owner}
     return history_overlay(base, history, owners)
+
+
+def source_svg(
+    source: bytes, path: str, history: str | None = None, at: int | None = None
+) -> bytes:
+    """The SVG of a workflow's source in hand (read as the file ``path``, whose imports
+    are read from beside it), with a ``wflang.history/1`` document drawn on it if one is
+    given: what ``wf render FILE [--history DOC] --format svg`` draws."""
+    model = model_of(_parsed(source, path))
+    base = build(model)
+    drawn = (
+        base
+        if history is None
+        else apply(base, _history_of(history, "the history", model, base, at))
+    )
+    try:
+        return to_image(to_dot(drawn), "svg")
+    except ImageError as err:
+        raise RenderError(str(err)) from err
 
 
 def render(req: Request) -> bytes:

@@ -36,7 +36,7 @@ from wflang.runtime.ir import Value
 from wflang.runtime.limits import DEFAULT as DEFAULT_LIMITS
 from wflang.runtime.limits import Limits
 from wflang.runtime.table import Table
-from wflang.store import browse, catalog, inbox, messages, ops, queries, retention, rows
+from wflang.store import activity, browse, catalog, inbox, messages, ops, queries, retention, rows
 from wflang.store.advance import Advance, InstanceCache, Poisoned
 from wflang.store.backend import Backend, Tx, redact_url
 from wflang.store.catalog import Catalog
@@ -442,3 +442,14 @@ class Store:
 
     def stats(self) -> Stats:
         return self._read(lambda tx: queries.stats(tx, self.now(tx)))
+
+    def activity(
+        self, *, window_ms: int = 3_600_000, interval_ms: int = 300_000
+    ) -> tuple[activity.Interval, ...]:
+        """Instances started and finished, their run times and the queue's depth, by
+        interval over the last ``window_ms`` (see ``wflang.store.activity``)."""
+        return self._read(
+            lambda tx: activity.activity(
+                tx, now=self.now(tx), window_ms=window_ms, interval_ms=interval_ms
+            )
+        )

@@ -58,14 +58,24 @@ class Console:
         box.send_keys(text)
 
     def choose(self, ident: str, value: str) -> None:
-        Select(self.by_id(ident)).select_by_value(value)
+        """Selects the option whose value is ``value`` (an option without a value
+        attribute has its text for its value)."""
+        select = Select(self.by_id(ident))
+        for option in select.options:
+            if (option.get_attribute("value") or option.text) == value:
+                option.click()
+                return
+        raise AssertionError(f"#{ident} has no option {value!r}")
 
     def click(self, ident: str) -> None:
         """Clicks ``ident`` and waits for the page it leads to (the old one goes stale)."""
-        element = self.by_id(ident)
+        self.press(self.by_id(ident))
+
+    def press(self, element: WebElement) -> None:
+        """Clicks ``element`` and waits for the page it leads to."""
         old = self.browser.find_element(By.TAG_NAME, "html")
         element.click()
-        self.until(lambda _: gone(old), f"clicking #{ident} loaded no page")
+        self.until(lambda _: gone(old), "the click loaded no page")
         self.wait_for(By.TAG_NAME, "main")
         no_alert(self.browser)
 
@@ -75,6 +85,26 @@ class Console:
         self.fill("signin-token", self.TOKEN)
         self.click("signin-submit")
         assert self.by_id("operator").text == name
+
+    def instance(self, instance_id: str) -> None:
+        """Opens an instance's page from its row in the list of instances."""
+        self.open("/instances")
+        row = self.browser.find_element(By.CSS_SELECTOR, f"tr[data-instance-id='{instance_id}']")
+        self.press(row.find_element(By.TAG_NAME, "a"))
+        assert self.by_id("instance-id").text == instance_id
+
+    def history(self) -> list[tuple[str, str, str]]:
+        """The instance's timeline: each entry's event kind, actor and reason."""
+        rows = self.wait_for(By.ID, "timeline").find_elements(By.CSS_SELECTOR, "tr.entry")
+
+        def cell(row: WebElement, css: str) -> str:
+            found = row.find_elements(By.CSS_SELECTOR, css)
+            return str(found[0].text) if found else ""
+
+        return [
+            (str(r.get_attribute("data-event")), cell(r, ".actor"), cell(r, ".reason"))
+            for r in rows
+        ]
 
     def row_ids(self) -> list[str]:
         """The instances listed, in order."""

@@ -12,7 +12,8 @@ What is there after ``seed``:
 - ``pr-dead-1``, ``pr-dead-2``: pricings dead-lettered at ``score`` (risk.score failed
   for good); ``risk_fixed`` makes the service answer again, for a retry;
 - ``HOSTILE_ID``: an invoice_approval whose id, input and approval signal (a history
-  value and the output) hold ``HOSTILE``, completed.
+  value and the output) hold ``HOSTILE``, completed;
+- order_saga v4 (``docs/diagrams/order_saga.v4.wf``) deployed last, beside v3.
 """
 
 from __future__ import annotations
@@ -20,11 +21,23 @@ from __future__ import annotations
 from collections.abc import Mapping
 from decimal import Decimal
 
+from wflang.compiler.compile import compile_workflow
+from wflang.dsl.parser import parse_file
 from wflang.runtime.engine import TaskError
 from wflang.runtime.ir import Value
 from wflang.store import Store
 
-from ..store.kit import EXAMPLES, MINUTE, SECOND, Durable, VirtualClock, example, handlers_of, ok
+from ..store.kit import (
+    EXAMPLES,
+    MINUTE,
+    REPO,
+    SECOND,
+    Durable,
+    VirtualClock,
+    example,
+    handlers_of,
+    ok,
+)
 from ..store.test_examples_durable import (
     ADDRESS,
     CUSTOMER,
@@ -102,4 +115,8 @@ def seed(store: Store, clock: VirtualClock) -> Seeded:
     d.advance(3 * MINUTE)
     d.start("invoice_approval", {"invoice_id": HOSTILE, "amount": Decimal("1.00")}, HOSTILE_ID)
     d.signal(HOSTILE_ID, "approval", {"by": HOSTILE, "at": "2026-03-03T09:00:00Z"})
+    v4 = REPO / "docs" / "diagrams" / "order_saga.v4.wf"
+    table = compile_workflow(parse_file(str(v4))).table
+    assert table is not None
+    d.client.deploy(table, str(v4))
     return d

@@ -22,3 +22,4 @@ def test_the_seed_holds_each_case(store: Store, clock: VirtualClock) -> None:
     assert info.instance.output["approved_by"] == HOSTILE
     children = [i for i in store.instances(limit=1000) if i.parent_id == "loan-1"]
     assert [c.status for c in children] == ["completed"]
+    assert [v.version for v in store.versions("order_saga")] == [3, 4]

@@ -11,6 +11,7 @@ with Selenium's explicit waits.
 
 from __future__ import annotations
 
+import base64
 import os
 import shutil
 import socket
@@ -120,13 +121,11 @@ class Shots:
 
     def take(self, browser: Any, name: str, *, docs: bool = False) -> Path:
         path = self.folder / f"{name}.png"
-        # the whole page, not the window: the document's size, then the shot
-        width, height = browser.execute_script(
-            "return [document.documentElement.scrollWidth, document.documentElement.scrollHeight]"
+        # the whole page, not the window (Chromium's DevTools draw beyond the viewport)
+        shot = browser.execute_cdp_cmd(
+            "Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True}
         )
-        browser.set_window_size(max(1280, int(width)), min(max(900, int(height)), 4000))
-        assert browser.save_screenshot(str(path)), path
-        browser.set_window_size(1280, 900)
+        path.write_bytes(base64.b64decode(shot["data"]))
         self.taken.append(path)
         if docs and os.environ.get(REFRESH_ENV):
             DOCS_SHOTS.mkdir(parents=True, exist_ok=True)

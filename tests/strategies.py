@@ -91,6 +91,17 @@ timeouts = st.lists(st.builds(sp.Timeout, exprs, idents, st.booleans()), max_siz
 handlers = st.lists(
     st.builds(sp.OnError, st.lists(idents, max_size=2).map(tuple), idents), max_size=2
 ).map(tuple)
+#: Boundary signals and messages; a route's ``output`` writes the context (no ``local.``).
+events = st.lists(
+    st.builds(
+        sp.OnEvent,
+        st.one_of(idents.map(sp.SignalTrigger), st.builds(sp.MessageTrigger, idents, exprs)),
+        idents,
+        st.booleans(),
+        st.lists(st.builds(sp.Entry, idents, exprs), max_size=2).map(tuple),
+    ),
+    max_size=2,
+).map(tuple)
 maybe_ident = st.none() | idents
 strings = st.text(max_size=10).map(ex.StringLit)
 
@@ -111,7 +122,7 @@ def tasks() -> st.SearchStrategy[sp.TaskNode]:
             draw(idents), work, draw(entries), draw(entries),
             draw(st.none() | field_tuples) if human else None,
             draw(st.none() | retries()), draw(timeouts), draw(handlers),
-            draw(maybe_ident), draw(maybe_ident), draw(maybe_ident),
+            draw(maybe_ident), draw(maybe_ident), draw(maybe_ident), events=draw(events),
         )  # fmt: skip
 
     return build()
@@ -130,7 +141,8 @@ def flat_nodes() -> st.SearchStrategy[sp.Node]:
         st.builds(sp.WaitNode, idents, triggers, entries, timeouts, maybe_ident),
         st.builds(sp.SleepNode, idents, exprs, maybe_ident, maybe_ident),
         st.builds(sp.CallNode, idents, dotted, st.none() | small_ints, entries, entries,
-                  st.none() | retries(), timeouts, handlers, maybe_ident, maybe_ident),
+                  st.none() | retries(), timeouts, handlers, maybe_ident, maybe_ident,
+                  events=events),
         st.builds(sp.EndNode, idents, st.sampled_from(list(sp.Outcome)), entries, maybe_ident,
                   maybe_ident),
     )  # fmt: skip
@@ -147,12 +159,13 @@ def nodes(depth: int = 2) -> st.SearchStrategy[sp.Node]:
     )
     parallel = st.builds(
         sp.ParallelNode, idents, st.lists(st.builds(sp.Branch, idents, body), max_size=3).map(tuple),
-        st.none() | joins, timeouts, handlers, maybe_ident,
+        st.none() | joins, timeouts, handlers, maybe_ident, events=events,
     )  # fmt: skip
     mapped = st.builds(
         sp.MapNode, idents, exprs, idents, body, st.none() | small_ints, st.booleans(),
         st.none() | st.builds(sp.Tolerance, small_ints, st.booleans()),
         entries, timeouts, handlers, maybe_ident, locals=field_tuples, collects=collects,
+        events=events,
     )  # fmt: skip
     return st.one_of(flat_nodes(), parallel, mapped)
 

@@ -212,7 +212,7 @@ CASES = [
         H + "task a: script {\n    on -> d\n}\n",
         3,
         8,
-        "unexpected '->'; expected 'any' or a name",
+        "unexpected '->'; expected 'any', 'message', 'signal' or a name",
         None,
     ),
     (

@@ -90,7 +90,8 @@ def own_derivations(node: sp.Node) -> Iterator[tuple[str, frozenset[str]]]:
     passed = frozenset(
         f for entry in getattr(node, "args", ()) for f, _ in reads(entry.value, "context")
     )
-    for entry in getattr(node, "output", ()):
+    events = getattr(node, "events", ())
+    for entry in (*getattr(node, "output", ()), *(x for e in events for x in e.output)):
         if entry.local:
             continue  # a map item's own variable, not the context
         value = entry.value

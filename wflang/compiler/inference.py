@@ -363,26 +363,20 @@ def _type_node(
     out_roots = _output_roots(m, env, node, here)
     _type_args(m, env, node, here, missing)
     _type_output(m, env, node, infer(out_roots), missing)
+    for event in getattr(node, "events", ()):  # each reads what arrived, as a wait does
+        if isinstance(event.trigger, sp.MessageTrigger):
+            _type_correlation(here, event.trigger.correlation)
+        event_roots = {**here.roots, event.kind: _payload(m, env, event.trigger)}
+        _type_mapping(event.output, m.context, env, infer(event_roots), "context")
 
 
 def _output_roots(m: Model, env: TypeEnv, node: sp.Node, here: Inference) -> dict[str, Type]:
     """The roots of a node's ``output``: those of its other expressions (``here``), and
     what it got: a signal's or a message's payload, a ``result``."""
     out_roots = dict(here.roots)
-    if isinstance(node, sp.WaitNode):
-        trigger = node.trigger
-        if isinstance(trigger, sp.SignalTrigger):
-            decl = m.signals.get(trigger.signal.text)
-            out_roots["signal"] = (
-                env.record(f"payload of {decl.name.text}", decl.payload or ()) if decl else UNKNOWN
-            )
-        elif isinstance(trigger, sp.MessageTrigger):
-            mdecl = m.messages.get(trigger.message.text)
-            out_roots["message"] = (
-                env.record(f"payload of {mdecl.name.text}", mdecl.payload or ())
-                if mdecl
-                else UNKNOWN
-            )
+    if isinstance(node, sp.WaitNode) and not isinstance(node.trigger, sp.UntilTrigger):
+        root = "signal" if isinstance(node.trigger, sp.SignalTrigger) else "message"
+        out_roots[root] = _payload(m, env, node.trigger)
     if isinstance(node, sp.MapNode):
         result: Type | None = item_outputs(here, env, node)
     else:
@@ -390,6 +384,15 @@ def _output_roots(m: Model, env: TypeEnv, node: sp.Node, here: Inference) -> dic
     if result is not None:
         out_roots["result"] = result
     return out_roots
+
+
+def _payload(m: Model, env: TypeEnv, trigger: sp.SignalTrigger | sp.MessageTrigger) -> Type:
+    """The type of what a signal or message brings: its declared payload, as a record."""
+    if isinstance(trigger, sp.SignalTrigger):
+        decl: sp.SignalDecl | sp.MessageDecl | None = m.signals.get(trigger.signal.text)
+    else:
+        decl = m.messages.get(trigger.message.text)
+    return env.record(f"payload of {decl.name.text}", decl.payload or ()) if decl else UNKNOWN
 
 
 def _type_correlation(here: Inference, correlation: ex.Expr) -> None:

@@ -199,6 +199,23 @@ class _Lowering:
             for k, t in enumerate(getattr(node, "timeouts", ()))
         )
 
+    def catches(self, node: sp.Node) -> tuple[tb.Catch, ...]:
+        """A node's boundary signals and messages, each raising ``catch:K``."""
+        return tuple(
+            tb.Catch(
+                e.kind,
+                e.name.text,
+                self.event(f"catch:{k}"),
+                e.interrupting,
+                (
+                    self.expression(e.trigger.correlation)
+                    if isinstance(e.trigger, sp.MessageTrigger)
+                    else None
+                ),
+            )
+            for k, e in enumerate(getattr(node, "events", ()))
+        )
+
     def read_only(self, work: sp.TaskWork) -> bool:
         """Whether a task calls a service declared ``reads``."""
         if not isinstance(work, sp.ServiceWork):
@@ -278,6 +295,7 @@ class _Lowering:
                     read_only=self.read_only(work),
                     send=self.send(work),
                     asynchronous=isinstance(work, sp.ServiceWork) and work.asynchronous,
+                    catches=self.catches(node),
                 )
             case sp.ChoiceNode():
                 return tb.ChoiceEntry()
@@ -302,6 +320,7 @@ class _Lowering:
                     join=join.kind.value,
                     count=join.count,
                     timers=self.timers(node),
+                    catches=self.catches(node),
                 )
             case sp.MapNode():
                 return tb.MapEntry(
@@ -318,6 +337,7 @@ class _Lowering:
                         for f in node.locals
                     ),
                     collects=tuple(self.expression(c.value) for c in node.collects),
+                    catches=self.catches(node),
                 )
             case sp.CallNode():
                 return tb.CallEntry(
@@ -326,6 +346,7 @@ class _Lowering:
                     args=self.mapping(node.args),
                     retry=self.retry(node.retry),
                     timers=self.timers(node),
+                    catches=self.catches(node),
                 )
             case sp.EndNode():
                 return tb.EndEntry(
@@ -378,6 +399,10 @@ class _Lowering:
                 row("error", tb.Transition(None, self.target(h.target)))
         for k, t in enumerate(getattr(node, "timeouts", ())):
             row(f"timeout:{k}", tb.Transition(None, self.target(t.target)))
+        for k, e in enumerate(getattr(node, "events", ())):
+            got = self.mapping(e.output)  # reads ``signal`` or ``message``, bound by the step
+            writes = (tb.Action("write", got),) if got.entries else ()
+            row(f"catch:{k}", tb.Transition(None, self.target(e.target), writes))
 
 
 def _kind(node: sp.Node) -> str:

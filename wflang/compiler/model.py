@@ -51,7 +51,9 @@ class CallableWorkflow:
 
 
 #: Edge kinds taken when a node did not complete, so its ``output`` was not written.
-ABORTED = frozenset({"error", "timeout", "timeout-side"})
+ABORTED = frozenset({"error", "timeout", "timeout-side", "event", "event-side"})
+#: The kinds of a non-interrupting route: a side path starts there, the node goes on.
+SIDE = frozenset({"timeout-side", "event-side"})
 
 
 def outgoing(node: sp.Node, *, labels: bool = False) -> Iterator[Edge]:
@@ -71,9 +73,16 @@ def outgoing(node: sp.Node, *, labels: bool = False) -> Iterator[Edge]:
     for h in getattr(node, "handlers", ()):
         label = "any" if h.catch_all else ", ".join(e.text for e in h.errors)
         yield Edge("error", h.target, label)
+    for e in getattr(node, "events", ()):
+        yield Edge("event" if e.interrupting else "event-side", e.target, event_label(e))
     nxt = getattr(node, "next", None)
     if nxt is not None:
         yield Edge("join" if isinstance(node, sp.ParallelNode) else "next", nxt)
+
+
+def event_label(e: sp.OnEvent) -> str:
+    """A boundary event as a route's label says it: ``signal cancel``, ``message paid``."""
+    return f"{e.kind} {e.name.text}"
 
 
 def _guard_label(arm: sp.ChoiceArm) -> str:
@@ -186,13 +195,13 @@ class Model:
 
     @cached_property
     def main_flow(self) -> set[str]:
-        """Top-level nodes reached from the start without a non-interrupting timer's
+        """Top-level nodes reached from the start without a non-interrupting route's
         side path: the ends among them finish the workflow itself."""
         entry = self.entry(TOP)
         if entry is None:
             return set()
         kinds = self.edge_kinds  # an edge also written as a 'next' or an error route is taken
-        return graphs.reachable(self.graph, [entry], lambda a, b: kinds[a, b] != {"timeout-side"})
+        return graphs.reachable(self.graph, [entry], lambda a, b: not kinds[a, b] <= SIDE)
 
     def reachable(self, scope: str) -> set[str]:
         """Nodes of a scope reached from its entry (computed once per scope)."""

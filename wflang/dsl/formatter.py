@@ -325,6 +325,8 @@ def _clause_parts(w: Writer, node: object) -> list[_Part]:
     for h in getattr(node, "handlers", ()):
         errors = "any" if h.catch_all else _names(h.errors)
         parts.append(_line_part(h.span, f"on {errors} -> {h.target.text}"))
+    for event in getattr(node, "events", ()):
+        parts.append(_event_part(w, event))
     compensate: sp.Ident | None = getattr(node, "compensate", None)
     if compensate is not None:
         parts.append(_line_part(compensate.span, f"compensate {compensate.text}"))
@@ -338,6 +340,16 @@ def _clause_parts(w: Writer, node: object) -> list[_Part]:
     if nxt is not None and not (isinstance(node, sp.ParallelNode) and node.join is not None):
         parts.append(_line_part(nxt.span, f"next {nxt.text}"))
     return parts
+
+
+def _event_part(w: Writer, e: sp.OnEvent) -> _Part:
+    """``on signal S [non-interrupting] -> NODE``, with its ``{ output { … } }`` if any."""
+    mode = "" if e.interrupting else " non-interrupting"
+    head = f"on {_trigger(e.trigger)}{mode} -> {e.target.text}"
+    if not e.output:
+        return _line_part(e.span, head)
+    output = _items_part(w, "output", [(_entry(x), x.span) for x in e.output], e)
+    return (e.span, lambda w: _body(w, head, e.span, [output]))
 
 
 def _work(work: sp.TaskWork) -> str:

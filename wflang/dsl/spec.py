@@ -350,6 +350,8 @@ class TaskNode:
     #: A user or manual task: the declared errors the person may raise (``raises``).
     raises: tuple[Ident, ...] = ()
     span: Span = span_field()
+    #: Boundary signals and messages (``on signal S -> NODE``), in source order.
+    events: tuple[OnEvent, ...] = ()
 
 
 @frozen
@@ -389,6 +391,31 @@ class UntilTrigger:
 
 
 WaitTrigger = SignalTrigger | MessageTrigger | UntilTrigger
+
+
+@frozen
+class OnEvent:
+    """A boundary signal or message (``on signal cancel -> cancelled``): when it arrives
+    while the node is active, an interrupting one cancels the node and goes on at
+    ``target``; a non-interrupting one starts ``target`` beside the node, which goes on.
+    ``output`` writes what arrived (``signal.x``, ``message.x``) as a wait's does."""
+
+    trigger: SignalTrigger | MessageTrigger
+    target: Ident
+    interrupting: bool = True
+    output: tuple[Entry, ...] = ()
+    span: Span = span_field()
+
+    @property
+    def kind(self) -> str:
+        """``signal`` or ``message``: the root its ``output`` reads the payload from."""
+        return "signal" if isinstance(self.trigger, SignalTrigger) else "message"
+
+    @property
+    def name(self) -> Ident:
+        """The signal or message it waits for."""
+        t = self.trigger
+        return t.signal if isinstance(t, SignalTrigger) else t.message
 
 
 @frozen
@@ -446,6 +473,8 @@ class ParallelNode:
     next: Ident | None = None
     renamed_from: Ident | None = None  # `renamed from old`: the same node, renamed
     span: Span = span_field()
+    #: Boundary signals and messages (``on signal S -> NODE``), in source order.
+    events: tuple[OnEvent, ...] = ()
 
 
 @frozen
@@ -489,6 +518,8 @@ class MapNode:
     locals: tuple[Field, ...] = ()
     collects: tuple[Collect, ...] = ()
     span: Span = span_field()
+    #: Boundary signals and messages (``on signal S -> NODE``), in source order.
+    events: tuple[OnEvent, ...] = ()
 
 
 @frozen
@@ -507,6 +538,8 @@ class CallNode:
     next: Ident | None = None
     renamed_from: Ident | None = None  # `renamed from old`: the same node, renamed
     span: Span = span_field()
+    #: Boundary signals and messages (``on signal S -> NODE``), in source order.
+    events: tuple[OnEvent, ...] = ()
 
 
 class Outcome(enum.Enum):

@@ -85,6 +85,10 @@ def node_expressions(node: sp.Node) -> Iterator[ex.Expr]:
         yield entry.value
     for t in getattr(node, "timeouts", ()):
         yield t.after
+    for event in getattr(node, "events", ()):
+        if isinstance(event.trigger, sp.MessageTrigger):
+            yield event.trigger.correlation  # (evaluated when the node is entered)
+        yield from (entry.value for entry in event.output)
     if isinstance(node, sp.SleepNode):
         yield node.duration
     if isinstance(node, sp.TaskNode):
@@ -102,6 +106,14 @@ def node_expressions(node: sp.Node) -> Iterator[ex.Expr]:
             yield trigger.correlation
         elif isinstance(trigger, sp.UntilTrigger):
             yield trigger.at
+
+
+def triggers(node: sp.Node) -> Iterator[sp.SignalTrigger | sp.MessageTrigger]:
+    """The signals and messages a node waits for: a wait's, and its boundary events'."""
+    if isinstance(node, sp.WaitNode) and not isinstance(node.trigger, sp.UntilTrigger):
+        yield node.trigger
+    for event in getattr(node, "events", ()):
+        yield event.trigger
 
 
 def walk_expressions(nodes: tuple[sp.Node, ...]) -> Iterator[tuple[Placed, ex.Expr]]:

@@ -28,7 +28,7 @@ from wflang.compiler.program import Module, Program
 from wflang.dsl import expr as ex
 from wflang.dsl import spec as sp
 from wflang.dsl.types import TypeSpec
-from wflang.dsl.walk import all_nodes
+from wflang.dsl.walk import all_nodes, triggers
 from wflang.gen.defaults import computed_default
 from wflang.gen.names import (
     GenError,
@@ -380,14 +380,12 @@ def _decl(module: Module, kind: type, name: str) -> sp.ServiceDecl | sp.SignalDe
 def _awaited(spec: sp.WorkflowSpec) -> Iterator[tuple[type, str]]:
     seen: set[tuple[type, str]] = set()
     for node in all_nodes(spec.nodes):
-        if isinstance(node, sp.WaitNode):
-            trigger = node.trigger
-            if isinstance(trigger, sp.SignalTrigger):
-                key: tuple[type, str] = (sp.SignalDecl, trigger.signal.text)
-            elif isinstance(trigger, sp.MessageTrigger):
-                key = (sp.MessageDecl, trigger.message.text)
-            else:
-                continue
+        for trigger in triggers(node):  # a wait's, and the node's boundary events'
+            key: tuple[type, str] = (
+                (sp.SignalDecl, trigger.signal.text)
+                if isinstance(trigger, sp.SignalTrigger)
+                else (sp.MessageDecl, trigger.message.text)
+            )
             if key not in seen:
                 seen.add(key)
                 yield key

@@ -22,7 +22,7 @@ from wflang.dsl import expr as ex
 from wflang.dsl import spec as sp
 from wflang.dsl import types as ty
 from wflang.dsl.span import Span
-from wflang.dsl.walk import node_expressions, subexpressions, walk_nodes
+from wflang.dsl.walk import node_expressions, subexpressions, triggers, walk_nodes
 
 Kind = Literal[
     "node", "type", "member", "field", "service", "signal", "message", "error", "param"
@@ -127,6 +127,7 @@ def _nodes(model: Model) -> Iterator[Occurrence]:
         targets = [getattr(node, "next", None), getattr(node, "compensate", None)]
         targets += [t.target for t in getattr(node, "timeouts", ())]
         targets += [h.target for h in getattr(node, "handlers", ())]
+        targets += [e.target for e in getattr(node, "events", ())]
         if isinstance(node, sp.ChoiceNode):
             targets += [a.target for a in node.arms]
         yield from (_node_ref(t, model) for t in targets if t is not None)
@@ -143,11 +144,10 @@ def _nodes(model: Model) -> Iterator[Occurrence]:
 
 
 def _work(node: sp.Node, model: Model) -> Iterator[Occurrence]:
-    if isinstance(node, sp.WaitNode):
-        trigger = node.trigger
+    for trigger in triggers(node):  # a wait's, and the node's boundary events'
         if isinstance(trigger, sp.SignalTrigger):
             yield _named("signal", trigger.signal, model.signals)
-        elif isinstance(trigger, sp.MessageTrigger):
+        else:
             yield _named("message", trigger.message, model.messages)
     if isinstance(node, sp.TaskNode) and isinstance(node.work, sp.ServiceWork):
         ident = node.work.service
@@ -164,7 +164,8 @@ def _work(node: sp.Node, model: Model) -> Iterator[Occurrence]:
 def _outputs(node: sp.Node, model: Model) -> Iterator[Occurrence]:
     """``output { total: … }`` writes ``context.total`` (an end's, the workflow's output)."""
     fields = model.output if isinstance(node, sp.EndNode) else model.context
-    for entry in getattr(node, "output", ()):
+    events = getattr(node, "events", ())
+    for entry in (*getattr(node, "output", ()), *(x for e in events for x in e.output)):
         if entry.local:
             continue
         declared = fields.get(entry.name.text)

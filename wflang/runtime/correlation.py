@@ -22,7 +22,11 @@ def correlation_text(value: Value) -> str:
 
 
 def awaited_messages(instance: rt.Instance | None) -> dict[int, tuple[str, str]]:
-    """The messages an instance waits for: token id -> (message, correlation text)."""
+    """The messages an instance waits for: subscription -> (message, correlation text).
+
+    A subscription is numbered by its token's id for a wait, and by a negative number
+    for a boundary message of the token's node (``catch_subscription``): a token at a
+    task may catch several messages."""
     if instance is None or instance.status.finished:
         return {}
     found: dict[int, tuple[str, str]] = {}
@@ -30,4 +34,18 @@ def awaited_messages(instance: rt.Instance | None) -> dict[int, tuple[str, str]]
         waiting = parse(t.waiting)
         if waiting.kind is Wait.MESSAGE:
             found[t.id] = (waiting.name, waiting.correlation or "")
+        for k, text in enumerate(t.catching):
+            caught = parse(text)
+            if caught.kind is Wait.MESSAGE:
+                found[catch_subscription(t.id, k)] = (caught.name, caught.correlation or "")
     return found
+
+
+#: How many boundary events a node may have, as far as subscriptions number them.
+_CATCHES_PER_TOKEN = 1 << 16
+
+
+def catch_subscription(token: int, k: int) -> int:
+    """The number of the subscription of the ``k``-th boundary message of a token's
+    node: negative, so that it never meets a token's id."""
+    return -1 - (token * _CATCHES_PER_TOKEN + k)

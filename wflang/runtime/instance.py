@@ -57,6 +57,10 @@ class Token:
     # call and timers it starts there, so that a loop's second visit of a node gets
     # keys of its own and a late answer to the first visit is recognised as stale.
     visit: int = 0
+    # The boundary signals and messages of its node it listens for while the node is
+    # active (as ``waiting`` says them: ``signal:NAME``, ``message:NAME:CORRELATION``),
+    # by the index of the node's ``catches``; gone when it leaves the node.
+    catching: tuple[str, ...] = ()
 
 
 @frozen(slots=False)

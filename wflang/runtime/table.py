@@ -64,6 +64,20 @@ class Timer:
 
 
 @frozen
+class Catch:
+    """A boundary signal or message: while its node is active, the signal or message
+    ``name`` (a message with the text of ``correlation``, evaluated when the node is
+    entered) raises ``event``, whose row writes what it brought and goes on at its route.
+    Interrupting: the node is cancelled; else a side path starts at the route."""
+
+    kind: str  # signal | message
+    name: str
+    event: int
+    interrupting: bool = True
+    correlation: int | None = None  # a message's: expression index
+
+
+@frozen
 class Send:
     """What a send task sends: the signal or message ``name`` to ``target``, the
     expression of the instance's id (a signal) or of the correlation (a message)."""
@@ -102,6 +116,8 @@ class TaskEntry:
     #: An ``async`` service task: its handler is handed the task's key as a completion
     #: token, and the task waits for the client to complete or fail it.
     asynchronous: bool = False
+    #: Its boundary signals and messages (``on signal S -> NODE``), in source order.
+    catches: tuple[Catch, ...] = ()
 
 
 @frozen
@@ -128,6 +144,7 @@ class ParallelEntry:
     join: str = "all"  # all | any | n
     count: int | None = None
     timers: tuple[Timer, ...] = ()
+    catches: tuple[Catch, ...] = ()
 
 
 @frozen
@@ -147,6 +164,7 @@ class MapEntry:
     #: item's output as ``result``); the map's ``done`` row writes the lists, read
     #: as ``collected(i)``.
     collects: tuple[int, ...] = ()
+    catches: tuple[Catch, ...] = ()
 
 
 #: The root an item's variables are read from (``local.tries``) and held under.
@@ -166,6 +184,7 @@ class CallEntry:
     args: Mapping = Mapping(())
     retry: Retry | None = None
     timers: tuple[Timer, ...] = ()
+    catches: tuple[Catch, ...] = ()
 
 
 @frozen
@@ -324,8 +343,10 @@ class Table:
 ADDED: dict[type, tuple[str, ...]] = {
     # First: the hooks of the classes that hold timers are made with the timers' own.
     Timer: ("cycle", "times"),  # repeating boundary timers (issue 15 item 2)
-    TaskEntry: ("assignee_from", "raises", "read_only", "send", "asynchronous"),
-    MapEntry: ("locals", "collects"),  # a map item's variables, its collects (issue 14 item 2)
+    TaskEntry: ("assignee_from", "raises", "read_only", "send", "asynchronous", "catches"),
+    MapEntry: ("locals", "collects", "catches"),  # a map item's variables, its collects
+    ParallelEntry: ("catches",),  # boundary signals and messages (issue 15 item 1)
+    CallEntry: ("catches",),
     FieldType: ("default",),
     Types: ("errors",),
 }

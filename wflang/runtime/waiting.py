@@ -114,6 +114,9 @@ class HasWait(Protocol):
     @property
     def waiting(self) -> str: ...
 
+    @property
+    def catching(self) -> tuple[str, ...]: ...
+
 
 _AT_REST = frozenset(kind.value for kind in (Wait.HUMAN, Wait.CHILD, Wait.TIMER, Wait.JOIN))
 
@@ -132,18 +135,19 @@ LABELS = ("signal:NAME", "message:NAME", "timer", "person", "task", "retry", "ch
 
 
 def waiting_on(tokens: Iterable[HasWait]) -> tuple[str, ...]:
-    """What an instance with these tokens waits on, each once, sorted: ``signal:approval``,
+    """What an instance with these tokens waits on (a boundary signal or message of a
+    node it is at included), each once, sorted: ``signal:approval``,
     ``message:paid`` (without its correlation), ``timer``, ``person``, ``task`` (a service
     call), ``retry`` (its backoff), ``child`` (a called workflow)."""
     found: set[str] = set()
     for token in tokens:
-        text = token.waiting
-        label = _LABELS.get(text)
-        if label is not None:
-            found.add(label)
-        elif text.startswith(_NAMED_PREFIXES):
-            kind, _, rest = text.partition(":")
-            found.add(f"{kind}:{rest.partition(':')[0] if kind == Wait.MESSAGE else rest}")
+        for text in (token.waiting, *token.catching):  # a boundary event's too
+            label = _LABELS.get(text)
+            if label is not None:
+                found.add(label)
+            elif text.startswith(_NAMED_PREFIXES):
+                kind, _, rest = text.partition(":")
+                found.add(f"{kind}:{rest.partition(':')[0] if kind == Wait.MESSAGE else rest}")
     return tuple(sorted(found))
 
 

@@ -75,11 +75,13 @@ class Catalog:
         return taken(self.table_for(tx, digest), message, payload)
 
     def waits_for_messages(self, digest: str, table: Table) -> bool:
-        """Whether this table has a message wait (only then are subscriptions kept)."""
+        """Whether this table has a message wait or a boundary message (only then are
+        subscriptions kept)."""
         found = self._message_waits.get(digest)
         if found is None:
             found = self._message_waits[digest] = any(
-                isinstance(s.entry, WaitEntry) and s.entry.trigger == Wait.MESSAGE
+                (isinstance(s.entry, WaitEntry) and s.entry.trigger == Wait.MESSAGE)
+                or any(c.kind == Wait.MESSAGE for c in getattr(s.entry, "catches", ()))
                 for s in table.states
             )
         return found

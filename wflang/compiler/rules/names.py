@@ -19,7 +19,7 @@ from wflang.compiler.symbols import (
 from wflang.dsl import spec as sp
 from wflang.dsl import types as ty
 from wflang.dsl.diagnostics import Related, Severity
-from wflang.dsl.walk import TOP
+from wflang.dsl.walk import TOP, triggers
 
 name_rule = partial(rule, category="reference", pass_=Pass.NAMES)
 
@@ -421,8 +421,7 @@ def unknown_reference(m: Model) -> Iterator[Finding]:
                 hint=did_you_mean(work.service.text, m.services)
                 or f"declare it: service {work.service.text}(...) -> {{ ... }}",
             )
-        if isinstance(node, sp.WaitNode):
-            trigger = node.trigger
+        for trigger in triggers(node):
             if isinstance(trigger, sp.SignalTrigger) and trigger.signal.text not in m.signals:
                 yield Finding(
                     f"unknown signal '{trigger.signal.text}'",

@@ -11,7 +11,7 @@ from wflang.dsl import expr as ex
 from wflang.dsl import spec as sp
 from wflang.dsl import types as ty
 from wflang.dsl.diagnostics import Severity
-from wflang.dsl.walk import node_expressions, subexpressions
+from wflang.dsl.walk import node_expressions, subexpressions, triggers
 
 
 @rule(
@@ -170,12 +170,8 @@ def _used_names(m: Model) -> set[str]:
             used.add(work.service.text)
         if isinstance(work, sp.SendWork):
             used.add(work.name.text)
-        if isinstance(node, sp.WaitNode):
-            trig = node.trigger
-            if isinstance(trig, sp.SignalTrigger):
-                used.add(trig.signal.text)
-            elif isinstance(trig, sp.MessageTrigger):
-                used.add(trig.message.text)
+        for trig in triggers(node):
+            used.add(trig.signal.text if isinstance(trig, sp.SignalTrigger) else trig.message.text)
         for h in getattr(node, "handlers", ()):
             used.update(e.text for e in h.errors)
         retry = getattr(node, "retry", None)

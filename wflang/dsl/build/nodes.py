@@ -15,6 +15,8 @@ from wflang.dsl.build.base import Block, BuilderBase, Clause, Fields, T
 from wflang.dsl.build.literals import bounded_int
 from wflang.dsl.span import Span
 
+#: The boundary signal and message clauses: on a task, a call, a parallel and a map.
+EVENTS = frozenset({"on signal", "on message"})
 #: Which clauses each node kind accepts (the rest are WF003), and the spec field
 #: each one fills. Repeatable clauses collect into tuples.
 NODE_CLAUSES: dict[str, frozenset[str]] = {
@@ -27,6 +29,8 @@ NODE_CLAUSES: dict[str, frozenset[str]] = {
             "timeout",
             "every",
             "on",
+            "on signal",
+            "on message",
             "compensate",
             "next",
             "renamed",
@@ -38,14 +42,16 @@ NODE_CLAUSES: dict[str, frozenset[str]] = {
     "choice": frozenset({"renamed"}),
     "wait": frozenset({"output", "timeout", "every", "next", "renamed"}),
     "sleep": frozenset({"next", "renamed"}),
-    "parallel": frozenset({"timeout", "every", "on", "next", "renamed"}),
+    "parallel": frozenset({"timeout", "every", "on", "next", "renamed"} | EVENTS),
     "map": frozenset(
         {"output", "timeout", "every", "on", "next", "concurrency", "sequential", "tolerate"}
         | {"renamed"}
         | {"local", "collect"}
+        | EVENTS
     ),
     "call": frozenset(
         {"args", "output", "retry", "timeout", "every", "on", "compensate", "next", "renamed"}
+        | EVENTS
     ),
     "end": frozenset({"output", "error", "next", "renamed"}),
 }
@@ -57,6 +63,8 @@ CLAUSE_FIELDS = {
     "timeout": "timeouts",
     "every": "timeouts",  # a repeating boundary timer: one of the node's timers, in order
     "on": "handlers",
+    "on signal": "events",  # boundary signals and messages: the node's events, in order
+    "on message": "events",
     "compensate": "compensate",
     "next": "next",
     "error": "error",
@@ -68,7 +76,7 @@ CLAUSE_FIELDS = {
     "local": "locals",
     "collect": "collects",
 }
-REPEATABLE = frozenset({"timeout", "every", "on", "collect"})
+REPEATABLE = frozenset({"timeout", "every", "on", "collect"} | EVENTS)
 
 
 class NodeRules(BuilderBase):
@@ -366,6 +374,34 @@ class NodeRules(BuilderBase):
     def on_clause(self, kw: Token, errors: tuple[sp.Ident, ...], target: Token) -> Clause:
         span = self._tspan(kw).to(self._tspan(target))
         return Clause("on", sp.OnError(errors, self._ident(target), span=span), span)
+
+    def event_clause(self, children: list[Any]) -> Clause:
+        """``on signal S [non-interrupting] -> NODE [{ output { ... } }]`` (or a message)."""
+        kw, trigger, mode, target, block = children
+        span = self._tspan(kw).to(block.span if block is not None else self._tspan(target))
+        kind = f"on {'signal' if isinstance(trigger, sp.SignalTrigger) else 'message'}"
+        output: tuple[sp.Entry, ...] = ()
+        for c in block.clauses if block is not None else ():
+            if c.kind != "output" or output:
+                what = f"'{c.kind}' is given twice" if c.kind == "output" else f"'{c.kind}'"
+                self._report(
+                    diag.MISPLACED_CLAUSE,
+                    f"a boundary {kind[3:]} does not take {what}",
+                    c.span,
+                    hint=f"an '{kind}' route takes one 'output' that reads the payload",
+                )
+                continue
+            output = c.value
+        for entry in (e for e in output if e.local):
+            self._report(
+                diag.MISPLACED_CLAUSE,
+                f"a boundary {kind[3:]} writes the context, not 'local.{entry.name.text}'",
+                entry.span,
+                hint="write it in the node the route leads to",
+            )
+        output = tuple(e for e in output if not e.local)
+        event = sp.OnEvent(trigger, self._ident(target), mode is None, output, span=span)
+        return Clause(kind, event, span)
 
     def on_any(self, _: list[Any]) -> tuple[sp.Ident, ...]:
         return ()

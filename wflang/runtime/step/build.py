@@ -59,6 +59,7 @@ class Draft:
     compensating: bool
     locals: tuple[tuple[str, Value], ...]
     visit: int
+    catching: tuple[str, ...]
 
     def __init__(self, id: int, state: int, parent: int = NO_TOKEN, index: int = 0,
                  side: bool = False, compensating: bool = False,
@@ -66,7 +67,7 @@ class Draft:
         """A new token (the defaults of ``Token`` for the rest), in field order."""
         self.id, self.state, self.parent, self.index = id, state, parent, index
         self.attempt, self.waiting, self.side, self.compensating = 1, _IDLE, side, compensating
-        self.locals, self.visit = locals, 0
+        self.locals, self.visit, self.catching = locals, 0, ()
 
 
 #: A token's fields, by name (its ``__dict__``).
@@ -101,6 +102,7 @@ def token_fields(
     return {
         "id": id, "state": state, "parent": parent, "index": index, "attempt": 1,
         "waiting": waiting, "side": False, "compensating": False, "locals": (), "visit": visit,
+        "catching": (),
     }  # fmt: skip
 
 

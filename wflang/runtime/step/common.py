@@ -53,8 +53,13 @@ def complete(c: Compiled, inst: rt.Instance, e: rt.TaskCompleted) -> Step | None
         if at < 0:
             return None  # no such token: stale (the general path says so)
     token = tokens[at]
-    if token.locals or token.state < 0 or not answers(token, key, inst.id, c.names, TASKS):
-        return None  # in a map, or stale
+    if (
+        token.locals
+        or token.catching
+        or token.state < 0
+        or not answers(token, key, inst.id, c.names, TASKS)
+    ):
+        return None  # in a map, listening for boundary events, or stale
     if inst.timers and any(t.token == token_id for t in inst.timers):
         return None
     info = c.states[token.state]

@@ -233,8 +233,13 @@ class StateInfo:
 
 
 def plain_service_task(entry: tb.Entry) -> bool:
-    """The commonest node: a service task without boundary timers."""
-    return isinstance(entry, tb.TaskEntry) and entry.work == "service" and not entry.timers
+    """The commonest node: a service task without boundary timers or events."""
+    return (
+        isinstance(entry, tb.TaskEntry)
+        and entry.work == "service"
+        and not entry.timers
+        and not entry.catches
+    )
 
 
 def _arrival(entry: tb.Entry) -> int:

@@ -17,7 +17,7 @@ from wflang.runtime.step.build import AnyToken, call, token_fields, token_with
 from wflang.runtime.step.compiled import Env, plain_service_task
 from wflang.runtime.step.scopes import fill, gathered, scope_end
 from wflang.runtime.step.values import WorkflowError
-from wflang.runtime.waiting import Wait
+from wflang.runtime.waiting import Wait, awaiting
 
 if TYPE_CHECKING:
     from wflang.runtime.step.compiled import Enter
@@ -36,6 +36,8 @@ def _enter_task(run: Run, token: AnyToken, entry: tb.TaskEntry) -> None:
     token = _submit_task(run, token, entry)
     if entry.timers:
         _boundary_timers(run, token, entry.timers)
+    if entry.catches:
+        _boundary_events(run, token, entry.catches)
 
 
 def _send(run: Run, token: AnyToken, send: tb.Send) -> None:
@@ -113,6 +115,25 @@ def _boundary_timers(
         run.start_timer(token, keys.boundary(k), run.now + after)
 
 
+def _boundary_events(
+    run: Run, token: AnyToken, catches: tuple[tb.Catch, ...], env: dict[str, Value] | None = None
+) -> None:
+    """Listen for the node's boundary signals and messages while it is active (a
+    message's correlation evaluated now, as a wait's). Only what arrives from now on
+    is caught: a signal buffered before the node began is left for a wait."""
+    if not catches:
+        return
+    env = env if env is not None else run.env(token)
+    listening = []
+    for catch in catches:
+        if catch.correlation is None:
+            listening.append(awaiting(Wait(catch.kind), catch.name))
+        else:
+            text = _correlation_text(run, token, run.eval(catch.correlation, env))
+            listening.append(awaiting(Wait(catch.kind), catch.name, text))
+    run.draft(token).catching = tuple(listening)
+
+
 def _enter_choice(run: Run, token: AnyToken, entry: tb.ChoiceEntry) -> None:
     row = run.states[token.state].on_enter
     if row is None or not run.follow(token, row, run.env(token)):
@@ -174,6 +195,7 @@ def _enter_parallel(run: Run, token: AnyToken, entry: tb.ParallelEntry) -> None:
     token = run.wait(token, Wait.JOIN)
     run.joins[token.id] = rt.Join(token.id, len(entry.branches))
     _boundary_timers(run, token, entry.timers)
+    _boundary_events(run, token, entry.catches)
     if (
         run.states[token.state].fans_to_tasks
         and not run.agenda
@@ -232,6 +254,7 @@ def _enter_map(run: Run, token: AnyToken, entry: tb.MapEntry) -> None:
     token = run.wait(token, Wait.JOIN)
     run.joins[token.id] = rt.Join(token.id, len(items))
     _boundary_timers(run, token, entry.timers, env)
+    _boundary_events(run, token, entry.catches, env)
     if not items:
         run.done(token, gathered(entry, run.joins[token.id]))
         return
@@ -241,6 +264,7 @@ def _enter_map(run: Run, token: AnyToken, entry: tb.MapEntry) -> None:
 def _enter_call(run: Run, token: AnyToken, entry: tb.CallEntry) -> None:
     token = _submit_call(run, token, entry)
     _boundary_timers(run, token, entry.timers)
+    _boundary_events(run, token, entry.catches)
 
 
 def _submit_call(run: Run, token: AnyToken, entry: tb.CallEntry) -> AnyToken:

@@ -9,6 +9,7 @@ from wflang.runtime import keys
 from wflang.runtime import table as tb
 from wflang.runtime.failures import INVALID_RESULT
 from wflang.runtime.instance import Status
+from wflang.runtime.ir import Value
 from wflang.runtime.keys import END_OF_SCOPE, task_key
 from wflang.runtime.shapes import shapes
 from wflang.runtime.step.build import AnyToken
@@ -120,17 +121,54 @@ def _on_signal(run: Run, e: rt.SignalReceived) -> None:
         run.seen = [*run.seen, seen]
     table = run.c.table
     payload = settled(table, shapes(table).payload(e.kind).get(e.name), e.payload)
-    waiting = sorted(
-        (t for t in run.tokens.values() if takes(t.waiting, e.kind, e.name, e.correlation)),
+    # The first token (by id) that waits for it or whose node catches it takes it.
+    taker = min(
+        (t for t in run.tokens.values() if _listens(t, e)),
         key=lambda t: t.id,
+        default=None,
     )
-    if not waiting:
+    if taker is None:
         run.buffered = [*run.buffered, rt.Signal(e.kind, e.name, payload, e.key, e.correlation)]
         run.decide(f"buffered {e.kind} {e.name}")
         return
-    token = waiting[0]
-    run.decide(f"{run.name(token.state)} received {e.kind} {e.name}")
-    run.done(token, {e.kind: payload})
+    if takes(taker.waiting, e.kind, e.name, e.correlation):
+        run.decide(f"{run.name(taker.state)} received {e.kind} {e.name}")
+        run.done(taker, {e.kind: payload})
+        return
+    k = next(i for i, w in enumerate(taker.catching) if takes(w, e.kind, e.name, e.correlation))
+    _caught(run, taker, k, {e.kind: payload})
+
+
+def _listens(token: AnyToken, e: rt.SignalReceived) -> bool:
+    """Whether a token takes the signal or message: it waits for it, or its node has a
+    boundary event for it."""
+    if takes(token.waiting, e.kind, e.name, e.correlation):
+        return True
+    return any(takes(w, e.kind, e.name, e.correlation) for w in token.catching)
+
+
+def _caught(run: Run, token: AnyToken, k: int, got: dict[str, Value]) -> None:
+    """The ``k``-th boundary event of the token's node caught what arrived (``got``:
+    ``{"signal": payload}``): as a boundary timer fires, an interrupting one cancels the
+    node (its task, child, branches or items) and goes on at its route; a
+    non-interrupting one starts a side path there and lets the node go on. The route's
+    ``output`` reads the payload."""
+    state = run.states[token.state]
+    catch: tb.Catch = getattr(state.entry, "catches", ())[k]
+    row = state.rows.get(f"catch:{k}")
+    if row is None:
+        return
+    env = run.env(token, got)
+    how = "" if catch.interrupting else " (non-interrupting)"
+    run.decide(f"{state.name} caught {catch.kind} {catch.name}{how}")
+    if catch.interrupting:
+        run.stop_children(token)
+        run.interrupt(token)  # cancelled in flight: its call's outcome is unknown
+        run.cancel_timers(token)
+        run.follow(token, row, env)
+        return
+    side = run.new_token(token.state, parent=token.parent, side=True, locals=token.locals)
+    run.follow(side, row, env)
 
 
 _CHILD = (Wait.CHILD.value,)

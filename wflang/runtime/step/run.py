@@ -225,6 +225,8 @@ class Run:
         new = self.draft(token)
         if new.locals:  # an error handled where the token was is not read further on
             new.locals = forget_handled(new.locals)
+        if new.catching:  # its node's boundary events listen no more
+            new.catching = ()
         entered(new.__dict__, state, self.inst.seq + 1)
         self.agenda.append((new.id, state))
 

@@ -2035,7 +2035,8 @@ end done: completed
 """
 
 
-def shipment_events() -> tuple[WorkflowEnv, str, str]:
+def shipment_booking() -> tuple[WorkflowEnv, str, str]:
+    """The order waiting for news, the shipment waiting for the carrier to book."""
     from wflang.dsl.parser import parse
 
     side = compile_workflow(parse(ORDER_SIDE, "order_side.wf")).table
@@ -2047,10 +2048,36 @@ def shipment_events() -> tuple[WorkflowEnv, str, str]:
         "shipment_events", {"order_id": "o-1", "order_instance": order, "address": "Main St 1"}
     )
     # The booking is async: the carrier answers later with the task's token.
-    (token,) = env.open_tasks(iid)
     assert env.status(iid) == "running" and env.context(order)["status"] == ""
+    return env, order, iid
+
+
+def shipment_events() -> tuple[WorkflowEnv, str, str]:
+    env, order, iid = shipment_booking()
+    (token,) = env.open_tasks(iid)
     env.complete(token, {"tracking": "T-9"})
     return env, order, iid
+
+
+@reaches("shipment_events", "cancelled", "note_relayed")
+def test_shipment_relays_a_carrier_note_then_is_called_off_while_booking() -> None:
+    env, order, iid = shipment_booking()
+    # A note from the carrier for this order: passed on, and the booking goes on.
+    assert env.publish("carrier_note", "o-1", {"order_id": "o-1", "note": "depot busy"}) == [iid]
+    assert env.context(order)["status"] == "note: depot busy"
+    (token,) = env.open_tasks(iid)
+    assert env.context(iid)["note"] == "depot busy"
+    # The order calls it off: the booking is cancelled, the order told.
+    env.signal(iid, "cancel_shipment", {"reason": "customer cancelled"})
+    finished(env, iid, "cancelled", "cancelled")
+    assert env.open_tasks(iid) == []
+    assert "book caught signal cancel_shipment" in env.decisions(iid)
+    told = [b.payload for b in env.instance(order).buffered]
+    assert told == [{"status": "cancelled: customer cancelled", "tracking": ""}]
+    # The carrier's late answer with the booking's token is refused: the task is gone.
+    with pytest.raises(KeyError, match="no open task"):
+        env.complete(token, {"tracking": "T-9"})
+    assert env.status(iid) == "cancelled"
 
 
 @reaches("shipment_events", "done")

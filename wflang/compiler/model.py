@@ -43,6 +43,16 @@ class Edge:
 
 
 @frozen
+class SideRoute:
+    """A non-interrupting route (a timer's or a boundary event's): the node it leaves,
+    its clause, and the nodes its side path can reach."""
+
+    node: str
+    clause: sp.Timeout | sp.OnEvent
+    reach: frozenset[str]
+
+
+@frozen
 class CallableWorkflow:
     """A workflow another file can ``call``: its spec and the module it lives in."""
 
@@ -201,6 +211,34 @@ class Model:
         if entry is None:
             return set()
         kinds = self.edge_kinds  # an edge also written as a 'next' or an error route is taken
+        return graphs.reachable(self.graph, [entry], lambda a, b: not kinds[a, b] <= SIDE)
+
+    @cached_property
+    def stranded_routes(self) -> list[SideRoute]:
+        """The non-interrupting routes whose side path can reach no end of its scope: it
+        neither ends nor rejoins a flow that does (WF215, which reports the traps only
+        they lead into, so that WF204 does not report them again)."""
+        found = []
+        for name, info in self.nodes.items():
+            if info.scope in self.unsure_scopes:
+                continue
+            ends = set(self.ends(info.scope))
+            clauses = (*getattr(info.node, "timeouts", ()), *getattr(info.node, "events", ()))
+            for clause in clauses:
+                target = clause.target.text
+                if clause.interrupting or not self.in_scope(target, info.scope):
+                    continue
+                reach = graphs.reachable(self.graph, [target])
+                if not reach & ends:
+                    found.append(SideRoute(name, clause, frozenset(reach)))
+        return found
+
+    def plainly_reachable(self, scope: str) -> set[str]:
+        """Nodes of a scope reached from its entry without a non-interrupting route."""
+        entry = self.entry(scope)
+        if entry is None:
+            return set()
+        kinds = self.edge_kinds
         return graphs.reachable(self.graph, [entry], lambda a, b: not kinds[a, b] <= SIDE)
 
     def reachable(self, scope: str) -> set[str]:

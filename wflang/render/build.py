@@ -44,6 +44,10 @@ def node_for(node: sp.Node, cluster: str | None, read_only: frozenset[str] = fro
     return DNode(node.name.text, kind, node.name.text, detail, cluster)
 
 
+#: The kinds of edge that leave a parallel's or map's border: its boundary routes.
+_BOUNDARY = frozenset({"timeout", "timeout-side", "error", "event", "event-side"})
+
+
 def edge_label(edge: Edge) -> str:
     """What an edge says: the guard, ``else``, the timer or the errors it catches."""
     labels = {
@@ -52,8 +56,17 @@ def edge_label(edge: Edge) -> str:
         "timeout": f"◷ {edge.label.removeprefix('after ')}",
         "timeout-side": f"◷ {edge.label.removeprefix('after ')} non-interrupting",
         "error": f"⚡ {'any error' if edge.label == 'any' else edge.label}",
+        "event": _event_label(edge.label),
+        "event-side": f"{_event_label(edge.label)} non-interrupting",
     }
     return labels.get(edge.kind, "")
+
+
+def _event_label(label: str) -> str:
+    """``signal cancel`` -> ``△ cancel``, ``message paid`` -> ``✉ paid``: the marks of
+    the waits for them."""
+    kind, _, name = label.partition(" ")
+    return f"{'△' if kind == 'signal' else '✉'} {name}"
 
 
 def edges_for(node: sp.Node, tail: str, boundary: str | None) -> list[DEdge]:
@@ -61,7 +74,7 @@ def edges_for(node: sp.Node, tail: str, boundary: str | None) -> list[DEdge]:
     out: list[DEdge] = []
     named = edges_of(node)  # same order as outgoing(): labels of wf diff
     for edge, label in zip(outgoing(node, labels=True), named, strict=False):
-        leaves = boundary if edge.kind in ("timeout", "timeout-side", "error") else None
+        leaves = boundary if edge.kind in _BOUNDARY else None
         out.append(
             DEdge(
                 f"{node.name.text}/{label}",

@@ -36,6 +36,13 @@ EDGE_STYLES: dict[str, tuple[tuple[str, str], ...]] = {
         ("arrowhead", "empty"),
     ),
     "error": (("style", "dashed"), ("color", '"#c62828"'), ("fontcolor", '"#b71c1c"')),
+    "event": (("style", "dashed"), ("color", '"#1565c0"'), ("fontcolor", '"#0d47a1"')),
+    "event-side": (
+        ("style", "dashed"),
+        ("color", '"#1565c0"'),
+        ("fontcolor", '"#0d47a1"'),
+        ("arrowhead", "empty"),
+    ),
     "compensate": (
         ("style", "dotted"),
         ("color", '"#e65100"'),

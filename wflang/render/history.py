@@ -201,6 +201,8 @@ def _route(decision: str) -> tuple[str, ...]:
             return kinds
     if decision.endswith(" handled"):
         return ("error",)
+    if " caught " in decision:  # a boundary signal or message (``events._caught``)
+        return ("event-side",) if decision.endswith("(non-interrupting)") else ("event",)
     return ()
 
 

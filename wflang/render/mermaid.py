@@ -27,6 +27,8 @@ EDGE_STYLES: dict[str, tuple[str, str]] = {
     "timeout": ("-.->", "stroke:#a0740b"),
     "timeout-side": ("-.->", "stroke:#a0740b"),
     "error": ("-.->", "stroke:#c62828"),
+    "event": ("-.->", "stroke:#1565c0"),
+    "event-side": ("-.->", "stroke:#1565c0"),
     "compensate": ("-.->", "stroke:#e65100,stroke-dasharray:2 3"),
 }
 

@@ -36,10 +36,11 @@ def _index(model: Model) -> tuple[dict[Pos, str], dict[Pos, str]]:
         node = info.node
         names[_pos(node.name.span)] = name
         labels = list(edges_of(node))  # in the order of outgoing(): arms, timeouts, handlers
-        clauses: list[sp.ChoiceArm | sp.Timeout | sp.OnError] = [
+        clauses: list[sp.ChoiceArm | sp.Timeout | sp.OnError | sp.OnEvent] = [
             *getattr(node, "arms", ()),
             *getattr(node, "timeouts", ()),
             *getattr(node, "handlers", ()),
+            *getattr(node, "events", ()),
         ]
         for label, clause in zip(labels, clauses, strict=False):
             edges.setdefault(_pos(clause.span), f"{name}/{label}")

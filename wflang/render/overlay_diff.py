@@ -199,7 +199,7 @@ def _element(key: str | None, where: Callable[[str], str | None]) -> str | None:
 
 def _kind(label: str) -> str:
     """The drawn kind of a removed edge, from its ``wf diff`` label."""
-    prefixes = {"on ": "error", "timeout": "timeout"}
+    prefixes = {"on signal ": "event", "on message ": "event", "on ": "error", "timeout": "timeout"}
     return next((k for p, k in prefixes.items() if label.startswith(p)), "next")
 
 

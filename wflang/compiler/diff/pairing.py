@@ -94,7 +94,7 @@ def edges_of(node: sp.Node) -> dict[str, EdgeRec]:
         elif edge.kind.startswith("timeout"):
             timeouts += 1
             label, span = f"timeout #{timeouts}", edge.target.span
-        elif edge.kind == "error":
+        elif edge.kind in ("error", "event", "event-side"):  # on E, on signal S
             label, span = f"on {edge.label}", edge.target.span
         else:
             label, span = "next", edge.target.span

@@ -1,5 +1,5 @@
-"""Rules of events (WF36x): a send names a declared signal or message; a repeating timer
-has a bound; an async task has a timeout."""
+"""Rules of events (WF36x, WF215): a send names a declared signal or message; a repeating
+timer has a bound; an async task has a timeout; a non-interrupting route ends or rejoins."""
 
 from __future__ import annotations
 
@@ -127,3 +127,45 @@ def async_without_timeout(m: Model) -> Iterator[Finding]:
                 node.name.span,
                 hint="add one: timeout 1h -> NODE",
             )
+
+
+@rule(
+    "WF215",
+    "side-route-never-rejoins",
+    category="graph",
+    severity=Severity.ERROR,
+    pass_=Pass.GRAPH,
+    summary="Checks that a non-interrupting route can end or rejoin a flow that ends.",
+)
+def side_route_never_rejoins(m: Model) -> Iterator[Finding]:
+    """A non-interrupting route (a ``timeout … non-interrupting``, an ``every``, an
+    ``on signal`` or ``on message`` … ``non-interrupting``) starts a side path beside its
+    node. The side path must end, at an ``end`` of its own (which ends only the side
+    path), or rejoin a flow that does; one that can do neither runs beside the instance
+    forever, and a new one starts at every firing.
+
+    Bad:
+
+        task review: user "reviewers" {
+            on signal nudge non-interrupting -> remind
+            next done
+        }
+        sleep remind 1h next remind
+
+    Good:
+
+        task review: user "reviewers" {
+            on signal nudge non-interrupting -> remind
+            next done
+        }
+        sleep remind 1h next reminded
+        end reminded: completed
+    """
+    for route in m.stranded_routes:
+        target = route.clause.target.text
+        yield Finding(
+            f"the non-interrupting route of '{route.node}' to '{target}' can never rejoin: "
+            f"no end can be reached from '{target}'",
+            route.clause.span,
+            hint=f"end the side path (next an 'end') or lead it back into the flow of '{route.node}'",
+        )

@@ -212,12 +212,15 @@ def cannot_complete(m: Model) -> Iterator[Finding]:
         choice check { when context.ready -> done else -> poll }
     """
     g = m.graph
+    stranded = frozenset().union(*(r.reach for r in m.stranded_routes))
     for scope in _scopes(m):
         reached = m.reachable(scope)
         ends = set(m.ends(scope)) & reached
         if not reached:
             continue
         stuck = reached - _backwards(g, ends, reached)
+        if stranded:  # a side path that never ends is WF215's, at its route
+            stuck -= stranded - m.plainly_reachable(scope)
         if not stuck:
             continue
         traps = condensation(g.subgraph(stuck))

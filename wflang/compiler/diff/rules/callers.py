@@ -451,3 +451,108 @@ def person_error_removed(p: Pairing) -> Iterator[Finding]:
                     was=e.span,
                     key=key(f"node:{n.key}/raises", e.text),
                 )
+
+
+# ------------------------------------------------------- boundary signals and messages
+
+
+def _events(node: sp.Node) -> dict[str, sp.OnEvent]:
+    """A node's boundary events by what they catch: ``signal cancel``, ``message paid``."""
+    return {f"{e.kind} {e.name.text}": e for e in getattr(node, "events", ())}
+
+
+@diff_rule(
+    "WF663",
+    "boundary-event-removed",
+    level=BREAKING,
+    category=CALLERS,
+    summary="A node no longer catches a signal or message: senders no longer reach it.",
+)
+def boundary_event_removed(p: Pairing) -> Iterator[Finding]:
+    """Whoever sends it to stop the node (or to start a side path beside it) is no
+    longer heard there: the signal is buffered for a wait, or the message reaches nobody.
+
+    Old:
+
+        task pack: user "warehouse" { on signal cancel -> cancelled next ship }
+
+    New:
+
+        task pack: user "warehouse" { next ship }
+    """
+    for x in p.nodes.both:
+        new = _events(x.new.node)
+        for caught, event in _events(x.old.node).items():
+            if caught not in new:
+                yield removed(
+                    p,
+                    f"'{x.key}' no longer catches {caught}: senders of it no longer reach it",
+                    was=event.span,
+                    key=key(f"node:{x.key}/on {caught}"),
+                )
+
+
+@diff_rule(
+    "WF664",
+    "boundary-event-interrupting-changed",
+    level=BREAKING,
+    category=CALLERS,
+    summary="A boundary signal or message now interrupts its node, or no longer does.",
+)
+def boundary_event_interrupting_changed(p: Pairing) -> Iterator[Finding]:
+    """A sender that meant to nudge the node now cancels it, or one that meant to stop it
+    now only starts a side path beside it.
+
+    Old:
+
+        task pack: user "warehouse" { on signal nudge non-interrupting -> remind next ship }
+
+    New:
+
+        task pack: user "warehouse" { on signal nudge -> remind next ship }
+    """
+    for x in p.nodes.both:
+        old = _events(x.old.node)
+        for caught, event in _events(x.new.node).items():
+            before = old.get(caught)
+            if before is not None and before.interrupting != event.interrupting:
+                now = "interrupts" if event.interrupting else "no longer interrupts"
+                yield changed(
+                    p,
+                    f"{caught} now {now} '{x.key}'",
+                    event.span,
+                    was=before.span,
+                    key=key(f"node:{x.key}/on {caught}", event.interrupting),
+                )
+
+
+@diff_rule(
+    "WF665",
+    "boundary-event-added",
+    level=WARNING,
+    category=CALLERS,
+    summary="A node catches a signal or message it did not catch before.",
+)
+def boundary_event_added(p: Pairing) -> Iterator[Finding]:
+    """A signal sent while the node is active was buffered for a wait (a message reached
+    no one); now it stops the node or starts a side path: review who sends it. An
+    instance already at the node does not catch it until it enters the node again.
+
+    Old:
+
+        task pack: user "warehouse" { next ship }
+
+    New:
+
+        task pack: user "warehouse" { on signal cancel -> cancelled next ship }
+    """
+    for x in p.nodes.both:
+        old = _events(x.old.node)
+        for caught, event in _events(x.new.node).items():
+            if caught not in old:
+                how = "" if event.interrupting else " (non-interrupting)"
+                yield Finding(
+                    f"'{x.key}' now catches {caught}{how}: review who sends it",
+                    event.span,
+                    key=key(f"node:{x.key}/on {caught}"),
+                )

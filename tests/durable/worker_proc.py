@@ -177,6 +177,33 @@ def async_handlers(log: EffectLog, epochs: dict[str, int]) -> dict[str, Handler]
     return {"payments.charge": charge}
 
 
+#: The store the worker process runs on: the boundary workload's handler signals its own
+#: instance through a client of it.
+STORE_URL: list[str] = []
+
+
+def boundary_handlers(log: EffectLog, epochs: dict[str, int]) -> dict[str, Handler]:
+    """The service of tests/data/durable/crash_boundary.wf: while its task is in flight
+    (this handler running), its instance is nudged and told to stop through the client,
+    each with a key (a handler run again sends nothing new), then it answers."""
+
+    def slow(id: str, task: TaskCall) -> dict[str, Any]:
+        from wflang.durable.client import Client
+
+        log.record(
+            task.idempotency_key, "fx.slow", task.attempt, epochs.get(task.idempotency_key, 0)
+        )
+        client = Client(open_store(STORE_URL[0]), actor="boundary")
+        try:
+            client.signal(task.instance, "nudge", {}, key=f"nudge-{id}")
+            client.signal(task.instance, "stop", {"reason": f"stop {id}"}, key=f"stop-{id}")
+        finally:
+            client.store.close()
+        return {"ok": True}
+
+    return {"fx.slow": slow}
+
+
 def chaos_handlers(log: EffectLog, epochs: dict[str, int]) -> dict[str, Handler]:
     """two_step's services for the chaos test; ``step.one`` of a ``poison-result-*``
     instance returns a field that is no JSON value (a datetime)."""
@@ -216,6 +243,7 @@ WORKLOADS = {
     "chaos": chaos_handlers,
     "sends": sends_handlers,
     "async": async_handlers,
+    "boundary": boundary_handlers,
 }
 
 
@@ -246,6 +274,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.workload == "chaos":
         poison_states("poison-state")
     store = open_store(args.store)
+    STORE_URL.append(args.store)
     log = EffectLog(args.effects)
     epochs: dict[str, int] = {}  # task key -> the lease epoch this process claimed it under
 

@@ -206,7 +206,7 @@ def test_shipment_events_books_its_carrier_synchronously_without_a_bump() -> Non
         "shipment_events.wf", ("service carrier.book async {", "service carrier.book {")
     )
     result = diff_specs(old, new)
-    assert found(old, new) == ["WF690 9", "WF662 27"]  # and the version was not raised
+    assert found(old, new) == ["WF690 12", "WF662 34"]  # and the version was not raised
     assert result.changes[1].diagnostic.message == (
         "'book' is no longer async: its handler answers otherwise"
     )
@@ -246,8 +246,8 @@ def test_an_async_task_that_stays_async_is_no_wf662() -> None:
     old, new = evolve(
         "shipment_events.wf",
         (
-            "    timeout 1h -> tell_lost\n    next tell_booked",
-            "    timeout 2h -> tell_lost\n    next tell_booked",
+            "    timeout 1h -> tell_lost\n    on signal cancel_shipment",
+            "    timeout 2h -> tell_lost\n    on signal cancel_shipment",
         ),
         ("retry { attempts: 3, backoff: 1s..10s }", "retry { attempts: 4, backoff: 1s..10s }"),
         (

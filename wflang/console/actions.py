@@ -109,6 +109,11 @@ def cancel(client: Client, form: Form, reason: str) -> str:
     return "cancel"
 
 
+def skip(client: Client, form: Form, reason: str) -> str:
+    client.skip_compensation(form.get("id", ""), form.get("step", ""), reason=reason)
+    return "skip"
+
+
 def fire_timers(client: Client, form: Form, reason: str) -> str:
     client.fire_timers(form.get("id", ""), timer=form.get("timer") or None, reason=reason)
     return "fire-timers"
@@ -150,6 +155,7 @@ def routes(console: Console) -> list[Route]:
         "replay": replay,
         "force-complete": force_complete,
         "cancel": cancel,
+        "skip": skip,
         "fire-timers": fire_timers,
         "signal": signal,
     }

@@ -43,7 +43,11 @@ def source_of(store: Store, digest: str) -> tuple[bytes, str] | str:
     return data, path
 
 
-def drawing(store: Store, digest: str, history: dict[str, object] | None = None) -> Drawing:
+def drawing(
+    store: Store, digest: str, history: dict[str, object] | None = None, at: int | None = None
+) -> Drawing:
+    """The diagram of a deployed version, with a history drawn on it (``at``: up to that
+    step, with the context's values after it, as ``wf render --at N``)."""
     from wflang.render.command import RenderError, source_svg
 
     found = source_of(store, digest)
@@ -52,6 +56,6 @@ def drawing(store: Store, digest: str, history: dict[str, object] | None = None)
     data, path = found
     try:
         text = None if history is None else codec.dumps(history)
-        return Drawing(sanitise(source_svg(data, path, text)), None)
+        return Drawing(sanitise(source_svg(data, path, text, at)), None)
     except (RenderError, UnsafeSvg) as err:
         return Drawing(None, str(err))

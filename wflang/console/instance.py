@@ -15,6 +15,7 @@ from wflang.console.drawing import drawing
 from wflang.console.security import Refused
 from wflang.console.web import Console, page, safe
 from wflang.durable.client import Client
+from wflang.runtime import codec
 from wflang.runtime.waiting import completable
 from wflang.store.browse import InstanceQuery
 from wflang.store.records import InstanceInfo, StoreError, UnknownInstance
@@ -63,6 +64,23 @@ def position(console: Console, info: InstanceInfo) -> list[dict[str, Any]]:
     ]
 
 
+def pending(console: Console, iid: str) -> list[dict[str, Any]]:
+    """The events delivered and not taken by a step yet, as the timeline shows events."""
+    shown = []
+    for p in console.store.pending(iid):
+        event = codec.unstructure_event(p.event)
+        shown.append(
+            {
+                "event": event_label(event),
+                "fields": {k: v for k, v in event.items() if k != "type"},
+                "actor": p.actor,
+                "reason": p.reason,
+                "at": p.available_at,
+            }
+        )
+    return shown
+
+
 def instance(console: Console, request: Request) -> Response:
     iid = request.query_params.get("id", "")
     store = console.store
@@ -76,7 +94,11 @@ def instance(console: Console, request: Request) -> Response:
         doc = Client(store, actor="console").history_document(iid)
     except StoreError as err:  # not started yet, or its state cannot be read
         history_problem = str(err)
-    drawn = drawing(store, info.table_hash, doc)
+    at_text = request.query_params.get("at", "")
+    if at_text and not at_text.isdigit():
+        raise Refused(400, f"at: '{at_text[:40]}' is not a step number")
+    at = int(at_text) if at_text and doc is not None else None
+    drawn = drawing(store, info.table_hash, doc, at)
     table = store.table_for(info.table_hash)
     inst = info.instance
     context = {
@@ -87,6 +109,8 @@ def instance(console: Console, request: Request) -> Response:
         "diagram_problem": drawn.problem,
         "timeline": [] if doc is None else timeline(doc),
         "position": position(console, info),
+        "at": at,
+        "pending": pending(console, iid),
         "timers": [] if inst is None else sorted(inst.timers, key=lambda t: (t.due, t.id)),
         "tasks": store.tasks(instance_id=iid, limit=1000),
         "children": store.browse(InstanceQuery(parent_id=iid, limit=200)).instances,

@@ -102,6 +102,15 @@ def _open_task(console: Console, key: str) -> TaskInfo:
     return task
 
 
+def raises(console: Console, task: TaskInfo) -> tuple[str, ...]:
+    """The errors a person may raise on the task instead of filling its form."""
+    info = console.store.instance(task.instance_id)
+    table = console.store.table_for(info.table_hash)
+    entry = next((s.entry for s in table.states if s.name == task.node), None)
+    found = getattr(entry, "raises", None)
+    return tuple(found) if found else ()
+
+
 def task_page(
     console: Console,
     request: Request,
@@ -115,6 +124,7 @@ def task_page(
     context = {
         "task": task,
         "fields": widgets(console, task),
+        "raises": raises(console, task),
         "values": values or {},
         "error": error,
     }
@@ -147,7 +157,33 @@ def routes(console: Console) -> list[Route]:
         response: Response = await in_thread(run)
         return response
 
+    async def raise_error(request: Request) -> Response:
+        form = await form_of(request)
+        console.guard.check_csrf(request, form)
+        actor = console.guard.actor(request)
+        key = form.get("key", "")
+
+        def run() -> Response:
+            task = _open_task(console, key)
+            client = Client(console.store, actor)
+            try:
+                given = form.get("payload", "").strip()
+                payload = json_field(form, "payload", "the payload") if given else None
+                client.raise_error(key, form.get("error", ""), payload,
+                                   message=form.get("message", ""),
+                                   reason=form.get("reason") or None)  # fmt: skip
+            except (StoreError, Refused) as err:
+                status = err.status if isinstance(err, Refused) else status_of(err)
+                message = err.message if isinstance(err, Refused) else str(err)
+                return task_page(console, request, key, values=form, error=message,
+                                 status=status)  # fmt: skip
+            return redirect("/instance?" + _query(id=task.instance_id, done="task-error"))
+
+        response: Response = await in_thread(run)
+        return response
+
     return [
+        Route("/tasks/raise", raise_error, methods=["POST"]),
         Route("/tasks", lambda r: inbox(console, r), name="tasks"),
         Route("/tasks/task", one, name="task"),
         Route("/tasks/complete", complete, methods=["POST"]),

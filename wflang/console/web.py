@@ -33,6 +33,7 @@ NOTICES = {
     "replay": "Replay requested: a worker runs the instance again from that step.",
     "force-complete": "Force-complete requested: a worker completes the step with that output.",
     "cancel": "Cancel requested.",
+    "skip": "The compensation will be skipped; the remaining ones then run.",
     "fire-timers": "The pending timers will fire now.",
     "signal": "Sent.",
     "signal-duplicate": "A signal with that key was already sent: ignored.",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from wflang.runtime import codec
 from wflang.store import rows
 from wflang.store.backend import Dialect, Param, Tx, placeholders
 from wflang.store.browse import InstanceQuery, instance_page
@@ -12,6 +13,7 @@ from wflang.store.records import (
     HistoryRow,
     InstanceInfo,
     OutboxEvent,
+    PendingEvent,
     Stats,
     TaskInfo,
     UnknownInstance,
@@ -70,6 +72,24 @@ def history(tx: Tx, instance_id: str) -> list[HistoryRow]:
     if not found and not tx.query("SELECT 1 FROM wf_instance WHERE id = ?", (instance_id,)):
         raise UnknownInstance(instance_id)
     return [rows.history_row(r) for r in found]
+
+
+def pending(tx: Tx, instance_id: str) -> list[PendingEvent]:
+    """The events in an instance's inbox that no step has taken yet, oldest first."""
+    found = tx.query(
+        "SELECT event, actor, reason, available_at FROM wf_inbox "
+        "WHERE instance_id = ? AND consumed_seq IS NULL ORDER BY id",
+        (instance_id,),
+    )
+    return [
+        PendingEvent(
+            codec.load_event(rows.text(event)),
+            rows.maybe_text(actor),
+            rows.maybe_text(reason),
+            rows.integer(at),
+        )
+        for event, actor, reason, at in found
+    ]
 
 
 def tasks(

@@ -89,6 +89,17 @@ class HistoryRow:
 
 
 @frozen
+class PendingEvent:
+    """An event delivered to an instance and not taken by a step yet (a signal sent
+    before the instance waits for it, an operator's action waiting for a worker)."""
+
+    event: rt.Event
+    actor: str | None
+    reason: str | None
+    available_at: int
+
+
+@frozen
 class TaskInfo:
     key: str
     instance_id: str

@@ -47,6 +47,7 @@ from wflang.store.records import (
     HistoryRow,
     InstanceInfo,
     OutboxEvent,
+    PendingEvent,
     Stats,
     StoreError,
     TaskInfo,
@@ -246,6 +247,10 @@ class Store:
 
     def history(self, instance_id: str) -> list[HistoryRow]:
         return self._read(lambda tx: queries.history(tx, instance_id))
+
+    def pending(self, instance_id: str) -> list[PendingEvent]:
+        """The events delivered to an instance that no step has taken yet."""
+        return self._read(lambda tx: queries.pending(tx, instance_id))
 
     def deliver(
         self,

@@ -4,7 +4,9 @@ is written, and the check that no injected script ran can fail."""
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Awaitable, Callable, MutableMapping
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,7 +14,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
 
-from .harness import WAIT_S, Shots, no_alert, serving
+from .harness import DOCS_SHOTS, ROOT, WAIT_S, Shots, no_alert, serving
 
 HOSTILE = '<script>alert("owned")</script>'
 
@@ -53,3 +55,18 @@ def test_an_unescaped_script_is_caught(browser: Any) -> None:
         WebDriverWait(browser, WAIT_S).until(ec.alert_is_present())
         with pytest.raises(pytest.fail.Exception, match="the page ran a script"):
             no_alert(browser)
+
+
+def test_the_docs_show_every_committed_screenshot_and_no_missing_one() -> None:
+    """docs/console.md and the README show the pictures of docs/console/, all of them,
+    and the tests that take them (``docs=True``) refresh exactly those."""
+    docs = (ROOT / "docs" / "console.md").read_text(encoding="utf-8")
+    shown = set(re.findall(r"\]\(console/([\w-]+\.png)\)", docs))
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    shown |= set(re.findall(r"\]\(docs/console/([\w-]+\.png)\)", readme))
+    committed = {p.name for p in DOCS_SHOTS.glob("*.png")}
+    taken = set()
+    for test in Path(__file__).parent.glob("test_*.py"):
+        text = test.read_text(encoding="utf-8")
+        taken |= {f"{n}.png" for n in re.findall(r'take\([^,]+, "([\w-]+)", docs=True\)', text)}
+    assert shown == committed == taken

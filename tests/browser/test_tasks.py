@@ -20,7 +20,7 @@ def test_complete_a_human_task_through_its_form(console: Console, shots: Shots) 
     console.click("f-assignee-apply")
     (row,) = console.browser.find_elements(By.CSS_SELECTOR, "tr.task")
     assert row.get_attribute("data-node") == "underwrite"
-    shots.take(console.browser, "tasks", docs=True)
+    shots.take(console.browser, "tasks")
     console.press(row.find_element(By.CSS_SELECTOR, "a.task-link"))
     assert console.by_id("task-node").text == "underwrite"
 

@@ -19,7 +19,7 @@ def test_versions_a_diagram_and_a_diff(console: Console, shots: Shots) -> None:
         for r in console.browser.find_elements(By.CSS_SELECTOR, "tr.version")
     }
     assert {("order_saga", "3"), ("order_saga", "4"), ("pricing", "1")} <= listed
-    shots.take(console.browser, "versions", docs=True)
+    shots.take(console.browser, "versions")
 
     row = console.browser.find_element(
         By.CSS_SELECTOR, "tr.version[data-workflow='order_saga'][data-version='4']"
@@ -33,7 +33,7 @@ def test_versions_a_diagram_and_a_diff(console: Console, shots: Shots) -> None:
     summary = console.by_id("diff-summary")
     assert summary.get_attribute("data-breaking") is not None
     assert console.by_id("diff-report").text
-    shots.take(console.browser, "diff", docs=True)
+    shots.take(console.browser, "diff")
 
 
 def test_metrics(console: Console, shots: Shots) -> None:

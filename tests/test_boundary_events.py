@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from wflang.compiler.check import check
 from wflang.dsl import spec as sp
 from wflang.dsl.formatter import format_spec
-from wflang.dsl.parser import parse_file
+from wflang.dsl.parser import parse, parse_file
 from wflang.runtime import instance as rt
 from wflang.runtime.correlation import awaited_messages
 from wflang.runtime.ir import Value
@@ -161,3 +162,62 @@ def test_a_completed_task_is_not_taken_on_the_common_path_while_listening() -> N
     iid = e.start("events", {"id": "a"})
     assert e.status(iid) == "completed"
     assert all(not t.catching for t in e.instance(iid).tokens)
+
+
+# ------------------------------------------------------------------ the checker
+
+FLOW = """\
+workflow ev version 1
+input {{ id: string }}
+context {{ reason: string }}
+output {{ reason: string }}
+signal cancel {{ reason: string }}
+message paid {{ amount: decimal }}
+start work
+task work: user "x" {{
+    form {{ ok: bool }}
+    {route}
+    next done
+}}
+end cancelled: cancelled {{ output {{ reason: context.reason }} }}
+end done: completed {{ output {{ reason: "" }} }}
+"""
+
+
+def findings(route: str) -> list[tuple[str, str]]:
+    parsed = parse(FLOW.format(route=route), "ev.wf")
+    if parsed.spec is None or parsed.diagnostics:
+        return [(d.code, d.message) for d in parsed.diagnostics]
+    return [(d.code, d.message) for d in check([parsed]).diagnostics if d.code != "WF304"]
+
+
+def test_a_route_s_output_is_typed_by_the_payload_and_counts_as_written() -> None:
+    good = "on signal cancel -> cancelled { output { reason: signal.reason } }"
+    assert findings(good) == []  # context.reason is written on the route (no WF303)
+    assert findings("on signal cancel -> cancelled { output { reason: signal.why } }") == [
+        ("WF310", "payload of cancel has no field 'why'")
+    ]
+    assert ("WF301", "'reason' must be string, not decimal") in findings(
+        "on message paid correlate input.id -> cancelled { output { reason: message.amount } }"
+    )
+    assert findings("on signal cancelled -> cancelled { output { reason: signal.reason } }") == [
+        ("WF104", "unknown signal 'cancelled'")
+    ]
+
+
+def test_a_route_takes_only_an_output_of_the_context() -> None:
+    got = findings("on signal cancel -> cancelled { retry { attempts: 2 } }")
+    assert got == [("WF003", "a boundary signal does not take 'retry'")]
+    got = findings("on signal cancel -> cancelled { output { local.x: 1 } }")
+    assert got == [("WF003", "a boundary signal writes the context, not 'local.x'")]
+
+
+def test_a_wait_and_a_send_take_no_boundary_event() -> None:
+    text = (
+        "workflow w version 1\nsignal s\nstart a\n"
+        "wait a: signal s { on signal s -> b next b }\nend b: completed\n"
+    )
+    parsed = parse(text, "w.wf")
+    assert [(d.code, d.message) for d in parsed.diagnostics] == [
+        ("WF003", "a wait node does not take 'on signal'")
+    ]

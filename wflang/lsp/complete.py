@@ -57,7 +57,8 @@ def completions(model: Model | None, before: str, line: int) -> list[lsp.Complet
         return _keywords(TOP_WORDS, before) or []
     node = enclosing(model, line)
     if m := _MEMBER.search(before):
-        return [_item(n, C.Field, d) for n, d in _members(model, node, m.group(1)).items()]
+        found = _members(model, node, m.group(1), line)
+        return [_item(n, C.Field, d) for n, d in found.items()]
     if _NODE_REF.search(before):
         return [_item(n, C.Function, _kind(i.node)) for n, i in model.nodes.items()]
     if _SERVICE.search(before):
@@ -72,7 +73,7 @@ def completions(model: Model | None, before: str, line: int) -> list[lsp.Complet
     words = _keywords(NODE_WORDS if node else TOP_WORDS, before)
     if words is not None:
         return words
-    return _expression_items(model, node)
+    return _expression_items(model, node, line)
 
 
 def _keywords(words: Iterable[str], before: str) -> list[lsp.CompletionItem] | None:
@@ -86,10 +87,12 @@ def _kind(node: sp.Node) -> str:
     return type(node).__name__.removesuffix("Node").lower()
 
 
-def _expression_items(model: Model, node: sp.Node | None) -> list[lsp.CompletionItem]:
+def _expression_items(
+    model: Model, node: sp.Node | None, line: int = 0
+) -> list[lsp.CompletionItem]:
     roots = ["input", "context"]
     if node is not None:
-        roots += [r for r in ("result", "signal", "message") if _root(model, node, r)]
+        roots += [r for r in ("result", "signal", "message") if _root(model, node, r, line)]
         roots += ["error"] if _error_fields(model, node) else []
     found = [_item(r, C.Variable) for r in roots]
     found += [_item(n, C.Function, sig, doc) for n, (sig, doc) in SIGNATURES.items()]
@@ -99,16 +102,18 @@ def _expression_items(model: Model, node: sp.Node | None) -> list[lsp.Completion
     return found
 
 
-def _root(model: Model, node: sp.Node | None, root: str) -> dict[str, sp.Field] | None:
-    """The fields of a root name as the node sees it (None: it is not there)."""
+def _root(
+    model: Model, node: sp.Node | None, root: str, line: int = 0
+) -> dict[str, sp.Field] | None:
+    """The fields of a root name as the node sees it at the line (None: it is not there)."""
     fields: Iterable[sp.Field] | None = None
     if root in ("input", "context", "output"):
         return dict(getattr(model, root))
     if root == "result" and isinstance(node, sp.TaskNode) and isinstance(node.work, sp.ServiceWork):
         service = model.services.get(node.work.service.text)
         fields = model.result_fields(service) if service else None
-    elif root in ("signal", "message") and isinstance(node, sp.WaitNode):
-        trigger = node.trigger
+    elif root in ("signal", "message") and node is not None:
+        trigger = _awaited(node, line)
         if isinstance(trigger, sp.SignalTrigger) and root == "signal":
             decl = model.signals.get(trigger.signal.text)
             fields = decl.payload if decl else None
@@ -127,7 +132,16 @@ def _error_fields(model: Model, node: sp.Node) -> dict[str, str] | None:
     return {n: str(t) for n, t in got.items()} if got is not None else None
 
 
-def _members(model: Model, node: sp.Node | None, path: str) -> dict[str, str]:
+def _awaited(node: sp.Node, line: int) -> sp.WaitTrigger | None:
+    """What arrived at the line, read as ``signal`` or ``message``: a wait's trigger, or
+    that of the boundary event whose ``output`` holds the line."""
+    if isinstance(node, sp.WaitNode):
+        return node.trigger
+    events: tuple[sp.OnEvent, ...] = getattr(node, "events", ())
+    return next((e.trigger for e in events if e.span.line <= line <= e.span.end_line), None)
+
+
+def _members(model: Model, node: sp.Node | None, path: str, line: int = 0) -> dict[str, str]:
     """The fields (or enum members) after ``path.``: name -> type as written."""
     first, *rest = path.split(".")
     decl = model.types.get(path)
@@ -135,7 +149,7 @@ def _members(model: Model, node: sp.Node | None, path: str) -> dict[str, str]:
         return {m.text: path for m in decl.members}
     if path == "error" and node is not None:
         return _error_fields(model, node) or {}
-    fields = _root(model, node, first)
+    fields = _root(model, node, first, line)
     env = type_env(model)
     for name in rest:
         if fields is None or name not in fields:

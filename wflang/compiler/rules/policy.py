@@ -372,10 +372,21 @@ def wait_without_timeout(m: Model) -> Iterator[Finding]:
 
 
 def _writes_towards(m: Model, source: str, target: str) -> frozenset[str]:
-    """What a node has written when the flow goes on from it to ``target``."""
-    if m.edge_kinds.get((source, target), frozenset()) & ABORTED:
+    """What a node has written when the flow goes on from it to ``target``: along a
+    boundary event's route, what every event that leads there writes."""
+    kinds = m.edge_kinds.get((source, target), frozenset())
+    if kinds and kinds <= _EVENTS:
+        events = [e for e in getattr(m.nodes[source].node, "events", ()) if e.target.text == target]
+        return frozenset.intersection(
+            *(frozenset(x.name.text for x in e.output if not x.local) for e in events)
+        )
+    if kinds & ABORTED:
         return frozenset()
     return m.writes(source)
+
+
+#: The kinds of a boundary event's route (``on signal``, ``on message``).
+_EVENTS = frozenset({"event", "event-side"})
 
 
 @rule(

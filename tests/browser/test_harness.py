@@ -14,7 +14,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
 
-from .harness import DOCS_SHOTS, ROOT, WAIT_S, Shots, no_alert, serving
+from .harness import DOCS_SHOTS, ROOT, WAIT_S, Shots, browser_paths, no_alert, serving
 
 HOSTILE = '<script>alert("owned")</script>'
 
@@ -70,3 +70,15 @@ def test_the_docs_show_every_committed_screenshot_and_no_missing_one() -> None:
         text = test.read_text(encoding="utf-8")
         taken |= {f"{n}.png" for n in re.findall(r'take\([^,]+, "([\w-]+)", docs=True\)', text)}
     assert shown == committed == taken
+
+
+def test_without_chromium_the_tests_skip_or_fail_when_it_is_required(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("shutil.which", lambda _: None)
+    monkeypatch.delenv("WFLANG_REQUIRE_BROWSER", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="chromium and chromedriver are not"):
+        browser_paths()
+    monkeypatch.setenv("WFLANG_REQUIRE_BROWSER", "1")
+    with pytest.raises(pytest.fail.Exception, match="WFLANG_REQUIRE_BROWSER is set but"):
+        browser_paths()

@@ -7,15 +7,18 @@ from __future__ import annotations
 import pytest
 from selenium.webdriver.common.by import By
 
+from .harness import Shots
 from .pages import Console
 
 pytestmark = pytest.mark.parametrize("url", ["sqlite"], indirect=True)
 
 
-def test_read_only_until_an_operator_signs_in(console: Console) -> None:
+def test_read_only_until_an_operator_signs_in(console: Console, shots: Shots) -> None:
     console.instance("pr-dead-1")
     assert console.by_id("actions-disabled").text
     assert not console.browser.find_elements(By.CSS_SELECTOR, "form.action")
+    console.open("/signin")
+    shots.take(console.browser, "signin")
     console.sign_in("ann")
     console.instance("pr-dead-1")
     assert console.by_id("retry-form")

@@ -31,20 +31,19 @@ from ..store.kit import (
     EXAMPLES,
     MINUTE,
     REPO,
-    SECOND,
-    Durable,
     VirtualClock,
     example,
     handlers_of,
     ok,
 )
 from ..store.test_examples_durable import (
-    ADDRESS,
     CUSTOMER,
     INVOICE_HANDLERS,
     LOAN_HANDLERS,
     ORDER_HANDLERS,
     PRICING_HANDLERS,
+    DurableDriver,
+    order_saga,
 )
 
 HOSTILE = '<script>alert("hostile")</script>'
@@ -55,7 +54,7 @@ INVOICES = ("inv-1", "inv-2", "inv-3", "inv-4")
 DEAD = ("pr-dead-1", "pr-dead-2")
 
 
-class Seeded(Durable):
+class Seeded(DurableDriver):
     """The seeded store's client and worker; ``risk_fixed`` ends risk.score's outage."""
 
     def __init__(self, store: Store, clock: VirtualClock) -> None:
@@ -84,15 +83,7 @@ class Seeded(Durable):
 
 def seed(store: Store, clock: VirtualClock) -> Seeded:
     d = Seeded(store, clock)
-    order: dict[str, Value] = {
-        "order_id": "o-1",
-        "customer": CUSTOMER,
-        "items": [{"sku": "A", "qty": 2, "unit_price": Decimal("5.00")}],
-        "subtotal": Decimal("10.00"),
-        "ship_to": ADDRESS,
-    }
-    d.start("order_saga", order, "order-1")
-    d.advance(SECOND)
+    order_saga(d)  # as the store suite runs the example: order-1, shipped
     for n, iid in enumerate(INVOICES, start=1):
         d.advance(7 * MINUTE)  # starts a few minutes apart, as the list shows them
         d.start("invoice_approval", {"invoice_id": f"i-{n}", "amount": Decimal(f"{n}00.50")}, iid)

@@ -3,9 +3,12 @@ search, on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import pytest
 from selenium.webdriver.common.by import By
 
+from ..store.kit import MINUTE
 from .harness import Shots
 from .pages import Console
 from .seed import DEAD, HOSTILE_ID, INVOICES
@@ -47,3 +50,25 @@ def test_a_filter_that_makes_no_sense_says_why(console: Console) -> None:
     console.click("f-apply")
     assert "'two' is not a version number" in console.by_id("error").text
     assert console.row_ids() == []
+
+
+def test_pages_of_instances_follow_each_other(console: Console) -> None:
+    """More instances than a page holds: the next page's link leads on from the last
+    row, with none repeated or left out, and the last page has no next link."""
+    seeded = console.seeded
+    for n in range(5, 5 + 45):
+        seeded.advance(MINUTE)
+        seeded.client.start(
+            "invoice_approval",
+            {"invoice_id": f"i-{n}", "amount": Decimal(n)},
+            instance_id=f"inv-{n}",
+        )
+    total = len(seeded.store.instances(limit=1000))
+    console.open("/instances")
+    first = console.row_ids()
+    console.click("next-page")
+    second = console.row_ids()
+    assert not console.browser.find_elements(By.ID, "next-page")
+    assert len(first) == 50 and len(first) + len(second) == total
+    assert not set(first) & set(second)
+    assert first[0] == "inv-49"  # newest first

@@ -135,3 +135,16 @@ def test_a_boundary_message_subscribes_while_the_node_is_active(
     # The node is gone: the subscription with it.
     assert d.client.publish("scanned", "a", {"tracking": "T2"}).delivered == ()
     assert d.client.publish("scanned", "b", {"tracking": "T3"}).delivered == ("ev-2",)
+
+
+def test_wf_list_waiting_on_finds_a_node_that_catches_a_signal(
+    store: Store, clock: VirtualClock
+) -> None:
+    d = Durable(store, clock, HANDLERS, EVENTS, CHILD)
+    d.start("events", {"id": "user"}, "ev-user")
+    d.start("events", {"id": "call"}, "ev-call")
+    found = {i.id for i in store.instances(waiting_on="signal:cancel")}
+    assert found == {"ev-user", "ev-call"}
+    assert {i.id for i in store.instances(waiting_on="signal:nudge")} == {"ev-user"}
+    d.signal("ev-user", "cancel", {"reason": "r"})
+    assert {i.id for i in store.instances(waiting_on="signal:cancel")} == {"ev-call"}

@@ -221,3 +221,24 @@ def test_a_wait_and_a_send_take_no_boundary_event() -> None:
     assert [(d.code, d.message) for d in parsed.diagnostics] == [
         ("WF003", "a wait node does not take 'on signal'")
     ]
+
+
+# ------------------------------------------------------------------ the diagram
+
+
+def test_boundary_events_are_drawn_as_routes_leaving_the_node_s_border() -> None:
+    from wflang.render.build import build
+    from wflang.render.dot import to_dot
+
+    result = check([parse_file(DATA / "events.wf")])
+    diagram = build(result.models[str(DATA / "events.wf")])
+    edges = {e.key: e for e in diagram.edges}
+    cancel = edges["both/on signal cancel"]
+    assert (cancel.kind, cancel.label, cancel.head) == ("event", "△ cancel", "cancelled")
+    assert cancel.boundary == "both"  # it leaves the parallel's border
+    nudge = edges["work/on signal nudge"]
+    assert (nudge.kind, nudge.label) == ("event-side", "△ nudge non-interrupting")
+    scanned = edges["pick_all/on message scanned"]
+    assert (scanned.kind, scanned.label, scanned.boundary) == ("event", "✉ scanned", "pick_all")
+    dot = to_dot(diagram)
+    assert "△ nudge" in dot and '"#1565c0"' in dot  # drawn in the boundary events' colour

@@ -242,3 +242,36 @@ def test_boundary_events_are_drawn_as_routes_leaving_the_node_s_border() -> None
     assert (scanned.kind, scanned.label, scanned.boundary) == ("event", "✉ scanned", "pick_all")
     dot = to_dot(diagram)
     assert "△ nudge" in dot and '"#1565c0"' in dot  # drawn in the boundary events' colour
+
+
+SAGA = """\
+workflow pay version 1
+input { id: string }
+signal cancel { reason: string }
+service pay.charge(id: string) -> { ok: bool }
+service pay.refund(id: string)
+start charge
+task charge: service pay.charge {
+    args { id: input.id }
+    compensate refund
+    on signal cancel -> undone
+    next done
+}
+task refund: service pay.refund { args { id: input.id } }
+end undone: compensated
+end done: completed
+"""
+
+
+def test_a_call_stopped_in_flight_by_a_signal_is_compensated_as_by_a_timer() -> None:
+    from wflang.compiler.compile import compile_workflow
+    from wflang.testing import succeed
+
+    table = compile_workflow(parse(SAGA, "pay.wf")).table
+    assert table is not None
+    e = WorkflowEnv([table], {"pay.charge": delay(), "pay.refund": succeed()})
+    iid = e.start("pay", {"id": "p-1"})
+    e.signal(iid, "cancel", {"reason": "changed my mind"})
+    assert e.status(iid) == "compensated"
+    assert e.services_called() == ["pay.charge", "pay.refund"]
+    assert "registered compensation refund (charge: outcome unknown)" in e.decisions(iid)

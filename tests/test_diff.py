@@ -206,7 +206,7 @@ def test_shipment_events_books_its_carrier_synchronously_without_a_bump() -> Non
         "shipment_events.wf", ("service carrier.book async {", "service carrier.book {")
     )
     result = diff_specs(old, new)
-    assert found(old, new) == ["WF690 12", "WF662 34"]  # and the version was not raised
+    assert found(old, new) == ["WF690 14", "WF662 40"]  # and the version was not raised
     assert result.changes[1].diagnostic.message == (
         "'book' is no longer async: its handler answers otherwise"
     )

@@ -2085,9 +2085,27 @@ def test_shipment_tells_the_order_and_announces_the_delivery() -> None:
     env, order, iid = shipment_events()
     assert env.context(order)["status"] == "booked"  # the signal, sent in the booking's step
     assert env.publish("scanned", "T-9", {"tracking": "T-9", "signed_by": "Ann"}) == [iid]
-    finished(env, iid, "done", "completed", {"tracking": "T-9", "signed_by": "Ann"})
     assert env.status(order) == "completed"  # the message 'delivered' reached it
     assert env.context(order) == {"status": "booked", "signed_by": "Ann"}
+    # The hand-over: the receipt comes first, and its payload is read by its arm.
+    assert env.status(iid) == "waiting"
+    assert env.stuck(waiting_on="signal:return_parcel") == [iid]
+    assert env.publish("receipt", "o-1", {"signed_by": "Bob"}) == [iid]
+    finished(env, iid, "done", "completed", {"tracking": "T-9", "signed_by": "Bob"})
+
+
+def test_shipment_hand_over_a_return_or_a_quiet_week() -> None:
+    env, _order, iid = shipment_events()
+    env.publish("scanned", "T-9", {"tracking": "T-9", "signed_by": "Ann"})
+    env.signal(iid, "return_parcel", {"reason": "damaged"})
+    finished(env, iid, "done", "completed", {"tracking": "T-9", "signed_by": "Ann"})
+    assert "enter tell_returned" in env.decisions(iid)
+    # The receipt arm lost with the return: a receipt published now reaches nobody.
+    assert env.publish("receipt", "o-1", {"signed_by": "Bob"}) == []
+    env2, _, iid2 = shipment_events()
+    env2.publish("scanned", "T-9", {"tracking": "T-9", "signed_by": "Ann"})
+    env2.advance(ms=7 * DAY)
+    finished(env2, iid2, "done", "completed", {"tracking": "T-9", "signed_by": "Ann"})
 
 
 @reaches("shipment_events", "lost", "delay_told")

@@ -45,6 +45,7 @@ def test_every_kind_has_an_entry_strategy() -> None:
         tb.TaskEntry("script"),
         tb.ChoiceEntry(),
         tb.WaitEntry("signal", "go"),
+        tb.FirstEntry((tb.Arm("signal", "go"), tb.Arm("after", None, 0))),
         tb.SleepEntry(0),
         tb.ParallelEntry((1,)),
         tb.MapEntry(0, "item", 1),

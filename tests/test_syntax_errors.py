@@ -67,7 +67,7 @@ CASES = [
         H + "tsak a: script {\n    next b\n}\n",
         2,
         1,
-        "unexpected name 'tsak'; expected 'call', 'choice', 'context', 'end', 'enum', 'error', 'import', 'input', 'map', 'message', 'output', 'parallel', 'service', 'signal', 'sleep', 'start', 'task', 'type', 'wait' or end of file",
+        "unexpected name 'tsak'; expected 'call', 'choice', 'context', 'end', 'enum', 'error', 'first', 'import', 'input', 'map', 'message', 'output', 'parallel', 'service', 'signal', 'sleep', 'start', 'task', 'type', 'wait' or end of file",
         "did you mean 'task'?",
     ),
     (
@@ -75,7 +75,7 @@ CASES = [
         H + "start a $\n",
         2,
         9,
-        "unexpected character '$'; expected 'call', 'choice', 'context', 'end', 'enum', 'error', 'import', 'input', 'map', 'message', 'output', 'parallel', 'service', 'signal', 'sleep', 'start', 'task', 'type' or 'wait'",
+        "unexpected character '$'; expected 'call', 'choice', 'context', 'end', 'enum', 'error', 'first', 'import', 'input', 'map', 'message', 'output', 'parallel', 'service', 'signal', 'sleep', 'start', 'task', 'type' or 'wait'",
         None,
     ),
     (
@@ -180,7 +180,7 @@ CASES = [
         H + "start a;\n",
         2,
         8,
-        "unexpected character ';'; expected 'call', 'choice', 'context', 'end', 'enum', 'error', 'import', 'input', 'map', 'message', 'output', 'parallel', 'service', 'signal', 'sleep', 'start', 'task', 'type' or 'wait'",
+        "unexpected character ';'; expected 'call', 'choice', 'context', 'end', 'enum', 'error', 'first', 'import', 'input', 'map', 'message', 'output', 'parallel', 'service', 'signal', 'sleep', 'start', 'task', 'type' or 'wait'",
         "statements need no ';'",
     ),
     (
@@ -188,7 +188,7 @@ CASES = [
         H + "# comment\nstart a\n",
         2,
         1,
-        "unexpected character '#'; expected 'call', 'choice', 'context', 'end', 'enum', 'error', 'import', 'input', 'map', 'message', 'output', 'parallel', 'service', 'signal', 'sleep', 'start', 'task', 'type' or 'wait'",
+        "unexpected character '#'; expected 'call', 'choice', 'context', 'end', 'enum', 'error', 'first', 'import', 'input', 'map', 'message', 'output', 'parallel', 'service', 'signal', 'sleep', 'start', 'task', 'type' or 'wait'",
         "comments start with '//'",
     ),
     (
@@ -244,7 +244,7 @@ CASES = [
         H + "wiat w: signal s {\n    next d\n}\n",
         2,
         1,
-        "unexpected name 'wiat'; expected 'call', 'choice', 'context', 'end', 'enum', 'error', 'import', 'input', 'map', 'message', 'output', 'parallel', 'service', 'signal', 'sleep', 'start', 'task', 'type', 'wait' or end of file",
+        "unexpected name 'wiat'; expected 'call', 'choice', 'context', 'end', 'enum', 'error', 'first', 'import', 'input', 'map', 'message', 'output', 'parallel', 'service', 'signal', 'sleep', 'start', 'task', 'type', 'wait' or end of file",
         "did you mean 'wait'?",
     ),
     (

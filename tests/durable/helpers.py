@@ -149,6 +149,17 @@ def finish(proc: subprocess.Popen[str], timeout: float = 90.0) -> tuple[int, str
     return proc.returncode, out + err
 
 
+def crash_then_finish(store: Store, url: str, effects: Path, workload: str, fault: str) -> None:
+    """A worker process killed at ``fault`` (which it must reach), its leases let run
+    out, then a fresh worker that must finish the workload."""
+    crashed = start_worker(url, effects, workload, fault=fault)
+    rc, out = finish(crashed)
+    assert rc == -9, f"{fault} was never reached (exit {rc}):\n{out}"
+    expire_leases(store, crashed.pid)
+    rc, out = finish(start_worker(url, effects, workload))
+    assert rc == 0, f"the restarted worker did not finish (exit {rc}):\n{out}"
+
+
 def bulk_store(url: str, clock: Clock | None = None) -> Store:
     """A store for setting up many instances fast, without waiting for a flush to disk at
     each commit (SQLite ``synchronous=OFF``, PostgreSQL ``synchronous_commit=off``); what

@@ -18,7 +18,7 @@ from wflang.durable.client import Client
 from wflang.durable.worker import Worker
 from wflang.store import Store
 
-from .helpers import REPO, expire_leases, finish, history_gaps, start_worker
+from .helpers import REPO, crash_then_finish, history_gaps
 from .worker_proc import EffectLog
 
 N = 4
@@ -40,12 +40,7 @@ def test_a_token_is_handed_out_until_its_hand_off_commits(
     for i in range(N):
         store.create(store.deployed("charge"), {"order_id": f"o{i}", "amount": "1.00"}, f"c{i}")
     effects = tmp_path / "effects.db"
-    crashed = start_worker(store_url, effects, "async", fault=fault)
-    rc, out = finish(crashed)
-    assert rc == -9, f"{fault} was never reached (exit {rc}):\n{out}"
-    expire_leases(store, crashed.pid)
-    rc, out = finish(start_worker(store_url, effects, "async"))
-    assert rc == 0, f"the restarted worker did not finish (exit {rc}):\n{out}"
+    crash_then_finish(store, store_url, effects, "async", fault)
 
     handed = collections.Counter(key for key, *_ in EffectLog(effects).rows())
     assert len(handed) == N

@@ -18,7 +18,7 @@ from wflang.durable.worker import Worker
 from wflang.runtime import instance as rt
 from wflang.store import Store
 
-from .helpers import REPO, expire_leases, finish, fixture_table, history_gaps, start_worker
+from .helpers import REPO, crash_then_finish, fixture_table, history_gaps
 
 N = 4
 POINTS = [
@@ -51,12 +51,7 @@ def test_a_send_happens_once_with_its_step(
     store = make_store(store_url)
     _setup(store)
     effects = tmp_path / "effects.db"
-    crashed = start_worker(store_url, effects, "sends", fault=fault)
-    rc, out = finish(crashed)
-    assert rc == -9, f"{fault} was never reached (exit {rc}):\n{out}"
-    expire_leases(store, crashed.pid)
-    rc, out = finish(start_worker(store_url, effects, "sends"))
-    assert rc == 0, f"the restarted worker did not finish (exit {rc}):\n{out}"
+    crash_then_finish(store, store_url, effects, "sends", fault)
 
     problems: list[str] = []
     for i in range(N):

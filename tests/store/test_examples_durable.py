@@ -496,6 +496,7 @@ def shipment_events(d: Driver) -> str:
     (token,) = d.waiting("book")  # async: the carrier answers with the task's token
     d.complete_key(token, {"tracking": "T-9"})
     d.signal(iid, "scanned", {"tracking": "T-9", "signed_by": "Ann"}, kind="message")
+    d.signal(iid, "receipt", {"signed_by": "Bob"}, kind="message")  # the hand-over's first arm
     return iid
 
 

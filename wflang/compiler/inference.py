@@ -317,7 +317,7 @@ def _with_error(m: Model, env: TypeEnv, node: sp.Node, roots: dict[str, Type]) -
 def _non_null_writes(m: Model, env: TypeEnv, node: sp.Node, roots: dict[str, Type]) -> set[str]:
     """The paths a node writes a value that cannot be null, found by typing its ``output``
     alone (an end writes its flow's output, not the context)."""
-    if isinstance(node, sp.EndNode):
+    if isinstance(node, sp.EndNode | sp.FirstNode):  # (a first's arms: see ``ABORTED``)
         return set()
     roots = _with_error(m, env, node, roots)
     out_roots = _output_roots(m, env, node, Inference(env, roots))
@@ -360,6 +360,19 @@ def _type_node(
             here.expect(trigger.at, TIMESTAMP, "'until'")
         elif isinstance(trigger, sp.MessageTrigger):
             _type_correlation(here, trigger.correlation)
+    if isinstance(node, sp.FirstNode):  # each arm's output reads its own payload
+        for event_arm in node.arms:
+            t, arm_roots = event_arm.trigger, dict(here.roots)
+            if isinstance(t, sp.AfterTrigger):
+                here.expect(t.after, DURATION, "'after'")
+            else:
+                if isinstance(t, sp.MessageTrigger):
+                    _type_correlation(here, t.correlation)
+                arm_roots["signal" if isinstance(t, sp.SignalTrigger) else "message"] = _payload(
+                    m, env, t
+                )
+            _type_output(m, env, node, infer(arm_roots), missing, event_arm.output)
+        return
     out_roots = _output_roots(m, env, node, here)
     _type_args(m, env, node, here, missing)
     _type_output(m, env, node, infer(out_roots), missing)
@@ -481,9 +494,15 @@ def _type_args(
 
 
 def _type_output(
-    m: Model, env: TypeEnv, node: sp.Node, inf: Inference, missing: list[Missing]
+    m: Model,
+    env: TypeEnv,
+    node: sp.Node,
+    inf: Inference,
+    missing: list[Missing],
+    entries: tuple[sp.Entry, ...] | None = None,
 ) -> set[str]:
-    output: tuple[sp.Entry, ...] = getattr(node, "output", ())
+    """Type a node's ``output`` (``entries``: one arm's of a ``first``)."""
+    output: tuple[sp.Entry, ...] = getattr(node, "output", ()) if entries is None else entries
     locals_ = _type_local_writes(node, tuple(e for e in output if e.local), env, inf)
     output = tuple(e for e in output if not e.local)
     if isinstance(node, sp.EndNode) and _in_map_body(m, node):

@@ -216,6 +216,13 @@ class _Lowering:
             for k, e in enumerate(getattr(node, "events", ()))
         )
 
+    def arm(self, t: sp.ArmTrigger) -> tb.Arm:
+        if isinstance(t, sp.SignalTrigger):
+            return tb.Arm("signal", t.signal.text)
+        if isinstance(t, sp.MessageTrigger):
+            return tb.Arm("message", t.message.text, self.expression(t.correlation))
+        return tb.Arm("after", None, self.expression(t.after))
+
     def read_only(self, work: sp.TaskWork) -> bool:
         """Whether a task calls a service declared ``reads``."""
         if not isinstance(work, sp.ServiceWork):
@@ -309,6 +316,8 @@ class _Lowering:
                         "message", trig.message.text, correlation, self.timers(node)
                     )
                 return tb.WaitEntry("until", None, self.expression(trig.at), self.timers(node))
+            case sp.FirstNode():
+                return tb.FirstEntry(tuple(self.arm(arm.trigger) for arm in node.arms))
             case sp.SleepNode():
                 return tb.SleepEntry(self.expression(node.duration))
             case sp.ParallelNode():
@@ -374,6 +383,16 @@ class _Lowering:
             )
             return
         if isinstance(node, sp.EndNode):
+            return
+        if isinstance(node, sp.FirstNode):  # each arm writes its own output on its route
+            for k, arm in enumerate(node.arms):
+                written = self.mapping(arm.output)
+                mine = self.mapping(arm.output, local=True)
+                writes = tuple(
+                    tb.Action(kind, m) for kind, m in (("write", written), ("local", mine))
+                    if m.entries
+                )  # fmt: skip
+                row(tb.arm_event(k), tb.Transition(None, self.target(arm.target), writes))
             return
         actions: list[tb.Action] = []
         output: tuple[sp.Entry, ...] = getattr(node, "output", ())

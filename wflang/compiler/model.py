@@ -76,6 +76,9 @@ def outgoing(node: sp.Node, *, labels: bool = False) -> Iterator[Edge]:
         for arm in node.arms:
             label = _guard_label(arm) if labels else ""
             yield Edge("else" if arm.guard is None else "when", arm.target, label)
+    if isinstance(node, sp.FirstNode):
+        for event_arm in node.arms:
+            yield Edge("arm", event_arm.target, arm_label(event_arm) if labels else "")
     for t in getattr(node, "timeouts", ()):
         kind = "timeout" if t.interrupting else "timeout-side"
         label = (f"after {t.when}" if t.cycle is None else t.when) if labels else ""
@@ -93,6 +96,28 @@ def outgoing(node: sp.Node, *, labels: bool = False) -> Iterator[Edge]:
 def event_label(e: sp.OnEvent) -> str:
     """A boundary event as a route's label says it: ``signal cancel``, ``message paid``."""
     return f"{e.kind} {e.name.text}"
+
+
+def arm_label(arm: sp.EventArm) -> str:
+    """What an arm of a ``first`` waits for: ``signal S``, ``message M``, ``after EXPR``."""
+    t = arm.trigger
+    if isinstance(t, sp.SignalTrigger):
+        return f"signal {t.signal.text}"
+    if isinstance(t, sp.MessageTrigger):
+        return f"message {t.message.text}"
+    return f"after {_text(t.after)}"
+
+
+def arm_key(arm: sp.EventArm) -> str:
+    """What makes two arms of a ``first`` the same event (``wf check``'s duplicates, ``wf
+    diff``'s pairs): a signal's name, a message's name with its correlation as written,
+    any ``after``."""
+    t = arm.trigger
+    if isinstance(t, sp.SignalTrigger):
+        return f"signal {t.signal.text}"
+    if isinstance(t, sp.MessageTrigger):
+        return f"message {t.message.text} correlate {_text(t.correlation)}"
+    return "after"
 
 
 def _guard_label(arm: sp.ChoiceArm) -> str:

@@ -105,6 +105,8 @@ def _item(item: sp.Item, w: Writer) -> None:
             _choice(item, w)
         case sp.WaitNode():
             _wait(item, w)
+        case sp.FirstNode():
+            _first(item, w)
         case sp.SleepNode():
             _sleep(item, w)
         case sp.ParallelNode():
@@ -392,6 +394,25 @@ def _trigger(t: sp.WaitTrigger) -> str:
 
 def _wait(n: sp.WaitNode, w: Writer) -> None:
     _body(w, f"wait {n.name.text}: {_trigger(n.trigger)}", n.span, _clause_parts(w, n))
+
+
+def _first(n: sp.FirstNode, w: Writer) -> None:
+    parts = [_arm_part(w, arm) for arm in n.arms]
+    if n.renamed_from is not None:
+        parts.append(_line_part(n.renamed_from.span, f"renamed from {n.renamed_from.text}"))
+    _body(w, f"first {n.name.text}", n.span, parts)
+
+
+def _arm_part(w: Writer, arm: sp.EventArm) -> _Part:
+    """An arm on one line, or with its ``output`` (or a comment) in a block."""
+    t = arm.trigger
+    when = (
+        f"after {format_expr(t.after)}" if isinstance(t, sp.AfterTrigger) else f"on {_trigger(t)}"
+    )
+    head = f"{when} -> {arm.target.text}"
+    if not arm.output and not w.has_comment_inside(arm.span):
+        return _line_part(arm.span, head)
+    return (arm.span, lambda w: _body(w, head, arm.span, _clause_parts(w, arm)))
 
 
 def _sleep(n: sp.SleepNode, w: Writer) -> None:

@@ -106,14 +106,25 @@ def node_expressions(node: sp.Node) -> Iterator[ex.Expr]:
             yield trigger.correlation
         elif isinstance(trigger, sp.UntilTrigger):
             yield trigger.at
+    if isinstance(node, sp.FirstNode):  # (the arms' outputs are the node's ``output``)
+        for arm in node.arms:
+            if isinstance(arm.trigger, sp.MessageTrigger):
+                yield arm.trigger.correlation
+            elif isinstance(arm.trigger, sp.AfterTrigger):
+                yield arm.trigger.after
 
 
 def triggers(node: sp.Node) -> Iterator[sp.SignalTrigger | sp.MessageTrigger]:
-    """The signals and messages a node waits for: a wait's, and its boundary events'."""
+    """The signals and messages a node waits for: a wait's, its boundary events', and
+    the arms' of a ``first``."""
     if isinstance(node, sp.WaitNode) and not isinstance(node.trigger, sp.UntilTrigger):
         yield node.trigger
     for event in getattr(node, "events", ()):
         yield event.trigger
+    if isinstance(node, sp.FirstNode):
+        for arm in node.arms:
+            if not isinstance(arm.trigger, sp.AfterTrigger):
+                yield arm.trigger
 
 
 def walk_expressions(nodes: tuple[sp.Node, ...]) -> Iterator[tuple[Placed, ex.Expr]]:

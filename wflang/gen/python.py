@@ -380,7 +380,7 @@ def _decl(module: Module, kind: type, name: str) -> sp.ServiceDecl | sp.SignalDe
 def _awaited(spec: sp.WorkflowSpec) -> Iterator[tuple[type, str]]:
     seen: set[tuple[type, str]] = set()
     for node in all_nodes(spec.nodes):
-        for trigger in triggers(node):  # a wait's, and the node's boundary events'
+        for trigger in triggers(node):  # a wait's, a first's arms', the boundary events'
             key: tuple[type, str] = (
                 (sp.SignalDecl, trigger.signal.text)
                 if isinstance(trigger, sp.SignalTrigger)

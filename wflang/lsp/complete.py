@@ -22,11 +22,11 @@ C = lsp.CompletionItemKind
 #: Words that start a line at the top of a file, and inside a node (kept to those the
 #: grammar has: ``vocabulary().keywords``).
 TOP_WORDS = ("workflow", "import", "type", "enum", "input", "context", "output", "signal",
-             "message", "error", "service", "start", "task", "choice", "wait", "sleep",
-             "parallel", "map", "call", "end")  # fmt: skip
+             "message", "error", "service", "start", "task", "choice", "wait", "first",
+             "sleep", "parallel", "map", "call", "end")  # fmt: skip
 NODE_WORDS = ("args", "output", "retry", "timeout", "on", "compensate", "next", "when",
               "else", "branch", "join", "form", "raises", "local", "collect",
-              "renamed")  # fmt: skip
+              "renamed", "after")  # fmt: skip
 _MEMBER = re.compile(r"([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\.(\w*)$")
 _NODE_REF = re.compile(r"(?:\bnext|->|\bcompensate|\bstart)\s+(\w*)$")
 _SERVICE = re.compile(r"\bservice\s+([\w.]*)$")
@@ -132,13 +132,17 @@ def _error_fields(model: Model, node: sp.Node) -> dict[str, str] | None:
     return {n: str(t) for n, t in got.items()} if got is not None else None
 
 
-def _awaited(node: sp.Node, line: int) -> sp.WaitTrigger | None:
+def _awaited(node: sp.Node, line: int) -> sp.WaitTrigger | sp.ArmTrigger | None:
     """What arrived at the line, read as ``signal`` or ``message``: a wait's trigger, or
-    that of the boundary event whose ``output`` holds the line."""
+    that of the boundary event or the arm of a ``first`` whose ``output`` holds the line
+    (each reads its own payload)."""
     if isinstance(node, sp.WaitNode):
         return node.trigger
-    events: tuple[sp.OnEvent, ...] = getattr(node, "events", ())
-    return next((e.trigger for e in events if e.span.line <= line <= e.span.end_line), None)
+    routes: tuple[sp.OnEvent | sp.EventArm, ...] = (
+        *getattr(node, "events", ()),
+        *(node.arms if isinstance(node, sp.FirstNode) else ()),
+    )
+    return next((r.trigger for r in routes if r.span.line <= line <= r.span.end_line), None)
 
 
 def _members(model: Model, node: sp.Node | None, path: str, line: int = 0) -> dict[str, str]:

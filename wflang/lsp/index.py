@@ -144,7 +144,7 @@ def _nodes(model: Model) -> Iterator[Occurrence]:
 
 
 def _work(node: sp.Node, model: Model) -> Iterator[Occurrence]:
-    for trigger in triggers(node):  # a wait's, and the node's boundary events'
+    for trigger in triggers(node):  # a wait's, the boundary events', a first's arms'
         if isinstance(trigger, sp.SignalTrigger):
             yield _named("signal", trigger.signal, model.signals)
         else:

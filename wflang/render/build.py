@@ -58,15 +58,21 @@ def edge_label(edge: Edge) -> str:
         "error": f"⚡ {'any error' if edge.label == 'any' else edge.label}",
         "event": _event_label(edge.label),
         "event-side": f"{_event_label(edge.label)} non-interrupting",
+        "arm": _event_label(edge.label),
     }
     return labels.get(edge.kind, "")
 
 
+#: The marks of the waits, on the edges of what waits for the same: a boundary event, an
+#: arm of a ``first``.
+_MARKERS = {"signal": "△", "message": "✉", "after": "◷"}
+
+
 def _event_label(label: str) -> str:
-    """``signal cancel`` -> ``△ cancel``, ``message paid`` -> ``✉ paid``: the marks of
-    the waits for them."""
+    """``signal cancel`` -> ``△ cancel``, ``message paid`` -> ``✉ paid``, an arm's
+    ``after 2d`` -> ``◷ 2d``: the marks of the waits for them."""
     kind, _, name = label.partition(" ")
-    return f"{'△' if kind == 'signal' else '✉'} {name}"
+    return f"{_MARKERS.get(kind, kind)} {name}"
 
 
 def edges_for(node: sp.Node, tail: str, boundary: str | None) -> list[DEdge]:

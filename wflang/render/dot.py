@@ -25,6 +25,7 @@ EDGE_STYLES: dict[str, tuple[tuple[str, str], ...]] = {
     "next": (),
     "when": (),
     "else": (),
+    "arm": (),
     "join": (),
     "fork": (),
     "done": (("color", '"#90a4ae"'), ("arrowsize", "0.5")),

@@ -94,6 +94,14 @@ KINDS: dict[str, Style] = {
     "task.send.message": Style(**_TASK_ARGS, marker="✉➤", description="send task: a message"),
     "task.send.signal": Style(**_TASK_ARGS, marker="▲", description="send task: a signal"),
     "choice": Style("diamond", ("{", "}"), fill="#fffde7", border="#8d6e00", description="choice"),
+    # BPMN's event-based gateway: a diamond around a pentagon in a double circle; here a
+    # double-bordered diamond with the pentagon, its arms' events on its edges.
+    "first": Style(
+        **{**_GATEWAY, "mermaid": ("{{", "}}")},
+        marker="⬠",
+        peripheries=2,
+        description="first: goes on with whichever event comes first",
+    ),
     "wait.signal": Style(**_EVENT, marker="△", description="wait for a signal"),
     "wait.message": Style(**_EVENT, marker="✉", description="wait for a message"),
     "wait.until": Style(**_EVENT, marker="◷", description="wait until a time"),
@@ -227,6 +235,10 @@ def _choice(n: sp.ChoiceNode) -> tuple[str, tuple[str, ...]]:
     return "choice", ()
 
 
+def _first(n: sp.FirstNode) -> tuple[str, tuple[str, ...]]:
+    return "first", (f"{KINDS['first'].marker} first of {len(n.arms)}",)
+
+
 def _sleep(n: sp.SleepNode) -> tuple[str, tuple[str, ...]]:
     return "sleep", (f"{KINDS['sleep'].marker} {format_expr(n.duration)}",)
 
@@ -260,6 +272,8 @@ def classify(node: sp.Node, read_only: frozenset[str] = frozenset()) -> tuple[st
             return _choice(node)
         case sp.WaitNode():
             return _wait(node)
+        case sp.FirstNode():
+            return _first(node)
         case sp.SleepNode():
             return _sleep(node)
         case sp.ParallelNode():

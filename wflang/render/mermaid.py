@@ -21,6 +21,7 @@ EDGE_STYLES: dict[str, tuple[str, str]] = {
     "next": ("-->", ""),
     "when": ("-->", ""),
     "else": ("-->", ""),
+    "arm": ("-->", ""),
     "join": ("-->", ""),
     "fork": ("-->", ""),
     "done": ("-->", "stroke:#90a4ae"),

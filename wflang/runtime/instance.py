@@ -69,7 +69,7 @@ class Timer:
 
     id: str
     token: int
-    purpose: str  # boundary:K | retry | sleep | until (``wflang.runtime.keys``)
+    purpose: str  # boundary:K | retry | sleep | until | after (``wflang.runtime.keys``)
     due: int  # milliseconds since the epoch
 
 

@@ -3,7 +3,7 @@ here only: the step function, the engine, the stores and the client all call the
 
 - a task's or call's idempotency key, ``INSTANCE:NODE:VISIT:TOKEN:ATTEMPT``;
 - a timer's id, ``TASK_KEY:PURPOSE``, and its purpose (``sleep``, ``until``,
-  ``retry`` or ``boundary:K``);
+  ``retry``, ``after`` (an arm of a ``first``) or ``boundary:K``);
 - a child instance's id, ``ROOT/HASH`` (``ids.child_id``, with the instance seeds);
 - the inbox keys that make a delivery unique (``Delivery``): ``signal:NAME:KEY``,
   ``message:NAME:KEY``, ``msg:PUBLICATION``, ``timer:TIMER_ID``, ``task:TASK_KEY``,
@@ -25,6 +25,7 @@ from wflang.runtime.ids import child_id
 from wflang.runtime.waiting import Wait
 
 __all__ = [
+    "AFTER",
     "END_OF_SCOPE",
     "PARENT_CANCEL_DELIVERY",
     "RETRY",
@@ -93,6 +94,8 @@ def parse_task_key(key: str) -> TaskKey | None:
 # ------------------------------------------------------------------ timers
 
 SLEEP, UNTIL, RETRY = "sleep", "until", "retry"
+#: The timer of a ``first``'s ``after`` arm (on the arm's own token).
+AFTER = "after"
 _BOUNDARY = "boundary:"
 
 

@@ -134,6 +134,28 @@ class WaitEntry:
 
 
 @frozen
+class Arm:
+    """An arm of a ``first``: what it waits for (its route is the row ``arm:K``)."""
+
+    trigger: str  # signal | message | after
+    name: str | None = None  # the signal or message
+    expression: int | None = None  # the correlation, or the delay of an ``after``
+
+
+@frozen
+class FirstEntry:
+    """An event-based choice: a token per arm waits for its event; the first to come
+    goes on along its arm's row, and the others are stopped in the same step."""
+
+    arms: tuple[Arm, ...]
+
+
+def arm_event(k: int) -> str:
+    """The event of the row an arm's route is: ``arm:K``."""
+    return f"arm:{k}"
+
+
+@frozen
 class SleepEntry:
     duration: int  # expression index
 
@@ -198,6 +220,7 @@ Entry = (
     TaskEntry
     | ChoiceEntry
     | WaitEntry
+    | FirstEntry
     | SleepEntry
     | ParallelEntry
     | MapEntry

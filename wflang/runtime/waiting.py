@@ -28,6 +28,7 @@ class Wait(enum.StrEnum):
     JOIN = "join"  # the branches or items of its parallel or map
     SIGNAL = "signal"  # ``signal:NAME``
     MESSAGE = "message"  # ``message:NAME:CORRELATION``
+    FIRST = "first"  # a ``first``: a token of its own per arm waits for the arm's event
 
 
 #: The kinds that name what they wait for after a colon.
@@ -118,11 +119,14 @@ class HasWait(Protocol):
     def catching(self) -> tuple[str, ...]: ...
 
 
-_AT_REST = frozenset(kind.value for kind in (Wait.HUMAN, Wait.CHILD, Wait.TIMER, Wait.JOIN))
+_AT_REST = frozenset(
+    kind.value for kind in (Wait.HUMAN, Wait.CHILD, Wait.TIMER, Wait.JOIN, Wait.FIRST)
+)
 
 
 #: What ``wf list --waiting-on`` calls each kind of wait (a signal or a message is also
-#: named: ``signal:NAME``, ``message:NAME``); a join, or a token about to act, is none.
+#: named: ``signal:NAME``, ``message:NAME``); a join, or a token about to act, is none,
+#: and so is a ``first``'s own token: each of its arms' tokens is labelled.
 _LABELS = {
     Wait.TASK.value: "task",
     Wait.HUMAN.value: "person",

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 
 from wflang.runtime.ir import Value
 from wflang.runtime.table import (
+    FirstEntry,
     Table,
     WaitEntry,
     dumps,
@@ -75,13 +76,17 @@ class Catalog:
         return taken(self.table_for(tx, digest), message, payload)
 
     def waits_for_messages(self, digest: str, table: Table) -> bool:
-        """Whether this table has a message wait or a boundary message (only then are
-        subscriptions kept)."""
+        """Whether this table has a message wait, a boundary message or a ``first`` with a
+        message arm (only then are subscriptions kept)."""
         found = self._message_waits.get(digest)
         if found is None:
             found = self._message_waits[digest] = any(
                 (isinstance(s.entry, WaitEntry) and s.entry.trigger == Wait.MESSAGE)
                 or any(c.kind == Wait.MESSAGE for c in getattr(s.entry, "catches", ()))
+                or (
+                    isinstance(s.entry, FirstEntry)
+                    and any(arm.trigger == Wait.MESSAGE for arm in s.entry.arms)
+                )
                 for s in table.states
             )
         return found

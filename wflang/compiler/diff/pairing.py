@@ -86,7 +86,7 @@ def edges_of(node: sp.Node) -> dict[str, EdgeRec]:
     out: dict[str, EdgeRec] = {}
     timeouts = 0
     arms = iter(node.arms) if isinstance(node, sp.ChoiceNode) else iter(())
-    for edge in outgoing(node):
+    for edge in outgoing(node, labels=isinstance(node, sp.FirstNode)):
         if edge.kind in ("when", "else"):
             arm = next(arms)
             label = "else" if arm.guard is None else f"when {format_expr(arm.guard)}"
@@ -94,6 +94,9 @@ def edges_of(node: sp.Node) -> dict[str, EdgeRec]:
         elif edge.kind.startswith("timeout"):
             timeouts += 1
             label, span = f"timeout #{timeouts}", edge.target.span
+        elif edge.kind == "arm":  # a first's arm, by its event (an ``after`` by its order)
+            label = "after" if edge.label.startswith("after") else f"on {edge.label}"
+            span = edge.target.span
         elif edge.kind in ("error", "event", "event-side"):  # on E, on signal S
             label, span = f"on {edge.label}", edge.target.span
         else:

@@ -1,16 +1,17 @@
 """Rules of events (WF36x, WF215): a send names a declared signal or message; a repeating
-timer has a bound; an async task has a timeout; a non-interrupting route ends or rejoins."""
+timer has a bound; an async task has a timeout; a non-interrupting route ends or rejoins; a
+``first`` chooses between two arms or more, each waiting for something the others do not."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from functools import partial
 
-from wflang.compiler.model import Model
+from wflang.compiler.model import Model, arm_key, arm_label
 from wflang.compiler.registry import Finding, Pass, rule
 from wflang.compiler.symbols import did_you_mean
 from wflang.dsl import spec as sp
-from wflang.dsl.diagnostics import Severity
+from wflang.dsl.diagnostics import Related, Severity
 
 event_rule = partial(rule, category="reference", pass_=Pass.NAMES)
 
@@ -169,3 +170,86 @@ def side_route_never_rejoins(m: Model) -> Iterator[Finding]:
             route.clause.span,
             hint=f"end the side path (next an 'end') or lead it back into the flow of '{route.node}'",
         )
+
+
+@rule(
+    "WF365",
+    "first-too-few-arms",
+    category="graph",
+    severity=Severity.ERROR,
+    pass_=Pass.NAMES,
+    summary="Checks that a first chooses between two arms or more.",
+)
+def first_too_few_arms(m: Model) -> Iterator[Finding]:
+    """A ``first`` goes on with whichever of its arms' events comes first: with one arm
+    there is nothing to choose (write a ``wait`` with a ``timeout``), with none it would
+    wait forever and go nowhere.
+
+    Bad:
+
+        first outcome {
+            on signal approve -> ship
+        }
+
+    Good:
+
+        first outcome {
+            on signal approve -> ship
+            after 2d -> escalate
+        }
+    """
+    for node in m.all_nodes():
+        if isinstance(node, sp.FirstNode) and len(node.arms) < 2:
+            yield Finding(
+                f"first '{node.name.text}' has {len(node.arms) or 'no'} "
+                f"arm{'' if len(node.arms) == 1 else 's'}: it needs two or more",
+                node.name.span,
+                hint="a single event is a wait: wait NAME: signal S { timeout … next … }",
+            )
+
+
+@rule(
+    "WF366",
+    "duplicate-arm",
+    category="graph",
+    severity=Severity.ERROR,
+    pass_=Pass.NAMES,
+    summary="Checks that no two arms of a first wait for the same event.",
+)
+def duplicate_arm(m: Model) -> Iterator[Finding]:
+    """Two arms for the same signal, for the same message with the same correlation, or
+    two ``after`` arms: only the first of them could ever win (a signal is taken by one
+    arm; the earlier timer fires first), so the other's route is dead.
+
+    Bad:
+
+        first outcome {
+            on signal approve -> ship
+            on signal approve -> review
+            after 2d -> escalate
+        }
+
+    Good:
+
+        first outcome {
+            on signal approve -> ship
+            on signal review -> review
+            after 2d -> escalate
+        }
+    """
+    for node in m.all_nodes():
+        if not isinstance(node, sp.FirstNode):
+            continue
+        seen: dict[str, sp.EventArm] = {}
+        for arm in node.arms:
+            key = arm_key(arm)
+            first = seen.setdefault(key, arm)
+            if first is not arm:
+                what = "a timer" if key == "after" else arm_label(first)
+                yield Finding(
+                    f"first '{node.name.text}' waits for {what} twice: "
+                    "only one of the arms could win",
+                    arm.span,
+                    related=(Related(first.span, "first waited for here"),),
+                    hint="remove one, or merge their routes",
+                )

@@ -19,7 +19,7 @@ from wflang.dsl import spec as sp
 from wflang.dsl.diagnostics import Severity
 
 #: Node kinds that wait for the world: a loop through one of them cannot spin.
-WAITING = (sp.WaitNode, sp.SleepNode)
+WAITING = (sp.WaitNode, sp.FirstNode, sp.SleepNode)
 #: Task kinds that wait for a person.
 HUMAN = (sp.UserWork, sp.ManualWork)
 

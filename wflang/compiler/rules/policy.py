@@ -358,6 +358,9 @@ def wait_without_timeout(m: Model) -> Iterator[Finding]:
     Good:
 
         wait approval: signal approved { timeout 48h -> escalate next ship }
+
+    A ``first`` whose arms are all signals and messages is such a wait too: give it an
+    ``after`` arm.
     """
     for node in m.all_nodes():
         if (
@@ -366,6 +369,13 @@ def wait_without_timeout(m: Model) -> Iterator[Finding]:
             and not any(t.interrupting for t in node.timeouts)
         ):
             yield Finding(f"wait '{node.name.text}' has no timeout", node.name.span)
+        if isinstance(node, sp.FirstNode) and not any(
+            isinstance(arm.trigger, sp.AfterTrigger) for arm in node.arms
+        ):
+            yield Finding(
+                f"first '{node.name.text}' has no 'after' arm", node.name.span,
+                hint="add one: after 2d -> NODE",
+            )  # fmt: skip
 
 
 # ---------------------------------------------------------------- usage and data flow
@@ -373,12 +383,18 @@ def wait_without_timeout(m: Model) -> Iterator[Finding]:
 
 def _writes_towards(m: Model, source: str, target: str) -> frozenset[str]:
     """What a node has written when the flow goes on from it to ``target``: along a
-    boundary event's route, what every event that leads there writes."""
+    boundary event's route or an arm of a ``first``, what every one of them that leads
+    there writes."""
     kinds = m.edge_kinds.get((source, target), frozenset())
+    node = m.nodes[source].node
+    routes: list[sp.OnEvent] | list[sp.EventArm] = []
     if kinds and kinds <= _EVENTS:
-        events = [e for e in getattr(m.nodes[source].node, "events", ()) if e.target.text == target]
+        routes = [e for e in getattr(node, "events", ()) if e.target.text == target]
+    elif isinstance(node, sp.FirstNode):
+        routes = [arm for arm in node.arms if arm.target.text == target]
+    if routes:
         return frozenset.intersection(
-            *(frozenset(x.name.text for x in e.output if not x.local) for e in events)
+            *(frozenset(x.name.text for x in r.output if not x.local) for r in routes)
         )
     if kinds & ABORTED:
         return frozenset()

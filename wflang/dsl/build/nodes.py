@@ -41,6 +41,9 @@ NODE_CLAUSES: dict[str, frozenset[str]] = {
     "send task": frozenset({"args", "output", "next", "renamed"}),
     "choice": frozenset({"renamed"}),
     "wait": frozenset({"output", "timeout", "every", "next", "renamed"}),
+    "first": frozenset({"renamed"}),
+    # An arm's block only writes its payload into the context; its route is its arrow.
+    "signal or message arm": frozenset({"output"}),
     "sleep": frozenset({"next", "renamed"}),
     "parallel": frozenset({"timeout", "every", "on", "next", "renamed"} | EVENTS),
     "map": frozenset(
@@ -216,6 +219,40 @@ class NodeRules(BuilderBase):
     @v_args(inline=True)
     def until_wait(self, kw: Token, at: ex.Expr) -> sp.UntilTrigger:
         return sp.UntilTrigger(at, span=self._tspan(kw).to(at.span))
+
+    def first_node(self, children: list[Any]) -> sp.FirstNode:
+        kw, name, *parts, close = children
+        arms = tuple(p for p in parts if isinstance(p, sp.EventArm))
+        clauses = [p for p in parts if isinstance(p, Clause)]
+        node = self._make_node(
+            sp.FirstNode, "first", kw, name, clauses, self._tspan(close), arms=arms
+        )
+        return self._nest(node, *arms)
+
+    def _arm(self, kw: Token, trigger: sp.ArmTrigger, target: Token, block: Block | None
+             ) -> sp.EventArm:  # fmt: skip
+        ident = self._ident(target)
+        end = block.span if block is not None else ident.span
+        fields = self._assemble(
+            "signal or message arm", ident, block.clauses if block is not None else ()
+        )
+        arm = sp.EventArm(trigger, ident, span=self._tspan(kw).to(end), **fields)
+        return self._nest(arm, trigger, *(e.value for e in arm.output))
+
+    @v_args(inline=True)
+    def signal_arm(self, kw: Token, trigger: sp.SignalTrigger, target: Token,
+                   block: Block | None) -> sp.EventArm:  # fmt: skip
+        return self._arm(kw, trigger, target, block)
+
+    @v_args(inline=True)
+    def message_arm(self, kw: Token, trigger: sp.MessageTrigger, target: Token,
+                    block: Block | None) -> sp.EventArm:  # fmt: skip
+        return self._arm(kw, trigger, target, block)
+
+    @v_args(inline=True)
+    def after_arm(self, kw: Token, after: ex.Expr, target: Token) -> sp.EventArm:
+        trigger = sp.AfterTrigger(after, span=self._tspan(kw).to(after.span))
+        return self._arm(kw, trigger, target, None)
 
     @v_args(inline=True)
     def sleep_node(

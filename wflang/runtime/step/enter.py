@@ -155,17 +155,60 @@ def _enter_wait(run: Run, token: AnyToken, entry: tb.WaitEntry) -> None:
         if kind is Wait.MESSAGE:
             correlation = _correlation(run, token, entry, env)
         for i, sig in enumerate(run.buffered):
-            if (
-                sig.kind == kind
-                and sig.name == name
-                and (sig.correlation is None or sig.correlation == correlation)
-            ):
+            if _takes_buffered(sig, kind, name, correlation):
                 run.buffered = [*run.buffered[:i], *run.buffered[i + 1 :]]
                 run.decide(f"{run.name(token.state)} takes buffered {sig.kind} {sig.name}")
                 run.done(token, {sig.kind: sig.payload})
                 return
         token = run.wait(token, kind, name, correlation)
     _boundary_timers(run, token, entry.timers, env)
+
+
+def _enter_first(run: Run, token: AnyToken, entry: tb.FirstEntry) -> None:
+    """Each arm's wait is found first (a correlation, a due time: an error leaves no arm
+    waiting); a signal or message buffered before, the earliest an arm takes, wins at
+    once; else a token per arm waits for its event, under the node's token."""
+    env = run.env(token)
+    waits: list[tuple[Wait, str, str | None, int | None]] = []
+    for arm in entry.arms:
+        if arm.trigger == _AFTER:
+            assert arm.expression is not None
+            after = run.eval(arm.expression, env)
+            if not isinstance(after, int) or isinstance(after, bool):
+                raise WorkflowError(f"'after' of '{run.name(token.state)}' is not a duration")
+            waits.append((Wait.TIMER, "", None, run.now + max(after, 0)))
+            continue
+        kind, text = Wait(arm.trigger), None
+        if kind is Wait.MESSAGE:
+            assert arm.expression is not None
+            text = _correlation_text(run, token, run.eval(arm.expression, env))
+        waits.append((kind, arm.name or "", text, None))
+    for i, sig in enumerate(run.buffered):
+        for k, (kind, name, correlation, _) in enumerate(waits):
+            if _takes_buffered(sig, kind, name, correlation):
+                run.buffered = [*run.buffered[:i], *run.buffered[i + 1 :]]
+                run.decide(f"{run.name(token.state)} takes buffered {sig.kind} {sig.name}")
+                run.won(token, k, {sig.kind: sig.payload})
+                return
+    owner = run.wait(token, Wait.FIRST)
+    for k, (kind, name, correlation, due) in enumerate(waits):
+        arm_token = run.wait(run.new_token(owner.state, owner.id, k), kind, name, correlation)
+        arm_token.visit = owner.visit
+        if due is not None:
+            run.start_timer(arm_token, keys.AFTER, due)
+
+
+_AFTER = "after"
+
+
+def _takes_buffered(sig: rt.Signal, kind: Wait, name: str, correlation: str | None) -> bool:
+    """Whether a wait for (kind, name, correlation) takes a signal or message that was
+    buffered (one sent to the instance, with no correlation, goes to any wait for it)."""
+    return (
+        sig.kind == kind
+        and sig.name == name
+        and (sig.correlation is None or sig.correlation == correlation)
+    )
 
 
 def _correlation(run: Run, token: AnyToken, entry: tb.WaitEntry, env: Env) -> str:
@@ -317,6 +360,7 @@ ENTER: dict[type[tb.Entry], Callable[[Run, AnyToken, tb.Entry], None]] = {
     tb.TaskEntry: _enter_task,  # type: ignore[dict-item]
     tb.ChoiceEntry: _enter_choice,  # type: ignore[dict-item]
     tb.WaitEntry: _enter_wait,  # type: ignore[dict-item]
+    tb.FirstEntry: _enter_first,  # type: ignore[dict-item]
     tb.SleepEntry: _enter_sleep,  # type: ignore[dict-item]
     tb.ParallelEntry: _enter_parallel,  # type: ignore[dict-item]
     tb.MapEntry: _enter_map,  # type: ignore[dict-item]

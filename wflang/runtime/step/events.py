@@ -71,7 +71,7 @@ def _on_timer(run: Run, e: rt.TimerFired) -> None:
         run.decide(f"ignored timer {e.timer}: no longer pending")
         return
     run.decide(f"timer {timer.purpose} of {run.name(token.state)} fired")
-    if timer.purpose in (keys.SLEEP, keys.UNTIL):
+    if timer.purpose in (keys.SLEEP, keys.UNTIL, keys.AFTER):  # (an arm's: ``Run.done``)
         run.done(token)
         return
     entry = run.c.table.states[token.state].entry

@@ -24,6 +24,7 @@ from wflang.runtime.waiting import Wait, at_rest, awaiting
 
 RUNNING, COMPENSATING, WAITING = Status.RUNNING, Status.COMPENSATING, Status.WAITING
 _ENTERING = Wait.ENTERING.value
+_FIRST = Wait.FIRST.value
 
 _T = TypeVar("_T")
 
@@ -338,10 +339,26 @@ class Run:
                     )
 
     def done(self, token: AnyToken, extra: dict[str, Value] | None = None) -> None:
-        """The work at a token's state finished: go on along its ``done`` row."""
+        """The work at a token's state finished: go on along its ``done`` row (an arm of
+        a ``first``, which has none, along its arm's row: ``won``)."""
         row = self.states[token.state].done
+        if row is None:
+            owner = self.tokens.get(token.parent)
+            if owner is not None and owner.waiting == _FIRST and owner.state == token.state:
+                self.won(owner, token.index, extra)
+                return
         if row is None or not self.follow(token, row, self.env(token, extra)):
             raise WorkflowError(f"'{self.name(token.state)}' has nowhere to go")
+
+    def won(self, owner: AnyToken, arm: int, extra: dict[str, Value] | None = None) -> None:
+        """Arm ``arm`` of the ``first`` that ``owner`` waits at came first: every arm's
+        token is stopped (with its timer; a store drops their subscriptions with them), in
+        this step, and ``owner`` goes on along the arm's row, which reads ``extra``."""
+        self.stop_children(owner)
+        self.decide(f"{self.name(owner.state)}: arm {arm + 1} came first")
+        row = self.states[owner.state].rows.get(tb.arm_event(arm))
+        if row is None or not self.follow(owner, row, self.env(owner, extra)):
+            raise WorkflowError(f"'{self.name(owner.state)}' has nowhere to go")
 
     def interrupt(self, token: AnyToken, undo: bool = True) -> None:
         """Cancel the task or child a token waits for. ``undo``: a saga may still run,

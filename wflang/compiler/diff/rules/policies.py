@@ -1,5 +1,5 @@
-"""Diff rules for the policies of the nodes instances are in (WF649-WF653): retry,
-timeouts, compensation, the service called and the join.
+"""Diff rules for the policies of the nodes instances are in (WF649-WF653, WF662, WF667):
+retry, timeouts, compensation, the service called, the join, async, a first's arms.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from wflang.compiler.diff.rules.common import (
     changed,
     key,
 )
+from wflang.compiler.model import arm_key
 from wflang.compiler.registry import Finding
 from wflang.dsl import expr as ex
 from wflang.dsl import spec as sp
@@ -261,3 +262,57 @@ def join_changed(p: Pairing) -> Iterator[Finding]:
                 was=old.join.span if old.join is not None else old.name.span,
                 key=key(f"node:{x.key}/join"),
             )
+
+
+@diff_rule(
+    "WF667",
+    "first-arms-changed",
+    level=BREAKING,
+    category=INSTANCES,
+    summary="A first waits for other events: an instance waiting there keeps the old arms.",
+)
+def first_arms_changed(p: Pairing) -> Iterator[Finding]:
+    """An instance waiting at a ``first`` waits on a token per arm, with the
+    subscriptions and timers its version made when it entered. Moved to the new
+    version, it would never wait for an arm added there, and the token of an arm removed
+    would wait for an event with no route. An arm is its event: a signal, a message with
+    its correlation as written, an ``after`` (another route is WF643's business, and
+    another duration leaves a waiting instance's timer as it was set: the tokens still
+    fit). Raise the version, so that waiting instances keep theirs.
+
+    Old:
+
+        first outcome { on signal approve -> ship  after 2d -> escalate }
+
+    New:
+
+        first outcome {
+            on signal approve -> ship
+            on signal reject -> cancelled
+            after 2d -> escalate
+        }
+    """
+    for x in p.nodes.both:
+        old, new = x.old.node, x.new.node
+        if not (isinstance(old, sp.FirstNode) and isinstance(new, sp.FirstNode)):
+            continue
+        before = {arm_key(a): a for a in old.arms}
+        after = {arm_key(a): a for a in new.arms}
+        for event, arm in after.items():
+            if event not in before:
+                yield changed(
+                    p,
+                    f"'{x.key}' now waits for {event} too: instances waiting there do not",
+                    arm.span,
+                    was=old.name.span,
+                    key=key(f"node:{x.key}/arm", event, "added"),
+                )
+        for event, arm in before.items():
+            if event not in after:
+                yield changed(
+                    p,
+                    f"'{x.key}' no longer waits for {event}: instances waiting there still do",
+                    new.name.span,
+                    was=arm.span,
+                    key=key(f"node:{x.key}/arm", event, "removed"),
+                )

@@ -114,3 +114,16 @@ def test_a_first_is_drawn_as_an_event_based_gateway() -> None:
     assert node.kind == "first"
     labels = sorted(e.label for e in diagram.edges if e.tail == "f")
     assert labels == ["△ go", "◷ 2d", "✉ paid"]
+
+
+def test_a_removed_arm_is_drawn_as_an_arm_in_a_diff() -> None:
+    """``wf render --diff``: the arm WF667 reports removed is a ghost edge of the arm's own
+    style (a plain arrow), not a boundary event's dotted one."""
+    from pathlib import Path
+
+    from wflang.render.command import Request, render  # (the renderer, for this test only)
+
+    fixture = Path(__file__).resolve().parent / "data" / "diff" / "WF667"
+    diff = (str(fixture / "old.wf"), str(fixture / "new.wf"))
+    mermaid = render(Request(None, "mermaid", diff=diff)).decode("utf-8")
+    assert 'n_outcome -->|"on signal reject"| n_refused' in mermaid

@@ -75,7 +75,7 @@ def _ghosts(
                         f"{name}/{label}-removed",
                         ghost_key(name),
                         head,
-                        _kind(label),
+                        _kind(label, rec.node),
                         "" if label == "next" else label,
                         marks=frozenset({"removed"}),
                     )
@@ -125,7 +125,7 @@ def diff_overlay(d: Diagram, p: Pairing, result: DiffResult) -> Overlay:
                         f"{key}/{label}-removed",
                         tail,
                         head,
-                        _kind(label),
+                        _kind(label, x.old.node),
                         "" if label == "next" else label,
                         boundary,
                         frozenset({"removed"}),
@@ -197,8 +197,11 @@ def _element(key: str | None, where: Callable[[str], str | None]) -> str | None:
     return where(name)
 
 
-def _kind(label: str) -> str:
-    """The drawn kind of a removed edge, from its ``wf diff`` label."""
+def _kind(label: str, node: sp.Node) -> str:
+    """The drawn kind of a removed edge of ``node``, from its ``wf diff`` label (every
+    edge of a ``first`` is an arm)."""
+    if isinstance(node, sp.FirstNode):
+        return "arm"
     prefixes = {"on signal ": "event", "on message ": "event", "on ": "error", "timeout": "timeout"}
     return next((k for p, k in prefixes.items() if label.startswith(p)), "next")
 

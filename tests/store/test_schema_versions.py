@@ -35,8 +35,8 @@ def test_migrate_twice_applies_nothing_the_second_time(opener: Factory) -> None:
     assert store.schema_version() == 0
     assert store.migrate() == list(range(1, LATEST + 1))
     assert store.migrate() == []
-    assert store.schema_version() == LATEST == 5
-    assert [int(str(v)) for v, _ in _schema_rows(store)] == [1, 2, 3, 4, 5]
+    assert store.schema_version() == LATEST == 6
+    assert [int(str(v)) for v, _ in _schema_rows(store)] == [1, 2, 3, 4, 5, 6]
     store.check_schema()  # no error once migrated
 
 
@@ -58,13 +58,13 @@ def test_a_store_at_an_older_version_is_refused_then_upgraded_in_place(
         tx.execute("DROP INDEX wf_instance_moved")
         tx.execute("ALTER TABLE wf_instance DROP COLUMN waiting_on")
         for index in ("wf_instance_created", "wf_instance_flow_created",
-                      "wf_instance_status_created", "wf_instance_parent"):  # fmt: skip
+                      "wf_instance_status_created", "wf_instance_parent", "wf_instance_still"):  # fmt: skip
             tx.execute(f"DROP INDEX {index}")
         tx.execute("ALTER TABLE wf_workflow DROP COLUMN source_text")
         tx.execute("DELETE FROM wf_schema WHERE version >= 2")
-    with pytest.raises(StoreError, match=r"schema version 1.*needs 5"):
+    with pytest.raises(StoreError, match=r"schema version 1.*needs 6"):
         store.check_schema()
-    assert store.migrate() == [2, 3, 4, 5]
+    assert store.migrate() == [2, 3, 4, 5, 6]
     store.check_schema()
     before = len(store.history(iid))
     d.complete("approve", {"ok": True}, iid)
@@ -107,9 +107,9 @@ def test_migrate_from_two_threads_at_once(opener: Factory, url: str, tmp_path: P
             applied, errors = _migrate_together(stores)
             assert errors == [], f"round {n}: {errors!r}"
             # Each version applied once, by one or the other (they may share the work).
-            assert sorted(v for a in applied for v in a) == [1, 2, 3, 4, 5]
-            assert [int(str(v)) for v, _ in _schema_rows(stores[0])] == [1, 2, 3, 4, 5]
-            assert stores[1].schema_version() == 5
+            assert sorted(v for a in applied for v in a) == [1, 2, 3, 4, 5, 6]
+            assert [int(str(v)) for v, _ in _schema_rows(stores[0])] == [1, 2, 3, 4, 5, 6]
+            assert stores[1].schema_version() == 6
         finally:
             for s in stores:
                 s.close()
@@ -120,7 +120,7 @@ def test_check_schema_on_an_unmigrated_store_says_what_to_run(opener: Factory) -
     with pytest.raises(StoreError) as err:
         store.check_schema()
     message = str(err.value)
-    assert "schema version 0" in message and "needs 5" in message
+    assert "schema version 0" in message and "needs 6" in message
     assert f"wf store migrate --store {store.url}" in message
 
 

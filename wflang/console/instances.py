@@ -76,7 +76,7 @@ def instances(console: Console, request: Request) -> Response:
         "filters": {k: params.get(k, "") for k in FILTERS},
         "statuses": INSTANCE_STATUSES,
         "waits": LABELS,
-        "workflows": sorted({v.name for v in console.store.versions()}),
+        "workflows": console.store.workflows(),
         "rows": (),
         "next": None,
         "error": None,

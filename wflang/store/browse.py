@@ -137,6 +137,11 @@ def instance_page(tx: Tx, dialect: Dialect, q: InstanceQuery) -> InstancePage:
             )
         sql, path = _json_at(dialect, q.input_field)
         forms = _json_forms(q.input_value or "")
+        # the stored text holds the value as the codec wrote it: a LIKE on the text
+        # leaves out most rows before the JSON of the rest is read
+        texts = sorted({f.removeprefix('"').removesuffix('"') for f in forms})
+        likes = " OR ".join(["input LIKE ? ESCAPE '\\'"] * len(texts))
+        given(f"({likes})", *(f"%{_like(t)}%" for t in texts))
         given(f"{sql} IN ({', '.join('?' * len(forms))})", path, *forms)
     time = "updated_at" if q.moved_before is not None else "created_at"
     descending = q.newest_first and q.moved_before is None

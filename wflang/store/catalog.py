@@ -160,6 +160,13 @@ def source(tx: Tx, digest: str) -> tuple[str | None, str | None]:
     return rows.maybe_text(found[0][0]), rows.maybe_text(found[0][1])
 
 
+def names(tx: Tx) -> list[str]:
+    """The name of every deployed workflow, in order."""
+    return [
+        rows.text(n) for (n,) in tx.query("SELECT DISTINCT name FROM wf_workflow ORDER BY name")
+    ]
+
+
 def hashes(tx: Tx) -> list[str]:
     """The hash of every deployed table, in order."""
     return [rows.text(h) for (h,) in tx.query("SELECT hash FROM wf_workflow ORDER BY hash")]

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from attrs import frozen
 
+from wflang.store.status import ACTIVE_SQL
+
 
 @frozen
 class Migration:
@@ -207,6 +209,17 @@ MIGRATIONS: tuple[Migration, ...] = (
             # The text a version was compiled from, as deployed (NULL: not given, or
             # deployed before this migration): what its diagram is drawn from.
             """ALTER TABLE wf_workflow ADD COLUMN source_text text""",
+        ),
+    ),
+    Migration(
+        6,
+        "the stuck instances in the order they stopped",
+        (
+            # `wf list --stuck` and the console: the unfinished instances, the longest
+            # still first; one walk of this index in order (``wf_instance_moved`` gives a
+            # range per status, which the database then merges and sorts).
+            f"""CREATE INDEX wf_instance_still ON wf_instance (updated_at, id)
+                WHERE status IN ({ACTIVE_SQL})""",
         ),
     ),
 )

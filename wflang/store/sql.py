@@ -182,6 +182,10 @@ class Store:
         """Every deployed table (all workflows, all versions)."""
         return [self.table_for(d) for d in self._read(catalog.hashes)]
 
+    def workflows(self) -> list[str]:
+        """The name of every deployed workflow (no count of instances: cheap)."""
+        return self._read(catalog.names)
+
     def versions(self, name: str | None = None) -> list[VersionInfo]:
         """Every deployed version with its running and finished instance counts."""
         return self._read(lambda tx: catalog.versions(tx, name))

@@ -157,11 +157,17 @@ def test_wf_history_changes_prints_each_change_with_its_event(
         "       ~ total: 0 -> 120.600",  # 100.5 * 1.20, exactly
         "SignalReceived approval  by clerk",
         '       ~ approved_by: null -> "ada"',
-        f"       ~ approved_at: null -> {APPROVED_AT}",
+        "       ~ approved_at: null -> 2026-12-01T10:00:00Z",  # a timestamp, for people
         "status: completed",
         'output: {"invoice_id":"i-1","total":120.600,"approved_by":"ada",'
-        f'"approved_at":{APPROVED_AT}}}',
+        '"approved_at":2026-12-01T10:00:00Z}',
     ]
+    # The JSON document keeps the typed integers it documents.
+    document = json.loads(run_cli(["history", "i-1", "--json", "--store", store], capsys))
+    assert document["output"]["approved_at"] == APPROVED_AT
+    assert document["entries"][2]["changes"][1] == {
+        "op": "replace", "path": "/approved_at", "value": APPROVED_AT, "old": None,
+    }  # fmt: skip
     doc = tmp_path / "h.json"
     doc.write_text(run_cli(["history", "i-1", "--json", "--store", store], capsys))
     wf = str(EXAMPLES / "invoice_approval.wf")

@@ -300,14 +300,16 @@ class History:
 
 
 def history(req: History) -> Result:
-    from wflang.cli.changes import change_lines, event_label
+    from wflang.cli.changes import change_lines, event_label, output_text
     from wflang.runtime import codec
 
-    doc = client(req.store).history_document(req.instance)
+    c = client(req.store)
+    doc = c.history_document(req.instance)
     out = Out()
     if req.json or req.compact:  # --compact is the JSON document on one line
         out.print(codec.dumps(doc, indent=None if req.compact else 1))
         return out.done()
+    table = c.store.table_for(doc["table_hash"])  # its times print for people
     for entry in doc["entries"]:
         event = entry["event"]
         label = "start" if event is None else event["type"]
@@ -317,7 +319,7 @@ def history(req: History) -> Result:
         if req.changes:
             if entry.get("changes"):
                 out.print(f"#{entry['seq']:<3} {when(entry['at'])}  {event_label(event)}{who}")
-                for line in change_lines(entry["changes"]):
+                for line in change_lines(entry["changes"], table):
                     out.print(f"       {line}")
             continue
         out.print(f"#{entry['seq']:<3} {when(entry['at'])}  {label}{who}")
@@ -325,7 +327,7 @@ def history(req: History) -> Result:
             out.print(f"       {decision}")
     out.print(f"status: {doc['status']}")
     if doc.get("output") is not None:
-        out.print("output: " + codec.dumps(doc["output"]))
+        out.print("output: " + output_text(doc["output"], table))
     if doc.get("error"):
         out.print(f"{outcome_label(doc['status'])}: {doc['error']}")
     return out.done()

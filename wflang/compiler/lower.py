@@ -26,6 +26,7 @@ from wflang.dsl import spec as sp
 from wflang.dsl.walk import walk_nodes
 from wflang.runtime import ir
 from wflang.runtime import table as tb
+from wflang.runtime.table import holds_times
 
 _BINARY = {
     "+": "add", "-": "sub", "*": "mul", "/": "div", "%": "mod",
@@ -465,6 +466,21 @@ def lower(model: Model) -> tb.Table:
         context=context,
         errors=tuple(sorted(model.errors)),
         types=types,
+        time_types=_time_types(model, types),
+    )
+
+
+def _time_types(model: Model, types: tb.Types) -> tuple[tuple[str, str], ...]:
+    """The context's and the output's fields whose values may hold times, with their
+    types as written (``Table.time_types``)."""
+    records = {r.name: r.fields for r in types.records}
+    return tuple(
+        sorted(
+            (f"{part}.{name}", str(f.type))
+            for part, fields in (("context", model.context), ("output", model.output))
+            for name, f in fields.items()
+            if holds_times(records, str(f.type))
+        )
     )
 
 

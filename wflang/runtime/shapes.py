@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from decimal import Decimal
-from functools import lru_cache
 
 from attrs import frozen
 
-from wflang.runtime.table import FieldType, Table
-from wflang.runtime.times import READERS
+from wflang.runtime.table import TIME_KINDS, FieldType, Table, reachable
+from wflang.runtime.table import TypeRef as TypeRef  # noqa: PLC0414  # imported from here
+from wflang.runtime.table import type_ref as type_ref  # noqa: PLC0414
 from wflang.runtime.waiting import Wait
 
 #: The types the runtime keeps as one Python value, and what JSON may give for each.
@@ -30,49 +30,11 @@ SCALARS: dict[str, tuple[type, ...]] = {
     "timestamp": (int,),
 }
 #: The types that ISO-8601 (or the language's own) text may also give.
-TIMES = tuple(READERS)
+TIMES = TIME_KINDS
 
 #: A quick check of a handler's result: (name, accepted types, optional, has a default)
 #: per declared field when every field is a scalar other than bool and decimal.
 Plan = tuple[tuple[str, tuple[type, ...], bool, bool], ...]
-
-
-@frozen
-class TypeRef:
-    """A declared type as written (``map[string, list[Item]]?``), read once: its kind
-    (a scalar's name, ``list``, ``map`` or a declared name), whether null is allowed,
-    and the type of a list's items or a map's values."""
-
-    text: str  # as written, without the ``?``
-    kind: str
-    optional: bool
-    inner: TypeRef | None = None
-
-
-@lru_cache(maxsize=4096)
-def type_ref(text: str) -> TypeRef:
-    """``text`` read as a type (the table holds types as their text)."""
-    text = text.strip()
-    optional = text.endswith("?")
-    text = text.removesuffix("?").strip()
-    if text.startswith("list[") and text.endswith("]"):
-        return TypeRef(text, "list", optional, type_ref(text[5:-1]))
-    if text.startswith("map[") and text.endswith("]"):
-        return TypeRef(text, "map", optional, type_ref(_map_value(text[4:-1])))
-    return TypeRef(text, text, optional)
-
-
-def _map_value(text: str) -> str:
-    """The value type of a map's ``K, V`` (a map written with one type has string values)."""
-    depth = 0
-    for i, ch in enumerate(text):
-        if ch == "[":
-            depth += 1
-        elif ch == "]":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            return text[i + 1 :].strip()
-    return "string"
 
 
 @frozen
@@ -143,19 +105,4 @@ def _plan(fields: Sequence[FieldType]) -> Plan | None:
 
 def _changes(records: dict[str, tuple[FieldType, ...]], fields: Sequence[FieldType]) -> bool:
     """Whether a default or a time field is in these fields or the records they hold."""
-    seen: set[str] = set()
-    todo = [fields]
-    while todo:
-        group = todo.pop()
-        for f in group:
-            if f.default is not None:
-                return True
-            t: TypeRef | None = type_ref(f.type)
-            while t is not None:
-                if t.kind in TIMES:
-                    return True
-                if t.kind in records and t.kind not in seen:
-                    seen.add(t.kind)
-                    todo.append(records[t.kind])
-                t = t.inner
-    return False
+    return any(f.default is not None or t.kind in TIMES for f, t in reachable(records, fields))

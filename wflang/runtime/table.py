@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import abc
+from functools import lru_cache
 from typing import Any
 
 import cattrs
@@ -26,6 +28,7 @@ from cattrs.gen import make_dict_unstructure_fn, override
 from cattrs.strategies import configure_tagged_union
 
 from wflang.runtime import ir
+from wflang.runtime.times import READERS
 
 SCHEMA_VERSION = 1
 
@@ -349,6 +352,10 @@ class Table:
     context: tuple[tuple[str, int | None], ...] = ()  # (field, default expression)
     errors: tuple[str, ...] = ()
     types: Types = Types()
+    #: The declared types of the context's and the output's fields whose values may
+    #: hold times (``("context.approved_at", "timestamp?")``), sorted: what shows their
+    #: integers as times to people (``wf history --changes``). Nothing runs by it.
+    time_types: tuple[tuple[str, str], ...] = ()
     memo: Memo = field(init=False, factory=Memo, eq=False, repr=False)
 
     def state_id(self, name: str) -> int:
@@ -356,6 +363,73 @@ class Table:
             if s.name == name:
                 return i
         raise KeyError(name)
+
+
+#: The kinds of value a timestamp or a duration is (which text from outside may give).
+TIME_KINDS = tuple(READERS)
+
+
+@frozen
+class TypeRef:
+    """A declared type as written (``map[string, list[Item]]?``), read once: its kind
+    (a scalar's name, ``list``, ``map`` or a declared name), whether null is allowed,
+    and the type of a list's items or a map's values."""
+
+    text: str  # as written, without the ``?``
+    kind: str
+    optional: bool
+    inner: TypeRef | None = None
+
+
+@lru_cache(maxsize=4096)
+def type_ref(text: str) -> TypeRef:
+    """``text`` read as a type (the table holds types as their text)."""
+    text = text.strip()
+    optional = text.endswith("?")
+    text = text.removesuffix("?").strip()
+    if text.startswith("list[") and text.endswith("]"):
+        return TypeRef(text, "list", optional, type_ref(text[5:-1]))
+    if text.startswith("map[") and text.endswith("]"):
+        return TypeRef(text, "map", optional, type_ref(_map_value(text[4:-1])))
+    return TypeRef(text, text, optional)
+
+
+def _map_value(text: str) -> str:
+    """The value type of a map's ``K, V`` (a map written with one type has string values)."""
+    depth = 0
+    for i, ch in enumerate(text):
+        if ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            return text[i + 1 :].strip()
+    return "string"
+
+
+def holds_times(records: abc.Mapping[str, abc.Sequence[FieldType]], text: str) -> bool:
+    """Whether a value of the type written ``text`` may hold a timestamp or a duration
+    (itself, or in a list, a map or a record it holds)."""
+    return any(t.kind in TIME_KINDS for _, t in reachable(records, [FieldType("", text)]))
+
+
+def reachable(
+    records: abc.Mapping[str, abc.Sequence[FieldType]], fields: abc.Sequence[FieldType]
+) -> abc.Iterator[tuple[FieldType, TypeRef]]:
+    """Each of ``fields`` and of the fields of the records they hold (each record once),
+    with every type its value may hold: itself, a list's items, a map's values."""
+    seen: set[str] = set()
+    todo = [fields]
+    while todo:
+        group = todo.pop()
+        for f in group:
+            t: TypeRef | None = type_ref(f.type)
+            while t is not None:
+                yield f, t
+                if t.kind in records and t.kind not in seen:
+                    seen.add(t.kind)
+                    todo.append(records[t.kind])
+                t = t.inner
 
 
 #: The fields added to the table's JSON since its first release (schema 1 as of commit
@@ -372,16 +446,23 @@ ADDED: dict[type, tuple[str, ...]] = {
     CallEntry: ("catches",),
     FieldType: ("default",),
     Types: ("errors",),
+    # Last: made with the tagged unions' hooks of what it holds (see ``_converter``).
+    Table: ("time_types",),  # times shown to people (issue 15)
 }
 
 
 def _converter() -> cattrs.Converter:
     conv = cattrs.Converter(forbid_extra_keys=True)
-    for cls, added in ADDED.items():
+
+    def leave_out_defaults(cls: type, added: tuple[str, ...]) -> None:
         names = {a.name for a in fields(cls)}
         assert set(added) <= names, (cls, added)
         left_out: dict[str, Any] = {name: override(omit_if_default=True) for name in added}
         conv.register_unstructure_hook(cls, make_dict_unstructure_fn(cls, conv, **left_out))
+
+    for cls, added in ADDED.items():
+        if cls is not Table:
+            leave_out_defaults(cls, added)
     scalar: Any = None | bool | int | str
     conv.register_structure_hook_func(lambda t: t == scalar, lambda v, _: v)
     configure_tagged_union(ir.IR, conv, tag_name="kind", tag_generator=lambda c: c.__name__.lower())
@@ -391,6 +472,7 @@ def _converter() -> cattrs.Converter:
         tag_name="kind",
         tag_generator=lambda c: c.__name__.removesuffix("Entry").lower(),
     )
+    leave_out_defaults(Table, ADDED[Table])  # with the unions' hooks, made just above
     return conv
 
 
@@ -423,17 +505,18 @@ def same_behaviour(a: Table, b: Table) -> bool:
 
 
 def _behaviour(table: Table) -> Table:
-    """A table without what does not change how it runs: the hash of its source, and
-    the empty ``raises`` of a human task (a person who may raise nothing, which a table
-    compiled from 3467e8f until it was left out of the JSON says with ``()``, the
-    others with None: ``validate.raised_on_task`` reads both alike)."""
+    """A table without what does not change how it runs: the hash of its source, the
+    types that show its times to people (a table compiled before it had them runs
+    alike), and the empty ``raises`` of a human task (a person who may raise nothing,
+    which a table compiled from 3467e8f until it was left out of the JSON says with
+    ``()``, the others with None: ``validate.raised_on_task`` reads both alike)."""
     states = tuple(
         evolve(s, entry=evolve(s.entry, raises=None))
         if isinstance(s.entry, TaskEntry) and s.entry.work in _PEOPLE and s.entry.raises == ()
         else s
         for s in table.states
     )
-    return evolve(table, source_hash="", states=states)
+    return evolve(table, source_hash="", states=states, time_types=())
 
 
 _PEOPLE = ("user", "manual")

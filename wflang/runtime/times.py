@@ -68,3 +68,32 @@ READERS: dict[str, Callable[[str], int | None]] = {
     "timestamp": timestamp_ms,
     "duration": duration_ms,
 }
+
+
+def timestamp_text(ms: int) -> str | None:
+    """An instant for people: ISO-8601 in UTC (``2026-12-01T10:00:00Z``, with ``.250``
+    when it has milliseconds), as the language writes it; None past what ISO-8601
+    writes (years 1 to 9999)."""
+    try:
+        moment = _EPOCH + timedelta(milliseconds=ms)
+    except OverflowError:
+        return None
+    fraction = f".{ms % 1000:03d}" if ms % 1000 else ""
+    return moment.replace(tzinfo=None).isoformat(timespec="seconds") + fraction + "Z"
+
+
+#: The units of the language's durations, largest first (no weeks: ``14d`` reads at once).
+_UNITS_DOWN = tuple((unit, _SIMPLE_MS[unit]) for unit in ("d", "h", "m", "s", "ms"))
+
+
+def duration_text(ms: int) -> str:
+    """A duration for people, as the language writes it: ``1h30m``, ``250ms``, ``0s``
+    (``-`` before a negative one, which a difference of timestamps may be)."""
+    if ms == 0:
+        return "0s"
+    left, parts = abs(ms), []
+    for unit, size in _UNITS_DOWN:
+        count, left = divmod(left, size)
+        if count:
+            parts.append(f"{count}{unit}")
+    return ("-" if ms < 0 else "") + "".join(parts)

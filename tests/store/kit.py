@@ -23,6 +23,7 @@ from wflang.runtime.limits import Limits
 from wflang.runtime.replay import replay
 from wflang.runtime.table import Table
 from wflang.store import Store
+from wflang.store.status import StatusRows
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
@@ -118,6 +119,7 @@ class Durable:
         handlers: Mapping[str, Handler],
         *tables: Table,
         actor: str = "tester",
+        lifecycle_outbox: StatusRows = StatusRows.INSTANCES,
     ) -> None:
         self.store, self.clock = store, clock
         self.recorder = Recorder(handlers)
@@ -132,6 +134,7 @@ class Durable:
             worker_id="w-test",
             allow_missing_handlers=True,
             allow_unused_handlers=True,
+            lifecycle_outbox=lifecycle_outbox,
         )
 
     def run(self) -> int:

@@ -6,15 +6,18 @@ stops nothing."""
 
 from __future__ import annotations
 
+import inspect
 import logging
 from decimal import Decimal
 
+import attrs
 import pytest
 
 from tests.test_lifecycle import FLAKY, table_of
 from wflang.runtime.ir import Value
 from wflang.runtime.lifecycle import StatusEvent
 from wflang.store import Store
+from wflang.store.status import StatusRows
 from wflang.testing import WorkflowEnv, by_attempt, succeed, transient
 
 from .kit import SECOND, Durable, VirtualClock, example
@@ -50,7 +53,7 @@ def test_the_outbox_and_the_workers_hooks_hear_what_the_engine_hears(
     env = WorkflowEnv([table], {"tax.add": tax}, now=clock())
     kit: list[StatusEvent] = []
     env.on_status(kit.append)
-    d = Durable(store, clock, {"tax.add": tax}, table)
+    d = Durable(store, clock, {"tax.add": tax}, table, lifecycle_outbox=StatusRows.ALL)
     heard: list[StatusEvent] = []
     d.worker.on_status(heard.append)
     env.start("invoice_approval", INPUT, instance_id="i-1")
@@ -80,7 +83,7 @@ def test_a_retry_is_recorded_alike(store: Store, clock: VirtualClock) -> None:
             raise RuntimeError("unavailable")
         return {"v": 1}
 
-    d = Durable(store, clock, {"s.op": op}, table)
+    d = Durable(store, clock, {"s.op": op}, table, lifecycle_outbox=StatusRows.ALL)
     d.start("flaky", {}, "f-1")
     d.advance(SECOND)
     assert d.status("f-1") == "completed"
@@ -91,7 +94,7 @@ def test_a_worker_hook_that_raises_is_logged_and_the_worker_goes_on(
     store: Store, clock: VirtualClock, caplog: pytest.LogCaptureFixture
 ) -> None:
     table = example("invoice_approval")
-    d = Durable(store, clock, {"tax.add": tax}, table)
+    d = Durable(store, clock, {"tax.add": tax}, table, lifecycle_outbox=StatusRows.ALL)
 
     def broken(event: StatusEvent) -> None:
         raise RuntimeError("the hook's own bug")
@@ -104,3 +107,41 @@ def test_a_worker_hook_that_raises_is_logged_and_the_worker_goes_on(
     assert d.status("i-1") == "waiting"
     assert len(heard) == 4 and "the hook's own bug" in caplog.text
     assert len(outboxed(store, "i-1")) == 4  # committed whatever the hook did
+
+
+@pytest.mark.parametrize(
+    ("rows", "subjects"),
+    [(StatusRows.INSTANCES, {"instance"}), (StatusRows.ALL, {"instance", "task"}),
+     (StatusRows.NONE, set())],
+)  # fmt: skip
+def test_which_status_changes_are_outbox_rows_is_the_worker_s_setting(
+    store: Store, clock: VirtualClock, rows: StatusRows, subjects: set[str]
+) -> None:
+    """By default only the instances' status changes are outbox rows (a few per
+    instance; the tasks' are two a step); the hooks hear every one whatever is written,
+    and ``instance.finished`` is written whatever the setting."""
+    table = example("invoice_approval")
+    d = Durable(store, clock, {"tax.add": tax}, table, lifecycle_outbox=rows)
+    heard: list[StatusEvent] = []
+    d.worker.on_status(heard.append)
+    d.start("invoice_approval", INPUT, "i-1")
+    d.signal("i-1", "approval", APPROVAL)
+    assert d.status("i-1") == "completed"
+    assert {e.subject for e in heard} == {"instance", "task"}
+    written = [e for e in brief(heard) if e[1] in subjects]
+    assert outboxed(store, "i-1") == written
+    assert [e.kind for e in store.outbox(limit=100, kinds=("instance.finished",))] == [
+        "instance.finished"
+    ]
+
+
+def test_the_default_is_instances_on_the_worker_and_the_command_line() -> None:
+    from wflang.cli.worker import Worker as WorkerCommand
+    from wflang.durable.worker import Worker
+
+    default = inspect.signature(Worker).parameters["lifecycle_outbox"].default
+    assert default is StatusRows.INSTANCES
+    option = attrs.fields(WorkerCommand).lifecycle_outbox
+    assert option.default == default.value
+    (given,) = option.metadata.values()  # the flag's add_argument keywords
+    assert given.kwargs["choices"] == tuple(r.value for r in StatusRows)

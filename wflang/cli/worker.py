@@ -89,6 +89,15 @@ class Worker:
             help="never re-run this service after a crash (also @handler(..., at_most_once=True))",
         ),
     )
+    lifecycle_outbox: str = field(
+        default="instances",
+        metadata=arg(
+            "--lifecycle-outbox",
+            choices=("all", "instances", "none"),
+            help="which status changes are also outbox rows: the instances' (default), "
+            "all (the tasks' too: two a step), or none; on_status hooks hear them all",
+        ),
+    )
     metrics_port: int | None = field(
         default=None,
         metadata=arg(
@@ -128,6 +137,7 @@ def worker(req: Worker) -> Result:
     from wflang.durable import logs
     from wflang.durable.worker import Worker as DurableWorker
     from wflang.handlers.verify import HandlersRefused
+    from wflang.store.status import StatusRows
 
     logs.configure(req.log_format, req.log_level)
     handlers = load_handlers(req.handlers)  # none: the worker still runs timers, signals, tasks
@@ -142,6 +152,7 @@ def worker(req: Worker) -> Result:
             poll_ms=req.poll,
             group_commit=not req.no_group_commit,
             at_most_once=frozenset(req.at_most_once),
+            lifecycle_outbox=StatusRows(req.lifecycle_outbox),
             limits=limits(
                 req.max_string_chars,
                 req.max_list_items,

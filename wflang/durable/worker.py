@@ -44,6 +44,7 @@ from wflang.runtime.limits import Limits
 from wflang.runtime.outcome import Handler, TaskCall, call_handler, pending, returned
 from wflang.store.records import Advanced, ClaimedTask, TaskResult
 from wflang.store.sql import Store
+from wflang.store.status import StatusRows
 
 log = logging.getLogger("wflang.worker")
 
@@ -135,12 +136,15 @@ class Worker:
         limits: Limits = DEFAULT_LIMITS,
         allow_missing_handlers: bool = False,
         allow_unused_handlers: bool = False,
+        lifecycle_outbox: StatusRows = StatusRows.INSTANCES,
     ) -> None:
         """``handlers``: a ``Registry``, a module of ``@handler`` functions (by name, by
         file, or the module), or a plain mapping of functions by service (called as they
         are): checked against every deployed workflow before anything is claimed
         (``wflang.handlers.verify``: ``HandlersRefused``), a mapping as a registry of its
-        functions is, with the file and line of each."""
+        functions is, with the file and line of each. ``lifecycle_outbox``: which status
+        changes are also outbox rows (``StatusRows``: the instances' by default, ``all``
+        for the tasks' too); the ``on_status`` hooks get every one either way."""
         problems = settings_problems(
             concurrency=concurrency, lease_ms=lease_ms, batch=batch, poll_ms=poll_ms
         )
@@ -169,6 +173,7 @@ class Worker:
         self.on_advance = on_advance
         self.status_hooks: list[StatusHook] = []
         self.limits = limits  # of the values the instances compute
+        self.lifecycle_outbox = StatusRows(lifecycle_outbox)
         self.stop_event = threading.Event()
         self.wake = threading.Event()
         self._results: queue.SimpleQueue[TaskResult] = queue.SimpleQueue()
@@ -188,6 +193,7 @@ class Worker:
             at_most_once=self.at_most_once,
             lease_ms=self.lease_ms,
             limits=self.limits,
+            status_rows=self.lifecycle_outbox,
         )
         if adv.transitions:
             faults.hit("transition.after-commit")

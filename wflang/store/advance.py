@@ -39,7 +39,7 @@ from wflang.store.catalog import Catalog
 from wflang.store.claims import Claims
 from wflang.store.effects import StoreEffects, outbox_end, stop_work
 from wflang.store.records import Advanced, TaskResult
-from wflang.store.status import OutboxKind, TaskStatus, ended
+from wflang.store.status import OutboxKind, StatusRows, TaskStatus, ended
 
 log = logging.getLogger("wflang.store")
 
@@ -122,14 +122,14 @@ class Advance:
         claims: Claims,
         limits: Limits,
         careful: bool = False,
-        status_rows: bool = True,
+        status_rows: StatusRows = StatusRows.INSTANCES,
     ) -> None:
         self.tx, self.d, self.now, self.worker = tx, dialect, now, worker
         self.catalog, self.cache, self.unavailable = catalog, cache, unavailable
         self.claims = claims
         self.limits = limits
         self.careful = careful  # step each instance on its own (see _step_all)
-        self.status_rows = status_rows  # lifecycle events as outbox rows too (the hooks' anyway)
+        self.status_rows = status_rows  # which lifecycle events are outbox rows too
         self.transitions = 0
         self.scheduled = 0  # tasks and inbox rows this transaction made for others
         self.decoded: dict[str, rt.Instance] = {}  # for the store's cache, once committed
@@ -302,7 +302,7 @@ class Advance:
         change = StatusEvent(row.id, table.workflow, table.version, row.seq, self.now,
                              INSTANCE, dead, error=reason)  # fmt: skip
         self.statuses.append(change)
-        if self.status_rows:
+        if self.status_rows is not StatusRows.NONE:
             self.tx.execute(_OUTBOX_INSERT, _outbox_row(change))
 
     def _gather(self, work: dict[str, Work], accepted: list[tuple[str, TaskResult]]) -> None:
@@ -480,8 +480,10 @@ class Advance:
         )
         self.history.extend(history)
         self.statuses += statuses
-        if self.status_rows:
+        if self.status_rows is StatusRows.ALL:
             self.outbox += map(_outbox_row, statuses)
+        elif self.status_rows is StatusRows.INSTANCES:
+            self.outbox += [_outbox_row(e) for e in statuses if e.subject == INSTANCE]
         self.consumed.extend(consumed)
         self.fired.extend((w.id, e.timer) for e, *_ in done if isinstance(e, rt.TimerFired))
         effects = StoreEffects(

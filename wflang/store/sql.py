@@ -56,6 +56,7 @@ from wflang.store.records import (
 )
 from wflang.store.rows import UNREADABLE
 from wflang.store.schema import LATEST, MIGRATIONS
+from wflang.store.status import StatusRows
 
 Clock = Callable[[], int]
 __all__ = ["UNREADABLE", "Clock", "Store"]  # UNREADABLE: see wflang.store.rows
@@ -377,11 +378,14 @@ class Store:
         at_most_once: Iterable[str] = (),
         lease_ms: int = 30_000,
         limits: Limits = DEFAULT_LIMITS,
+        status_rows: StatusRows = StatusRows.INSTANCES,
     ) -> Advanced:
         """One transaction: commit handler results (fenced), step every ready instance
         (up to ``instances`` besides those the results wake; under ``limits``), and claim
         up to ``claim`` due tasks of ``services`` (all when None) under a new lease
-        (see ``wflang.store.advance``).
+        (see ``wflang.store.advance``). ``status_rows``: which of the lifecycle events
+        (``Advanced.statuses``, all of them) are ``instance.status``/``task.status``
+        outbox rows too.
         """
         once = frozenset(at_most_once)
         wanted = None if services is None else sorted(set(services))
@@ -395,7 +399,7 @@ class Store:
                 adv = Advance(
                     tx, self.dialect, now=now, worker=worker, catalog=self.catalog,
                     cache=self.cache, unavailable=self.backend.unavailable, claims=claims,
-                    limits=limits, careful=careful,
+                    limits=limits, careful=careful, status_rows=status_rows,
                 )  # fmt: skip
                 done[:] = [adv]
                 return adv.run(results, instances)

@@ -70,3 +70,14 @@ class OutboxKind(enum.StrEnum):
     TASK_STATUS = "task.status"
     SIGNAL_SENT = "signal.sent"  # a send task signalled an instance
     MESSAGE_SENT = "message.sent"  # a send task published a message
+
+
+class StatusRows(enum.StrEnum):
+    """Which lifecycle events a worker also writes as outbox rows (its ``on_status``
+    hooks hear them all, whatever it writes): every one (``all``), the instances' only
+    (``instances``, the default: a few per instance, where the tasks' are two a step,
+    a share of a durable step measured in bench/RESULTS.md), or ``none``."""
+
+    ALL = "all"
+    INSTANCES = "instances"
+    NONE = "none"

@@ -149,6 +149,8 @@ def _work(node: sp.Node, model: Model) -> Iterator[Occurrence]:
             yield _named("signal", trigger.signal, model.signals)
         else:
             yield _named("message", trigger.message, model.messages)
+    if isinstance(node, sp.TaskNode) and isinstance(node.work, sp.SendWork):
+        yield from _send(node, node.work, model)
     if isinstance(node, sp.TaskNode) and isinstance(node.work, sp.ServiceWork):
         ident = node.work.service
         service = model.services.get(ident.text)
@@ -159,6 +161,20 @@ def _work(node: sp.Node, model: Model) -> Iterator[Occurrence]:
             yield Occurrence(
                 "param", entry.name.text, entry.name.span, param.name.span if param else None
             )
+
+
+def _send(node: sp.TaskNode, work: sp.SendWork, model: Model) -> Iterator[Occurrence]:
+    """``send signal S`` / ``send message M``: the name sent, and the payload's fields
+    its ``args`` fill."""
+    signal = work.kind is sp.SendKind.SIGNAL
+    decls = model.signals if signal else model.messages
+    yield _named("signal" if signal else "message", work.name, decls)
+    decl = decls.get(work.name.text)
+    payload = {f.name.text: f for f in (decl.payload or ())} if decl is not None else {}
+    for entry in node.args:
+        field = payload.get(entry.name.text)
+        target = field.name.span if field is not None else None
+        yield Occurrence("field", entry.name.text, entry.name.span, target)
 
 
 def _outputs(node: sp.Node, model: Model) -> Iterator[Occurrence]:

@@ -6,6 +6,7 @@ while it waits; and the store ends where the engine ends."""
 
 from __future__ import annotations
 
+import json
 import time
 from decimal import Decimal
 from pathlib import Path
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from wflang.cli import main
+from wflang.cli.values import when
 from wflang.durable.client import InvalidValue
 from wflang.runtime.engine import TaskCall
 from wflang.runtime.ir import Value
@@ -103,3 +105,50 @@ def test_wf_tasks_complete_and_fail_with_the_token(
     assert d.instance("c-2").output == {"charge_id": "ch-9"}
     assert main(["tasks", "fail", second, "--error", "Declined", "--store", url]) == 1
     assert "not open" in capsys.readouterr().err
+
+
+def test_pending_async_calls_are_listed_with_their_token_and_deadline(
+    store: Store, clock: VirtualClock, url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``Client.pending_calls`` and ``wf tasks list``: each async call waiting for its
+    token, with its workflow, instance, since when it waits (the hand-off) and its
+    deadline (its interrupting timeout), beside the human tasks; filtered by kind,
+    workflow and instance. A call answered or timed out is no longer listed."""
+    clock.ms = int(time.time() * 1000)  # the command line writes at the time of day
+    d, provider, token = started(store, clock)
+    handed = clock.ms
+    clock.ms += 1000
+    d.start("charge", ORDER, "c-2")
+    second = provider.tokens[-1]
+    calls = d.client.pending_calls()
+    assert [(c.key, c.instance_id, c.workflow, c.version, c.node, c.service) for c in calls] == [
+        (token, "c-1", "charge", 1, "charge", "payments.charge"),
+        (second, "c-2", "charge", 1, "charge", "payments.charge"),
+    ]
+    assert (calls[0].since, calls[0].deadline) == (handed, handed + HOUR)
+    assert [c.key for c in d.client.pending_calls(instance_id="c-2")] == [second]
+    assert d.client.pending_calls(workflow="other") == []
+
+    assert main(["tasks", "list", "--store", url]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2 and lines[0].startswith(
+        f"{token}  async call payments.charge at charge  charge v1  c-1  since "
+    )
+    assert lines[0].endswith(f"  deadline {when(handed + HOUR)}")
+    assert main(["tasks", "list", "--kind", "async", "--instance", "c-2", "--json",
+                 "--store", url]) == 0  # fmt: skip
+    (listed,) = json.loads(capsys.readouterr().out)
+    assert listed == {
+        "kind": "async", "key": second, "instance_id": "c-2", "workflow": "charge",
+        "version": 1, "node": "charge", "service": "payments.charge",
+        "since": handed + 1000, "deadline": handed + 1000 + HOUR,
+    }  # fmt: skip
+    assert main(["tasks", "list", "--kind", "human", "--store", url]) == 0
+    assert capsys.readouterr().out == "no open human tasks\n"
+
+    d.client.complete_task(token, {"charge_id": "ch-1"})
+    assert [c.key for c in d.client.pending_calls()] == [second]
+    d.advance(HOUR)  # c-2's timeout
+    assert d.client.pending_calls() == []
+    assert main(["tasks", "list", "--store", url]) == 0
+    assert capsys.readouterr().out == "no open human tasks or pending async calls\n"

@@ -18,6 +18,7 @@ from wflang.cli.stores import (
     listing,
     open_cli_store,
     reason_field,
+    record,
     store_field,
 )
 from wflang.cli.values import json_arg, outcome_label, parse_age, positive, when
@@ -25,7 +26,7 @@ from wflang.cli.values import json_arg, outcome_label, parse_age, positive, when
 if TYPE_CHECKING:
     from wflang.runtime.ir import Value
     from wflang.store import Store
-    from wflang.store.records import InstanceInfo, TaskInfo
+    from wflang.store.records import InstanceInfo, PendingCall, TaskInfo
 
 #: The statuses ``wf list --status`` takes: ``pending`` and those of
 #: ``runtime.instance.Status`` (a test keeps them equal).
@@ -127,27 +128,67 @@ def publish(req: Publish) -> Result:
 
 @frozen(kw_only=True)
 class TasksList:
+    kind: str | None = field(
+        default=None,
+        metadata=arg(
+            "--kind",
+            choices=("human", "async"),
+            help="only human tasks, or only async calls waiting for their token (default: both)",
+        ),
+    )
     instance: str | None = field(
         default=None, metadata=arg("--instance", help="only this instance's")
     )
+    workflow: str | None = field(
+        default=None, metadata=arg("--workflow", help="only this workflow's instances'")
+    )
     assignee: str | None = field(
-        default=None, metadata=arg("--assignee", help="only those assigned to this person or group")
+        default=None,
+        metadata=arg("--assignee", help="only human tasks assigned to this person or group"),
     )
     json: bool = json_field()
     store: str | None = store_field()
 
 
 def tasks_list(req: TasksList) -> Result:
+    """The open human tasks, then the async calls waiting for their token."""
+    durable = client(req.store)
+    items: list[TaskInfo | PendingCall] = []
+    if req.kind in (None, "human"):
+        tasks = durable.open_tasks(req.instance, assignee=req.assignee)
+        if req.workflow is not None:
+            ids = {t.instance_id for t in tasks}
+            ours = {i for i in ids if durable.store.instance(i).workflow == req.workflow}
+            tasks = [t for t in tasks if t.instance_id in ours]
+        items += tasks
+    if req.kind in (None, "async") and req.assignee is None:  # a call has no assignee
+        items += durable.pending_calls(req.instance, workflow=req.workflow)
+    empty = {"human": "no open human tasks", "async": "no pending async calls"}
     return listing(
-        client(req.store).open_tasks(req.instance, assignee=req.assignee),
+        items,
         json=req.json,
-        empty="no open human tasks",
+        document=_task_document,
+        empty=empty.get(req.kind or "", "no open human tasks or pending async calls"),
         lines=_task_lines,
     ).done()
 
 
-def _task_lines(tasks: Sequence[TaskInfo]) -> Iterator[str]:
-    for t in tasks:
+def _task_document(item: TaskInfo | PendingCall) -> dict[str, Any]:
+    from wflang.store.records import PendingCall
+
+    return {"kind": "async", **record(item)} if isinstance(item, PendingCall) else record(item)
+
+
+def _task_lines(items: Sequence[TaskInfo | PendingCall]) -> Iterator[str]:
+    from wflang.store.records import PendingCall
+
+    for t in items:
+        if isinstance(t, PendingCall):
+            yield (
+                f"{t.key}  async call {t.service} at {t.node}  {t.workflow} v{t.version}  "
+                f"{t.instance_id}  since {when(t.since)}  deadline {when(t.deadline)}"
+            )
+            continue
         who = f" for {t.assignee}" if t.assignee else ""
         form = f" form: {', '.join(t.form)}" if t.form else ""
         yield f"{t.key}  {t.service or 'user'} task {t.node}{who}{form}"

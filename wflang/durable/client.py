@@ -20,6 +20,7 @@ from typing import Any
 
 from attrs import frozen
 
+from wflang.durable import pending
 from wflang.runtime import codec, validate
 from wflang.runtime import instance as rt
 from wflang.runtime.correlation import correlation_text
@@ -39,6 +40,7 @@ from wflang.store.messages import Published
 from wflang.store.records import (
     IllegalAction,
     InstanceInfo,
+    PendingCall,
     StoreError,
     TaskInfo,
     UnknownInstance,
@@ -250,6 +252,12 @@ class Client:
             kind=TaskKind.HUMAN, status=TaskStatus.OPEN, instance_id=instance_id
         )
         return tasks if assignee is None else [t for t in tasks if t.assignee == assignee]
+
+    def pending_calls(
+        self, instance_id: str | None = None, *, workflow: str | None = None
+    ) -> list[PendingCall]:
+        """The async calls waiting for their token (``wflang.durable.pending``)."""
+        return pending.pending_calls(self.store, instance_id, workflow)
 
     def _open_human_task(self, key: str) -> tuple[TaskInfo, Table]:
         """An open human task, or an async call waiting for its token, and the table of

@@ -163,9 +163,9 @@ class Advance:
                 log.warning("stale result refused", extra={"task": r.key, "epoch": r.epoch})
         for part in chunks(handed):
             self.tx.execute(
-                f"UPDATE wf_task SET status = '{TaskStatus.WAITING}' "
+                f"UPDATE wf_task SET status = '{TaskStatus.WAITING}', updated_at = ? "
                 f"WHERE key IN ({placeholders(len(part))})",
-                tuple(part),
+                (self.now, *part),
             )
         committed = len(accepted) + len(handed)
         stale = len(results) - committed

@@ -115,6 +115,23 @@ class TaskInfo:
     lease_owner: str | None
     lease_epoch: int
     created_at: int
+    updated_at: int = 0  # its last change of status (an async call's: the hand-off)
+
+
+@frozen
+class PendingCall:
+    """An async service call waiting for the client to answer it with its token
+    (``key``): since the hand-off committed (``since``), until its interrupting timeout
+    (``deadline``, None without one), epoch milliseconds."""
+
+    key: str
+    instance_id: str
+    workflow: str
+    version: int
+    node: str
+    service: str
+    since: int
+    deadline: int | None
 
 
 @frozen

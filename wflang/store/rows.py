@@ -79,13 +79,13 @@ def instance_info(row: Row) -> InstanceInfo:
 
 TASK_COLUMNS = (
     "key, instance_id, node, kind, service, args, attempt, form, assignee, status, "
-    "claims, lease_owner, lease_epoch, created_at"
+    "claims, lease_owner, lease_epoch, created_at, updated_at"
 )
 
 
 def task_info(row: Row) -> TaskInfo:
     (key, iid, node, kind, service, args, attempt, form, assignee, status, claims, owner,
-     epoch, created) = row  # fmt: skip
+     epoch, created, updated) = row  # fmt: skip
     return TaskInfo(
         key=text(key),
         instance_id=text(iid),
@@ -101,6 +101,7 @@ def task_info(row: Row) -> TaskInfo:
         lease_owner=maybe_text(owner),
         lease_epoch=integer(epoch),
         created_at=integer(created),
+        updated_at=integer(updated),
     )
 
 

@@ -1,0 +1,65 @@
+"""Async service calls waiting for their token (issue 15): what ``Client.pending_calls``
+and ``wf tasks list`` show beside the human tasks. A call is pending from the commit of
+its hand-off (its row ``waiting``, ``updated_at`` then) until the client answers it or
+its interrupting timeout cancels it; its deadline is that timeout's timer, read off the
+instance's state (the timer the step function set when the task was entered)."""
+
+from __future__ import annotations
+
+from wflang.runtime import instance as rt
+from wflang.runtime.keys import boundary_index, key_token
+from wflang.runtime.table import Table, TaskEntry
+from wflang.store.records import InstanceInfo, PendingCall, TaskInfo
+from wflang.store.sql import Store
+from wflang.store.status import TaskKind, TaskStatus
+
+#: At most this many listed (as ``wf tasks list`` lists human tasks).
+LIMIT = 1000
+
+
+def pending_calls(
+    store: Store, instance_id: str | None = None, workflow: str | None = None
+) -> list[PendingCall]:
+    """The async calls waiting for their token, the longest waiting first (of one
+    instance, of one workflow's instances)."""
+    waiting = store.tasks(
+        kind=TaskKind.SERVICE, status=TaskStatus.WAITING, instance_id=instance_id, limit=LIMIT
+    )
+    infos: dict[str, InstanceInfo] = {}
+    found: list[PendingCall] = []
+    for task in waiting:
+        info = infos.get(task.instance_id) or infos.setdefault(
+            task.instance_id, store.instance(task.instance_id)
+        )
+        if info.instance is None or (workflow is not None and info.workflow != workflow):
+            continue
+        table = store.table_for(info.table_hash)
+        found.append(
+            PendingCall(
+                key=task.key,
+                instance_id=task.instance_id,
+                workflow=info.workflow,
+                version=info.version,
+                node=task.node,
+                service=task.service or "",
+                since=task.updated_at,
+                deadline=_deadline(table, info.instance, task),
+            )
+        )
+    return sorted(found, key=lambda c: (c.since, c.key))
+
+
+def _deadline(table: Table, instance: rt.Instance, task: TaskInfo) -> int | None:
+    """When the call's interrupting timeout fires (the earliest, if it has several)."""
+    token = key_token(task.key)
+    entry = next((s.entry for s in table.states if s.name == task.node), None)
+    timers = entry.timers if isinstance(entry, TaskEntry) else ()
+    dues = [
+        t.due
+        for t in instance.timers
+        if t.token == token
+        and (k := boundary_index(t.purpose)) is not None
+        and k < len(timers)
+        and timers[k].interrupting
+    ]
+    return min(dues, default=None)

@@ -92,3 +92,72 @@ def test_an_async_task_without_an_interrupting_timeout_is_a_finding() -> None:
     source = (DATA / "charge.wf").read_text().replace("    timeout 1h -> late\n", "")
     found = [(d.code, d.message) for d in check([parse(source, "c.wf")]).diagnostics]
     assert ("WF362", "async task 'charge' has no timeout that interrupts it") in found
+
+
+# ------------------------------------------------------------------ heartbeats
+
+
+class Carrier:
+    def __init__(self) -> None:
+        self.tokens: list[str] = []
+
+    def __call__(self, order_id: str, task: TaskCall) -> None:
+        self.tokens.append(task.idempotency_key)
+
+
+def booking() -> tuple[WorkflowEnv, str, str]:
+    carrier = Carrier()
+    e = WorkflowEnv.from_files(DATA / "booking.wf", handlers={"carrier.book": carrier})
+    iid = e.start("booking", {"order_id": "o-1"})
+    (token,) = carrier.tokens
+    return e, iid, token
+
+
+def test_heartbeats_keep_an_async_task_alive_past_its_heartbeat_timeout() -> None:
+    e, iid, token = booking()
+    for _ in range(5):  # 20 minutes, a heartbeat every 4
+        e.advance(minutes=4)
+        e.heartbeat(token)
+    e.advance(minutes=4)
+    assert e.status(iid) == "running"
+    e.complete(token, {"booking": "b-1"})
+    assert e.instance(iid).output == {"booking": "b-1"}
+
+
+def test_a_missed_heartbeat_times_the_task_out_by_its_timeout_route() -> None:
+    e, iid, token = booking()
+    e.advance(minutes=4)
+    e.heartbeat(token)
+    e.advance(minutes=5)  # 9 minutes in: 5 since the last heartbeat
+    assert e.status(iid) == "failed"
+    decisions = e.decisions(iid)
+    assert "book: missed its heartbeat" in decisions and "enter late" in decisions
+    assert e.now == 9 * MINUTE
+    with pytest.raises(KeyError, match="no open task"):
+        e.heartbeat(token)
+    with pytest.raises(KeyError, match="no open task"):
+        e.complete(token, {"booking": "b-1"})
+
+
+def test_heartbeats_never_keep_a_task_past_its_timeout() -> None:
+    e, iid, token = booking()
+    for _ in range(15):  # a heartbeat every 4 minutes, for the hour
+        e.advance(minutes=4)
+        if e.status(iid) != "running":
+            break
+        e.heartbeat(token)
+    assert e.status(iid) == "failed" and e.now == 60 * MINUTE
+    assert "timer boundary:0 of book fired" in e.decisions(iid)
+
+
+def test_a_heartbeat_belongs_on_an_async_service_task() -> None:
+    source = (DATA / "booking.wf").read_text().replace(" async {", " {")
+    parsed = parse(source, "b.wf")
+    found = [(d.code, d.message) for d in parsed.diagnostics]
+    assert found == [("WF003", "'heartbeat' is for an async service task: 'book' is not async")]
+
+
+def test_a_heartbeat_that_is_no_duration_is_a_type_error() -> None:
+    source = (DATA / "booking.wf").read_text().replace("heartbeat 5m", 'heartbeat "5m"')
+    found = [d.message for d in check([parse(source, "b.wf")]).diagnostics]
+    assert any("a heartbeat must be duration, not string" in m for m in found), found

@@ -259,6 +259,22 @@ def test_an_async_task_that_stays_async_is_no_wf662() -> None:
     assert codes(old, new)  # the timeout and the retry did change
 
 
+def test_an_async_task_s_heartbeat_is_a_timeout_change() -> None:
+    """WF650: a heartbeat added, removed or lengthened changes when the task times out;
+    the same length written otherwise (5m, 300s) is no change."""
+    text = (ROOT / "tests" / "data" / "async" / "booking.wf").read_text(encoding="utf-8")
+    old = spec_of(text, "old.wf")
+    longer = diff_specs(old, spec_of(text.replace("heartbeat 5m", "heartbeat 10m"))).changes
+    assert [(c.diagnostic.code, c.diagnostic.message) for c in longer] == [
+        ("WF650", "the heartbeat of 'book' changed from 5m to 10m"),
+    ]
+    gone = diff_specs(old, spec_of(text.replace("    heartbeat 5m\n", ""))).changes
+    assert [c.diagnostic.message for c in gone] == [
+        "the heartbeat of 'book' changed from 5m to none"
+    ]
+    assert diff_specs(old, spec_of(text.replace("heartbeat 5m", "heartbeat 300s"))).changes == ()
+
+
 # ------------------------------------------------------------------ types
 
 

@@ -19,7 +19,7 @@ CASES = [
         H + "task a: service s.x {\n    timout 30s -> b\n    next b\n}\n",
         3,
         5,
-        "unexpected name 'timout'; expected 'args', 'compensate', 'error', 'every', 'form', 'next', 'on', 'output', 'raises', 'renamed', 'retry', 'timeout' or '}'",
+        "unexpected name 'timout'; expected 'args', 'compensate', 'error', 'every', 'form', 'heartbeat', 'next', 'on', 'output', 'raises', 'renamed', 'retry', 'timeout' or '}'",
         "did you mean 'timeout'?",
     ),
     (
@@ -51,7 +51,7 @@ CASES = [
         H + "task a: script {\n    next b\n",
         4,
         1,
-        "unexpected end of file; expected 'args', 'compensate', 'error', 'every', 'form', 'next', 'on', 'output', 'raises', 'renamed', 'retry', 'timeout' or '}'",
+        "unexpected end of file; expected 'args', 'compensate', 'error', 'every', 'form', 'heartbeat', 'next', 'on', 'output', 'raises', 'renamed', 'retry', 'timeout' or '}'",
         "the file ended inside a block: is a '}' missing?",
     ),
     (

@@ -254,6 +254,11 @@ class WorkflowEnv:
         self.engine.fail_task(key, error, transient=transient, message=message, payload=payload)
         self._flush_duplicates()
 
+    def heartbeat(self, key: str) -> None:
+        """The handler of an async call says it is alive, with the call's token."""
+        self.engine.heartbeat(key)
+        self._flush_duplicates()
+
     def send(self, instance_id: str, event: rt.Event) -> None:
         self.engine.send(instance_id, event)
         self._flush_duplicates()

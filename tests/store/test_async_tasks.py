@@ -19,10 +19,10 @@ from wflang.durable.client import InvalidValue
 from wflang.runtime.engine import TaskCall
 from wflang.runtime.ir import Value
 from wflang.store import Store
-from wflang.store.records import IllegalAction
+from wflang.store.records import IllegalAction, UnknownTask
 from wflang.testing import WorkflowEnv
 
-from .kit import HOUR, T0, Durable, VirtualClock, compile_text, replays_exactly, snapshot
+from .kit import HOUR, MINUTE, T0, Durable, VirtualClock, compile_text, replays_exactly, snapshot
 
 CHARGE = compile_text(
     (Path(__file__).resolve().parents[1] / "data" / "async" / "charge.wf").read_text()
@@ -152,3 +152,77 @@ def test_pending_async_calls_are_listed_with_their_token_and_deadline(
     assert d.client.pending_calls() == []
     assert main(["tasks", "list", "--store", url]) == 0
     assert capsys.readouterr().out == "no open human tasks or pending async calls\n"
+
+
+BOOKING = compile_text(
+    (Path(__file__).resolve().parents[1] / "data" / "async" / "booking.wf").read_text()
+)
+
+
+def booked(store: Store, clock: VirtualClock) -> tuple[Durable, str]:
+    tokens: list[str] = []
+
+    def book(order_id: str, task: TaskCall) -> None:
+        tokens.append(task.idempotency_key)
+
+    d = Durable(store, clock, {"carrier.book": book}, BOOKING)
+    d.start("booking", {"order_id": "o-1"}, "b-1")
+    return d, tokens[0]
+
+
+def test_heartbeats_through_the_client_keep_the_call_alive(
+    store: Store, clock: VirtualClock
+) -> None:
+    """Each heartbeat starts the heartbeat timeout again (the deadline moves with it);
+    missed, the call times out by the timeout's route, as on the engine."""
+    d, token = booked(store, clock)
+    assert [c.deadline for c in d.client.pending_calls()] == [clock.ms + 5 * MINUTE]
+    for _ in range(3):
+        d.advance(4 * MINUTE)
+        d.client.heartbeat(token)
+        d.run()
+        assert [c.deadline for c in d.client.pending_calls()] == [clock.ms + 5 * MINUTE]
+    assert d.status("b-1") == "running"
+    d.advance(5 * MINUTE)
+    assert d.status("b-1") == "failed"
+    assert store.task(token).status == "cancelled"
+    with pytest.raises(IllegalAction, match="only an async call under way takes a heartbeat"):
+        d.client.heartbeat(token)
+    replays_exactly(store, "b-1")
+    env = WorkflowEnv([BOOKING], {"carrier.book": lambda order_id: None}, now=T0)
+    env.start("booking", {"order_id": "o-1"}, instance_id="b-1")
+    (key,) = env.open_tasks("b-1")
+    for _ in range(3):
+        env.advance(minutes=4)
+        env.heartbeat(key)
+    env.advance(minutes=5)
+    stored = [x for row in store.history("b-1") for x in row.entry.decisions]
+    assert env.decisions("b-1") == stored
+
+
+def test_a_heartbeat_for_a_call_without_one_is_refused_and_changes_nothing(
+    store: Store, clock: VirtualClock
+) -> None:
+    d, _, token = started(store, clock)  # charge.wf declares no heartbeat
+    before = snapshot(store, "c-1")
+    with pytest.raises(IllegalAction, match="declares no heartbeat timeout"):
+        d.client.heartbeat(token)
+    with pytest.raises(UnknownTask, match="no task 'nope'"):
+        d.client.heartbeat("nope")
+    assert snapshot(store, "c-1") == before
+
+
+def test_wf_tasks_heartbeat_with_the_token(
+    store: Store, clock: VirtualClock, url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    clock.ms = int(time.time() * 1000)  # the command line writes at the time of day
+    d, token = booked(store, clock)
+    clock.ms += 4 * MINUTE
+    assert main(["tasks", "heartbeat", token, "--store", url]) == 0
+    assert capsys.readouterr().out == f"heartbeat of task {token} sent\n"
+    d.run()
+    clock.ms += 4 * MINUTE
+    d.run()
+    assert d.status("b-1") == "running"  # 8 minutes in, 4 since the heartbeat
+    assert main(["tasks", "heartbeat", "nope", "--store", url]) == 1
+    assert "no task 'nope'" in capsys.readouterr().err

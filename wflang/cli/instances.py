@@ -250,6 +250,18 @@ def tasks_fail(req: TasksFail) -> Result:
 
 
 @frozen(kw_only=True)
+class TasksHeartbeat:
+    key: str = field(metadata=arg(help="the task key: an async call's completion token"))
+    store: str | None = store_field()
+    actor: str | None = actor_field()
+
+
+def tasks_heartbeat(req: TasksHeartbeat) -> Result:
+    task = client(req.store, req.actor).heartbeat(req.key)
+    return said(f"heartbeat of task {task.key} sent")
+
+
+@frozen(kw_only=True)
 class Status:
     instance: str = field(metadata=arg(help="the instance id"))
     json: bool = json_field()
@@ -483,9 +495,20 @@ TASKS_LIST = Command(
     ("tasks", "list"),
     TasksList,
     tasks_list,
-    help="open human tasks",
+    help="open human tasks and async calls waiting for their token",
     description="Human tasks waiting for a person, oldest first, with their key (for "
-    "'wf tasks complete'), node, instance, assignee and form fields.",
+    "'wf tasks complete'), node, instance, assignee and form fields; then the async "
+    "service calls waiting for their completion token, with their service, node, "
+    "workflow, instance, since when they wait and their deadline.",
+)
+TASKS_HEARTBEAT = Command(
+    ("tasks", "heartbeat"),
+    TasksHeartbeat,
+    tasks_heartbeat,
+    help="say an async service call is alive: its heartbeat timeout starts again",
+    description="The handler of an async service call that declares a 'heartbeat' "
+    "timeout is still at work (the task key is its completion token): the timeout starts "
+    "again from now. A call that is not under way, or declares no heartbeat, is refused.",
 )
 TASKS_COMPLETE = Command(
     ("tasks", "complete"),
@@ -535,5 +558,6 @@ LIST = Command(
 
 #: This module's commands, groups before their actions (``app.HOMES`` orders them).
 COMMANDS = (
-    SIGNAL, PUBLISH, TASKS, TASKS_LIST, TASKS_COMPLETE, TASKS_FAIL, STATUS, HISTORY, LIST,
+    SIGNAL, PUBLISH, TASKS, TASKS_LIST, TASKS_COMPLETE, TASKS_FAIL, TASKS_HEARTBEAT, STATUS,
+    HISTORY, LIST,
 )  # fmt: skip

@@ -341,6 +341,8 @@ def _type_node(
                 before |= null_checked_paths(arm.guard)
     for t in getattr(node, "timeouts", ()):
         here.expect(t.after, DURATION, "a timeout")
+    if isinstance(node, sp.TaskNode) and node.heartbeat is not None:
+        here.expect(node.heartbeat, DURATION, "a heartbeat")
     if isinstance(node, sp.SleepNode):
         here.expect(node.duration, DURATION, "a sleep")
     who = getattr(node.work, "assignee", None) if isinstance(node, sp.TaskNode) else None

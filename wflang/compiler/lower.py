@@ -304,6 +304,7 @@ class _Lowering:
                     send=self.send(work),
                     asynchronous=isinstance(work, sp.ServiceWork) and work.asynchronous,
                     catches=self.catches(node),
+                    heartbeat=None if node.heartbeat is None else self.expression(node.heartbeat),
                 )
             case sp.ChoiceNode():
                 return tb.ChoiceEntry()

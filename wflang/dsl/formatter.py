@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import TypeVar, assert_never
 
 from wflang.dsl import spec as sp
+from wflang.dsl.expr import Expr
 from wflang.dsl.expr_format import format_decimal, format_expr, format_string
 from wflang.dsl.layout import Writer
 from wflang.dsl.span import Span
@@ -317,6 +318,9 @@ def _clause_parts(w: Writer, node: object) -> list[_Part]:
                  _retry_settings(retry)]  # fmt: skip
         settings = _in_source_order(found)
         parts.append((retry.span, lambda w: _braced(w, "retry", settings, retry.span)))
+    heartbeat: Expr | None = getattr(node, "heartbeat", None)
+    if heartbeat is not None:
+        parts.append(_line_part(heartbeat.span, f"heartbeat {format_expr(heartbeat)}"))
     for t in getattr(node, "timeouts", ()):
         if t.cycle is not None:  # ``every 10m, at most 3`` or ``every R3/PT10M``
             when = t.when if t.cycle.iso else t.when.removeprefix("every ")

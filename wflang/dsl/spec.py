@@ -214,6 +214,8 @@ class TaskNode:
     renamed_from: Ident | None = None  # `renamed from old`: the same node, renamed
     #: A user or manual task: the declared errors the person may raise (``raises``).
     raises: tuple[Ident, ...] = ()
+    #: An async service task: the longest it may go without a heartbeat (a duration).
+    heartbeat: Expr | None = None
     span: Span = span_field()
     #: Boundary signals and messages (``on signal S -> NODE``), in source order.
     events: tuple[OnEvent, ...] = ()

@@ -85,6 +85,8 @@ def node_expressions(node: sp.Node) -> Iterator[ex.Expr]:
         yield entry.value
     for t in getattr(node, "timeouts", ()):
         yield t.after
+    if isinstance(node, sp.TaskNode) and node.heartbeat is not None:
+        yield node.heartbeat
     for event in getattr(node, "events", ()):
         if isinstance(event.trigger, sp.MessageTrigger):
             yield event.trigger.correlation  # (evaluated when the node is entered)

@@ -259,6 +259,10 @@ class Client:
         """The async calls waiting for their token (``wflang.durable.pending``)."""
         return pending.pending_calls(self.store, instance_id, workflow)
 
+    def heartbeat(self, key: str) -> TaskInfo:
+        """An async call's handler is alive (``wflang.durable.pending.heartbeat``)."""
+        return pending.heartbeat(self.store, key, self.actor)
+
     def _open_human_task(self, key: str) -> tuple[TaskInfo, Table]:
         """An open human task, or an async call waiting for its token, and the table of
         its instance's version; or a refusal."""

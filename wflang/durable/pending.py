@@ -7,9 +7,9 @@ instance's state (the timer the step function set when the task was entered)."""
 from __future__ import annotations
 
 from wflang.runtime import instance as rt
-from wflang.runtime.keys import boundary_index, key_token
+from wflang.runtime.keys import HEARTBEAT, boundary_index, key_token
 from wflang.runtime.table import Table, TaskEntry
-from wflang.store.records import InstanceInfo, PendingCall, TaskInfo
+from wflang.store.records import IllegalAction, InstanceInfo, PendingCall, TaskInfo
 from wflang.store.sql import Store
 from wflang.store.status import TaskKind, TaskStatus
 
@@ -49,17 +49,41 @@ def pending_calls(
     return sorted(found, key=lambda c: (c.since, c.key))
 
 
+def heartbeat(store: Store, key: str, actor: str | None) -> TaskInfo:
+    """Deliver a heartbeat of the async call ``key`` (its token) to its instance: its
+    heartbeat timeout starts again when a worker takes it. A call not under way (or
+    not a service call), or one that declares no heartbeat, is refused."""
+    task = store.task(key)
+    if task.kind != TaskKind.SERVICE or task.status not in (TaskStatus.RUNNING, TaskStatus.WAITING):
+        raise IllegalAction(
+            f"task '{key}' is a {task.kind} task that is {task.status}: only an async "
+            "call under way takes a heartbeat"
+        )
+    table = store.table_for(store.instance(task.instance_id).table_hash)
+    if _entry(table, task.node).heartbeat is None:
+        raise IllegalAction(f"task '{key}' ({task.node}) declares no heartbeat timeout")
+    store.deliver(task.instance_id, rt.TaskHeartbeat(key), actor=actor)
+    return task
+
+
+def _entry(table: Table, node: str) -> TaskEntry:
+    entry = next((s.entry for s in table.states if s.name == node), None)
+    return entry if isinstance(entry, TaskEntry) else TaskEntry("service")
+
+
 def _deadline(table: Table, instance: rt.Instance, task: TaskInfo) -> int | None:
-    """When the call's interrupting timeout fires (the earliest, if it has several)."""
+    """When the call times out: its interrupting timeout, or its heartbeat timeout if
+    that comes first (the earliest of them)."""
     token = key_token(task.key)
-    entry = next((s.entry for s in table.states if s.name == task.node), None)
-    timers = entry.timers if isinstance(entry, TaskEntry) else ()
+    timers = _entry(table, task.node).timers
     dues = [
         t.due
         for t in instance.timers
         if t.token == token
-        and (k := boundary_index(t.purpose)) is not None
-        and k < len(timers)
-        and timers[k].interrupting
-    ]
+        and (
+            t.purpose == HEARTBEAT
+            or ((k := boundary_index(t.purpose)) is not None and k < len(timers)
+                and timers[k].interrupting)
+        )
+    ]  # fmt: skip
     return min(dues, default=None)

@@ -415,12 +415,12 @@ class Engine:
         return iid, task
 
     def human_tasks(self) -> list[rt.CreateHumanTask]:
-        return [
-            t
-            for r in self.records.values()
-            for t in r.tasks.values()
-            if isinstance(t, rt.CreateHumanTask)
-        ]
+        tasks = (t for r in self.records.values() for t in r.tasks.values())
+        return [t for t in tasks if isinstance(t, rt.CreateHumanTask)]
+
+    def heartbeat(self, key: str) -> None:
+        """An async call's handler is alive: its heartbeat timeout starts again."""
+        self.send(self._find_task(key)[0], rt.TaskHeartbeat(key))
 
     def advance(self, ms: int) -> None:
         """Move the clock forward, firing exactly the timers due, in order."""

@@ -156,6 +156,14 @@ class TaskFailed:
 
 
 @frozen(slots=False)
+class TaskHeartbeat:
+    """The handler of the async task with this key (its completion token) is alive:
+    its heartbeat timeout starts again."""
+
+    key: str
+
+
+@frozen(slots=False)
 class TimerFired:
     timer: str
 
@@ -224,6 +232,7 @@ class SkipCompensation:
 Event = (
     TaskCompleted
     | TaskFailed
+    | TaskHeartbeat
     | TimerFired
     | SignalReceived
     | ChildCompleted

@@ -96,6 +96,9 @@ def parse_task_key(key: str) -> TaskKey | None:
 SLEEP, UNTIL, RETRY = "sleep", "until", "retry"
 #: The timer of a ``first``'s ``after`` arm (on the arm's own token).
 AFTER = "after"
+#: An async task's heartbeat timeout: set when its call is scheduled, again at each
+#: heartbeat (``TaskHeartbeat``); firing, it times the task out.
+HEARTBEAT = "heartbeat"
 _BOUNDARY = "boundary:"
 
 

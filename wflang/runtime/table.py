@@ -121,6 +121,9 @@ class TaskEntry:
     asynchronous: bool = False
     #: Its boundary signals and messages (``on signal S -> NODE``), in source order.
     catches: tuple[Catch, ...] = ()
+    #: An async task's heartbeat timeout (an expression of a duration): without a
+    #: heartbeat with its token for that long, it times out by its interrupting timeout.
+    heartbeat: int | None = None
 
 
 @frozen
@@ -440,7 +443,8 @@ def reachable(
 ADDED: dict[type, tuple[str, ...]] = {
     # First: the hooks of the classes that hold timers are made with the timers' own.
     Timer: ("cycle", "times"),  # repeating boundary timers (issue 15 item 2)
-    TaskEntry: ("assignee_from", "raises", "read_only", "send", "asynchronous", "catches"),
+    TaskEntry: ("assignee_from", "raises", "read_only", "send", "asynchronous", "catches",
+                "heartbeat"),
     MapEntry: ("locals", "collects", "catches"),  # a map item's variables, its collects
     ParallelEntry: ("catches",),  # boundary signals and messages (issue 15 item 1)
     CallEntry: ("catches",),

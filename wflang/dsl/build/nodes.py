@@ -35,6 +35,7 @@ NODE_CLAUSES: dict[str, frozenset[str]] = {
             "next",
             "renamed",
             "raises",
+            "heartbeat",
         }
     ),
     # A send is done in its step: nothing to retry, time out, catch or undo.
@@ -76,6 +77,7 @@ CLAUSE_FIELDS = {
     "tolerate": "tolerate",
     "renamed": "renamed_from",
     "raises": "raises",
+    "heartbeat": "heartbeat",
     "local": "locals",
     "collect": "collects",
 }
@@ -133,6 +135,15 @@ class NodeRules(BuilderBase):
     def task_node(self, kw: Token, name: Token, work: sp.TaskWork, block: Block) -> sp.TaskNode:
         kind = "send task" if isinstance(work, sp.SendWork) else "task"
         node = self._make_node(sp.TaskNode, kind, kw, name, (block,), block.span, work=work)
+        if node.heartbeat is not None and not (
+            isinstance(work, sp.ServiceWork) and work.asynchronous
+        ):
+            self._report(
+                diag.MISPLACED_CLAUSE,
+                f"'heartbeat' is for an async service task: '{node.name.text}' is not async",
+                next(c.span for c in block.clauses if c.kind == "heartbeat"),
+                hint="mark its service 'async' (its handler then heartbeats with the token)",
+            )
         if node.form is not None and isinstance(work, sp.ServiceWork | sp.ScriptWork):
             kind = "service" if isinstance(work, sp.ServiceWork) else "script"
             self._report(
@@ -445,6 +456,10 @@ class NodeRules(BuilderBase):
 
     def on_errors(self, children: list[Token]) -> tuple[sp.Ident, ...]:
         return tuple(self._ident(t) for t in children)
+
+    @v_args(inline=True)
+    def heartbeat_clause(self, kw: Token, every: ex.Expr) -> Clause:
+        return Clause("heartbeat", every, self._tspan(kw).to(every.span))
 
     @v_args(inline=True)
     def timeout_clause(

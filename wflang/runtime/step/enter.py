@@ -75,7 +75,10 @@ def _schedule(run: Run, token: AnyToken) -> AnyToken:
 def _submit_task(run: Run, token: AnyToken, entry: tb.TaskEntry) -> AnyToken:
     """Hand the work to a handler or a person (again, on a retry)."""
     if entry.work == "service":
-        return _schedule(run, token)
+        token = _schedule(run, token)
+        if entry.heartbeat is not None:
+            start_heartbeat(run, token, entry.heartbeat)
+        return token
     env = run.env(token)
     args = run.states[token.state].args(env)
     who = entry.assignee if entry.assignee_from is None else run.eval(entry.assignee_from, env)
@@ -96,6 +99,14 @@ def _submit_task(run: Run, token: AnyToken, entry: tb.TaskEntry) -> AnyToken:
         )
     )
     return token
+
+
+def start_heartbeat(run: Run, token: AnyToken, heartbeat: int) -> None:
+    """The heartbeat timeout of an async call, from now (its schedule, a heartbeat)."""
+    every = run.eval(heartbeat, run.env(token))
+    if not isinstance(every, int) or isinstance(every, bool) or every <= 0:
+        raise WorkflowError(f"the heartbeat of '{run.name(token.state)}' is not a duration above 0")
+    run.start_timer(token, keys.HEARTBEAT, run.now + every)
 
 
 def _boundary_timers(

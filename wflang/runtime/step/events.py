@@ -13,7 +13,7 @@ from wflang.runtime.ir import Value
 from wflang.runtime.keys import END_OF_SCOPE, task_key
 from wflang.runtime.shapes import shapes
 from wflang.runtime.step.build import AnyToken
-from wflang.runtime.step.enter import SUBMIT
+from wflang.runtime.step.enter import SUBMIT, start_heartbeat
 from wflang.runtime.step.run import COMPENSATING, Run
 from wflang.runtime.step.scopes import begin_saga, fail, next_compensation
 from wflang.runtime.step.values import WorkflowError
@@ -64,6 +64,20 @@ def _on_task_failed(run: Run, e: rt.TaskFailed) -> None:
     fail(run, token, e.error, e.transient, e.message, payload=e.payload)
 
 
+def _on_task_heartbeat(run: Run, e: rt.TaskHeartbeat) -> None:
+    """An async call's handler is alive: its heartbeat timeout starts again."""
+    token = by_key(run, e.key, TASKS)
+    entry = None if token is None else run.c.table.states[token.state].entry
+    if token is None or not isinstance(entry, tb.TaskEntry) or entry.heartbeat is None:
+        run.decide(f"ignored a heartbeat of {e.key}: no call waits for one")
+        return
+    timer = keys.timer_id(run.key(token), keys.HEARTBEAT)
+    if run.timers.pop(timer, None) is not None:
+        run.commands.append(rt.CancelTimer(timer))
+    start_heartbeat(run, token, entry.heartbeat)
+    run.decide(f"{run.name(token.state)}: heartbeat")
+
+
 def _on_timer(run: Run, e: rt.TimerFired) -> None:
     timer = run.timers.pop(e.timer, None)
     token = run.tokens.get(timer.token) if timer else None
@@ -80,12 +94,16 @@ def _on_timer(run: Run, e: rt.TimerFired) -> None:
         token.attempt += 1
         SUBMIT[type(entry)](run, token, entry)
         return
-    k = keys.boundary_index(timer.purpose)
+    timers: tuple[tb.Timer, ...] = getattr(entry, "timers", ())
+    if timer.purpose == keys.HEARTBEAT:  # as its (first) interrupting timeout would
+        run.decide(f"{run.name(token.state)}: missed its heartbeat")
+        k = next((i for i, t in enumerate(timers) if t.interrupting), None)
+    else:
+        k = keys.boundary_index(timer.purpose)
     row = None if k is None else run.states[token.state].rows.get(f"timeout:{k}")
     if k is None or row is None:
         return
     target = row[0].target
-    timers: tuple[tb.Timer, ...] = getattr(entry, "timers", ())
     if timers[k].interrupting:
         run.stop_children(token)
         run.interrupt(token)  # timed out: its call's outcome is unknown
@@ -301,6 +319,7 @@ def _on_skip_compensation(run: Run, e: rt.SkipCompensation) -> None:
 HANDLERS: dict[type, Callable[[Run, rt.Event], None]] = {
     rt.TaskCompleted: _on_task_completed,  # type: ignore[dict-item]
     rt.TaskFailed: _on_task_failed,  # type: ignore[dict-item]
+    rt.TaskHeartbeat: _on_task_heartbeat,  # type: ignore[dict-item]
     rt.TimerFired: _on_timer,  # type: ignore[dict-item]
     rt.SignalReceived: _on_signal,  # type: ignore[dict-item]
     rt.ChildCompleted: _on_child_completed,  # type: ignore[dict-item]

@@ -82,11 +82,13 @@ def _value(v: object) -> str:
     "timeout-changed",
     level=WARNING,
     category=INSTANCES,
-    summary="A node's timeouts were added, removed, or fire at another time.",
+    summary="A node's timeouts (or an async task's heartbeat) were added, removed, or fire "
+    "at another time.",
 )
 def timeout_changed(p: Pairing) -> Iterator[Finding]:
     """Where a timeout leads is an edge (edge-retargeted); this rule is about when, and
-    how often a repeating one (``every``) fires.
+    how often a repeating one (``every``) fires, and how long an async task may go
+    without a heartbeat (``heartbeat``: it times out then).
 
     Old:
 
@@ -110,13 +112,30 @@ def timeout_changed(p: Pairing) -> Iterator[Finding]:
                 related=related,
                 key=key(f"node:{x.key}/timeout", _timeouts(old), _timeouts(new)),
             )
+        beat_old, beat_new = (getattr(n.node, "heartbeat", None) for n in (x.old, x.new))
+        if _length(beat_old) != _length(beat_new):
+            was, now = (_heartbeat(b) for b in (beat_old, beat_new))
+            yield Finding(
+                f"the heartbeat of '{x.key}' changed from {was} to {now}",
+                beat_new.span if beat_new is not None else x.new.node.name.span,
+                related=p.was(beat_old.span) if beat_old is not None else (),
+                key=key(f"node:{x.key}/heartbeat", was, now),
+            )
+
+
+def _length(e: ex.Expr | None) -> object:
+    """A duration by its length (``1h`` is ``60m``), any other expression as itself."""
+    return e.millis if isinstance(e, ex.DurationLit) else e
+
+
+def _heartbeat(e: ex.Expr | None) -> str:
+    return "none" if e is None else format_expr(e)
 
 
 def _firing(t: sp.Timeout) -> tuple[object, ...]:
     """When a timer fires: after what (a literal by its length: ``1h`` is ``PT60M``),
     whether it interrupts, how often it repeats."""
-    after = t.after.millis if isinstance(t.after, ex.DurationLit) else t.after
-    return (after, t.interrupting, t.cycle is not None, t.cycle and t.cycle.times)
+    return (_length(t.after), t.interrupting, t.cycle is not None, t.cycle and t.cycle.times)
 
 
 def _timeouts(ts: tuple[sp.Timeout, ...]) -> str:

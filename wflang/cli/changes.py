@@ -45,7 +45,9 @@ def _times_of(table: Table | None) -> tuple[dict[str, str], Records]:
     return dict(table.time_types), {r.name: r.fields for r in table.types.records}
 
 
-def change_lines(changes: Sequence[Mapping[str, Value]], table: Table | None) -> Iterator[str]:
+def change_lines(
+    changes: Sequence[Mapping[str, Value]], table: Table | None = None
+) -> Iterator[str]:
     """A line per changed context field of ``table`` (None: no types known)."""
     types, records = _times_of(table)
     for change in changes:

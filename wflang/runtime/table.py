@@ -443,8 +443,15 @@ def reachable(
 ADDED: dict[type, tuple[str, ...]] = {
     # First: the hooks of the classes that hold timers are made with the timers' own.
     Timer: ("cycle", "times"),  # repeating boundary timers (issue 15 item 2)
-    TaskEntry: ("assignee_from", "raises", "read_only", "send", "asynchronous", "catches",
-                "heartbeat"),
+    TaskEntry: (
+        "assignee_from",
+        "raises",
+        "read_only",
+        "send",
+        "asynchronous",
+        "catches",
+        "heartbeat",
+    ),
     MapEntry: ("locals", "collects", "catches"),  # a map item's variables, its collects
     ParallelEntry: ("catches",),  # boundary signals and messages (issue 15 item 1)
     CallEntry: ("catches",),

@@ -40,7 +40,6 @@ from wflang.store.messages import Published
 from wflang.store.records import (
     IllegalAction,
     InstanceInfo,
-    PendingCall,
     StoreError,
     TaskInfo,
     UnknownInstance,
@@ -255,12 +254,10 @@ class Client:
 
     def pending_calls(
         self, instance_id: str | None = None, *, workflow: str | None = None
-    ) -> list[PendingCall]:
-        """The async calls waiting for their token (``wflang.durable.pending``)."""
+    ) -> list[pending.PendingCall]:  # async calls waiting for their token
         return pending.pending_calls(self.store, instance_id, workflow)
 
-    def heartbeat(self, key: str) -> TaskInfo:
-        """An async call's handler is alive (``wflang.durable.pending.heartbeat``)."""
+    def heartbeat(self, key: str) -> TaskInfo:  # an async call's handler is alive
         return pending.heartbeat(self.store, key, self.actor)
 
     def _open_human_task(self, key: str) -> tuple[TaskInfo, Table]:

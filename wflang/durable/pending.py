@@ -9,7 +9,8 @@ from __future__ import annotations
 from wflang.runtime import instance as rt
 from wflang.runtime.keys import HEARTBEAT, boundary_index, key_token
 from wflang.runtime.table import Table, TaskEntry
-from wflang.store.records import IllegalAction, InstanceInfo, PendingCall, TaskInfo
+from wflang.store.records import IllegalAction, InstanceInfo, TaskInfo
+from wflang.store.records import PendingCall as PendingCall  # noqa: PLC0414  # for the client
 from wflang.store.sql import Store
 from wflang.store.status import TaskKind, TaskStatus
 

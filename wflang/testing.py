@@ -30,6 +30,8 @@ from wflang.handlers.registry import Registered, Registry, typed
 from wflang.handlers.verify import verify
 from wflang.runtime import instance as rt
 from wflang.runtime.engine import Engine, HistoryEntry
+from wflang.runtime.history import DEFAULT as DEFAULT_HISTORY
+from wflang.runtime.history import HistoryPolicy
 from wflang.runtime.ir import Value
 from wflang.runtime.lifecycle import StatusHook
 from wflang.runtime.limits import DEFAULT as DEFAULT_LIMITS
@@ -92,8 +94,10 @@ class WorkflowEnv:
 
     def __init__(self, tables: Iterable[Table], handlers: Handlers | None = None,
                  *, now: int = 0, seed: int = 0, limits: Limits = DEFAULT_LIMITS,
-                 allow_missing: bool = False, allow_unused: bool = False) -> None:  # fmt: skip
-        """Refused (``HandlersRefused``, before anything runs) when a service the tables
+                 allow_missing: bool = False, allow_unused: bool = False,
+                 history: HistoryPolicy | None = DEFAULT_HISTORY) -> None:  # fmt: skip
+        """``history``: how many steps each instance keeps (``runtime.history``; None:
+        all). Refused (``HandlersRefused``, before anything runs) when a service the tables
         call has no handler (unless ``allow_missing``: its calls then fail with
         ``NoHandler``), when a handler serves a service no table calls (unless
         ``allow_unused``), or when a function's parameters cannot take its service's
@@ -105,7 +109,7 @@ class WorkflowEnv:
         scripts = _scripts(handlers)
         verify(tables, _registry(scripts), allow_missing=allow_missing, allow_unused=allow_unused)
         scripted = {name: self._handler(name, script) for name, script in scripts.items()}
-        self.engine = Engine(tables, scripted, now=now, seed=seed, limits=limits)
+        self.engine = Engine(tables, scripted, now=now, seed=seed, limits=limits, history=history)
 
     @classmethod
     def from_files(cls, *paths: str | Path, handlers: Handlers | None = None,
@@ -279,7 +283,12 @@ class WorkflowEnv:
         return dict(self.engine.instance(instance_id).context)
 
     def history(self, instance_id: str) -> list[HistoryEntry]:
+        """The steps kept: all, or those after ``checkpoint(instance_id)``."""
         return self.engine.history(instance_id)
+
+    def checkpoint(self, instance_id: str) -> rt.Instance | None:
+        """The instance right before its first kept step (None: the history is whole)."""
+        return self.engine.checkpoint(instance_id)
 
     def on_status(self, hook: StatusHook) -> StatusHook:
         """Call ``hook`` with every status change of an instance and of its tasks, after
@@ -313,6 +322,7 @@ class WorkflowEnv:
             record.history,
             record.instance.seed,
             self.engine.limits,
+            self.engine.checkpoint(instance_id),
         )
 
 

@@ -35,8 +35,8 @@ def test_migrate_twice_applies_nothing_the_second_time(opener: Factory) -> None:
     assert store.schema_version() == 0
     assert store.migrate() == list(range(1, LATEST + 1))
     assert store.migrate() == []
-    assert store.schema_version() == LATEST == 6
-    assert [int(str(v)) for v, _ in _schema_rows(store)] == [1, 2, 3, 4, 5, 6]
+    assert store.schema_version() == LATEST == 7
+    assert [int(str(v)) for v, _ in _schema_rows(store)] == [1, 2, 3, 4, 5, 6, 7]
     store.check_schema()  # no error once migrated
 
 
@@ -49,6 +49,8 @@ def test_a_store_at_an_older_version_is_refused_then_upgraded_in_place(
     d = Durable(store, clock, OPS_HANDLERS, opsflow())
     iid = d.start("opsflow", {"id": "x"}, "old-1")
     with store.backend.transaction() as tx:  # back to schema 1
+        tx.execute("DROP TABLE wf_checkpoint")
+        tx.execute("DROP TABLE wf_history_archive")
         tx.execute("DROP TABLE wf_subscription")
         tx.execute("DROP TABLE wf_message")
         tx.execute("ALTER TABLE wf_instance DROP COLUMN created_by")
@@ -62,9 +64,9 @@ def test_a_store_at_an_older_version_is_refused_then_upgraded_in_place(
             tx.execute(f"DROP INDEX {index}")
         tx.execute("ALTER TABLE wf_workflow DROP COLUMN source_text")
         tx.execute("DELETE FROM wf_schema WHERE version >= 2")
-    with pytest.raises(StoreError, match=r"schema version 1.*needs 6"):
+    with pytest.raises(StoreError, match=r"schema version 1.*needs 7"):
         store.check_schema()
-    assert store.migrate() == [2, 3, 4, 5, 6]
+    assert store.migrate() == [2, 3, 4, 5, 6, 7]
     store.check_schema()
     before = len(store.history(iid))
     d.complete("approve", {"ok": True}, iid)
@@ -107,9 +109,9 @@ def test_migrate_from_two_threads_at_once(opener: Factory, url: str, tmp_path: P
             applied, errors = _migrate_together(stores)
             assert errors == [], f"round {n}: {errors!r}"
             # Each version applied once, by one or the other (they may share the work).
-            assert sorted(v for a in applied for v in a) == [1, 2, 3, 4, 5, 6]
-            assert [int(str(v)) for v, _ in _schema_rows(stores[0])] == [1, 2, 3, 4, 5, 6]
-            assert stores[1].schema_version() == 6
+            assert sorted(v for a in applied for v in a) == [1, 2, 3, 4, 5, 6, 7]
+            assert [int(str(v)) for v, _ in _schema_rows(stores[0])] == [1, 2, 3, 4, 5, 6, 7]
+            assert stores[1].schema_version() == 7
         finally:
             for s in stores:
                 s.close()
@@ -120,7 +122,7 @@ def test_check_schema_on_an_unmigrated_store_says_what_to_run(opener: Factory) -
     with pytest.raises(StoreError) as err:
         store.check_schema()
     message = str(err.value)
-    assert "schema version 0" in message and "needs 6" in message
+    assert "schema version 0" in message and "needs 7" in message
     assert f"wf store migrate --store {store.url}" in message
 
 

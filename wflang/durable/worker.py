@@ -38,6 +38,8 @@ from wflang.handlers.registry import Registry
 from wflang.handlers.verify import verify
 from wflang.runtime import instance as rt
 from wflang.runtime.failures import WORKER_ERROR
+from wflang.runtime.history import DEFAULT as DEFAULT_HISTORY
+from wflang.runtime.history import HistoryPolicy
 from wflang.runtime.lifecycle import StatusHook, notify
 from wflang.runtime.limits import DEFAULT as DEFAULT_LIMITS
 from wflang.runtime.limits import Limits
@@ -137,6 +139,7 @@ class Worker:
         allow_missing_handlers: bool = False,
         allow_unused_handlers: bool = False,
         lifecycle_outbox: StatusRows = StatusRows.INSTANCES,
+        history: HistoryPolicy | None = DEFAULT_HISTORY,
     ) -> None:
         """``handlers``: a ``Registry``, a module of ``@handler`` functions (by name, by
         file, or the module), or a plain mapping of functions by service (called as they
@@ -144,7 +147,9 @@ class Worker:
         (``wflang.handlers.verify``: ``HandlersRefused``), a mapping as a registry of its
         functions is, with the file and line of each. ``lifecycle_outbox``: which status
         changes are also outbox rows (``StatusRows``: the instances' by default, ``all``
-        for the tasks' too); the ``on_status`` hooks get every one either way."""
+        for the tasks' too); the ``on_status`` hooks get every one either way.
+        ``history``: how much history each instance it steps keeps
+        (``wflang.store.compaction``; None: all)."""
         problems = settings_problems(
             concurrency=concurrency, lease_ms=lease_ms, batch=batch, poll_ms=poll_ms
         )
@@ -174,6 +179,7 @@ class Worker:
         self.status_hooks: list[StatusHook] = []
         self.limits = limits  # of the values the instances compute
         self.lifecycle_outbox = StatusRows(lifecycle_outbox)
+        self.history = history
         self.stop_event = threading.Event()
         self.wake = threading.Event()
         self._results: queue.SimpleQueue[TaskResult] = queue.SimpleQueue()
@@ -194,6 +200,7 @@ class Worker:
             lease_ms=self.lease_ms,
             limits=self.limits,
             status_rows=self.lifecycle_outbox,
+            history=self.history,
         )
         if adv.transitions:
             faults.hit("transition.after-commit")

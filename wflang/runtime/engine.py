@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 
-from attrs import define, field, frozen
+from attrs import define, evolve, field, frozen
 
 from wflang.runtime import instance as rt
 from wflang.runtime import keys
@@ -20,6 +20,8 @@ from wflang.runtime import step as st
 from wflang.runtime.changes import Change
 from wflang.runtime.commands import PARENT_CANCEL, ChildOutcome, interpret, not_deployed
 from wflang.runtime.correlation import awaited_messages, correlation_text
+from wflang.runtime.history import DEFAULT as DEFAULT_HISTORY
+from wflang.runtime.history import HistoryPolicy, base, compact
 from wflang.runtime.ir import Value
 from wflang.runtime.lifecycle import StatusHook, lifecycle, notify
 from wflang.runtime.limits import DEFAULT as DEFAULT_LIMITS
@@ -91,7 +93,8 @@ class Record:
 
     table: Table
     instance: rt.Instance
-    history: list[HistoryEntry] = field(factory=list)
+    history: list[HistoryEntry] = field(factory=list)  # the steps kept (``runtime.history``)
+    checkpoints: list[rt.Instance] = field(factory=list)  # the last two, oldest first
     parent: tuple[str, str] | None = None  # (parent instance, call key) for a child workflow
     tasks: dict[str, rt.ScheduleTask | rt.CreateHumanTask] = field(factory=dict)
     children: dict[str, str] = field(factory=dict)  # call key -> child instance id
@@ -126,8 +129,10 @@ class Engine:
         now: int = 0,
         seed: int = 0,
         limits: Limits = DEFAULT_LIMITS,
+        history: HistoryPolicy | None = DEFAULT_HISTORY,
     ) -> None:
         self.limits = limits
+        self.history_policy = history  # None: every step is kept
         self.tables: dict[tuple[str, int], Table] = {}
         for t in tables or []:
             self.register(t)
@@ -211,17 +216,9 @@ class Engine:
         result = st.start(table, instance_id, input, self.now, seed, self.limits)
         record = Record(table, result.instance, parent=parent)
         self.records[instance_id] = record
-        record.history.append(
-            HistoryEntry(
-                result.instance.seq,
-                self.now,
-                None,
-                input,
-                result.decisions,
-                result.commands,
-                result.changes,
-            )
-        )
+        r = result
+        entry = HistoryEntry(r.instance.seq, self.now, None, input, r.decisions, r.commands)
+        record.history.append(evolve(entry, changes=r.changes) if r.changes else entry)
         self._apply(record, result.commands)
         if self.status_hooks:
             notify(self.status_hooks, lifecycle(table, None, result.instance, None, self.now))
@@ -448,17 +445,10 @@ class Engine:
                 before = record.instance
                 result = st.step(record.table, before, event, self.now, self.limits)
                 record.instance = result.instance
-                record.history.append(
-                    HistoryEntry(
-                        result.instance.seq,
-                        self.now,
-                        event,
-                        None,
-                        result.decisions,
-                        result.commands,
-                        result.changes,
-                    )
-                )
+                r, kept = result, record.history
+                kept.append(HistoryEntry(r.instance.seq, self.now, event, None, r.decisions,
+                                         r.commands, r.changes))  # fmt: skip
+                compact(self.history_policy, record.checkpoints, kept, before.seq, r.instance)
                 self._apply(record, result.commands)
                 if self.status_hooks:
                     changes = lifecycle(record.table, before, result.instance, event, self.now)
@@ -491,7 +481,12 @@ class Engine:
             raise KeyError(f"unknown instance '{instance_id}'") from None
 
     def history(self, instance_id: str) -> list[HistoryEntry]:
+        """The steps kept: all of them, or those after ``checkpoint(instance_id)``."""
         return list(self.records[instance_id].history)
+
+    def checkpoint(self, instance_id: str) -> rt.Instance | None:
+        """The instance as it was right before its first kept step (None: its start)."""
+        return base(self.records[instance_id].checkpoints)
 
     def stuck(self, still_for: int = 0, waiting_on: str | None = None) -> list[str]:
         """The unfinished instances that have not moved (taken a step) for ``still_for``

@@ -10,6 +10,9 @@ against recorded production histories before deploying it.
 Everything is compared type-strictly (``values.identical``): to Python ``True == 1``
 and ``Decimal("1.0") == 1``, but a step that gives ``1`` where ``true`` was recorded
 decides differently.
+
+A compacted history (``runtime.history``) replays from its checkpoint: the instance
+as it was after the step before the first one kept.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from attrs import frozen
 from wflang.runtime import instance as rt
 from wflang.runtime import step as st
 from wflang.runtime.engine import HistoryEntry
+from wflang.runtime.history import CompactedError
 from wflang.runtime.limits import DEFAULT as DEFAULT_LIMITS
 from wflang.runtime.limits import Limits
 from wflang.runtime.table import Table
@@ -65,10 +69,13 @@ def replay(
     history: Sequence[HistoryEntry],
     seed: int = 0,
     limits: Limits = DEFAULT_LIMITS,
+    checkpoint: rt.Instance | None = None,
 ) -> Replayed:
-    """Run a history's events through ``table`` (under the limits it ran with); stop at
-    the first divergence."""
-    instance: rt.Instance | None = None
+    """Run a history's events through ``table`` (under the limits it ran with), from its
+    start or, for a compacted one, from its ``checkpoint``; stop at the first divergence.
+    A history that does not begin there is refused (``CompactedError``)."""
+    _check_start(history, checkpoint)
+    instance = checkpoint
     for entry in history:
         if entry.event is None:
             result = st.start(table, instance_id, dict(entry.input or {}), entry.at, seed, limits)
@@ -86,6 +93,22 @@ def replay(
             return Replayed(instance, Divergence(entry.seq, label, want, got))
         instance = result.instance
     return Replayed(instance, None)
+
+
+def _check_start(history: Sequence[HistoryEntry], checkpoint: rt.Instance | None) -> None:
+    first = history[0] if history else None
+    if first is None:
+        return
+    if checkpoint is None and first.event is not None:
+        raise CompactedError(
+            f"the history begins at step {first.seq}: the steps before it were compacted, "
+            "so it replays only from its checkpoint (`compacted` in `wf history --json`)"
+        )
+    if checkpoint is not None and first.seq != checkpoint.seq + 1:
+        raise CompactedError(
+            f"the history begins at step {first.seq} but its checkpoint is at step "
+            f"{checkpoint.seq}: it replays only from the checkpoint right before it"
+        )
 
 
 def _shape(decisions: tuple[str, ...], commands: tuple[rt.Command, ...]) -> tuple[str, ...]:

@@ -26,6 +26,8 @@ from wflang.runtime import instance as rt
 from wflang.runtime import step as st
 from wflang.runtime.commands import interpret
 from wflang.runtime.correlation import awaited_messages
+from wflang.runtime.history import DEFAULT as DEFAULT_HISTORY
+from wflang.runtime.history import HistoryPolicy
 from wflang.runtime.ir import Value
 from wflang.runtime.keys import inbox_row_delivery, task_delivery, timer_delivery
 from wflang.runtime.lifecycle import INSTANCE, StatusEvent, lifecycle
@@ -33,7 +35,7 @@ from wflang.runtime.limits import Limits
 from wflang.runtime.outcome import bounded, checked
 from wflang.runtime.table import Table, asynchronous
 from wflang.runtime.waiting import waiting_on
-from wflang.store import inbox, messages, rows
+from wflang.store import compaction, inbox, messages, rows
 from wflang.store.backend import Dialect, Param, Tx, chunks, placeholders
 from wflang.store.catalog import Catalog
 from wflang.store.claims import Claims
@@ -123,11 +125,13 @@ class Advance:
         limits: Limits,
         careful: bool = False,
         status_rows: StatusRows = StatusRows.INSTANCES,
+        history: HistoryPolicy | None = DEFAULT_HISTORY,
     ) -> None:
         self.tx, self.d, self.now, self.worker = tx, dialect, now, worker
         self.catalog, self.cache, self.unavailable = catalog, cache, unavailable
         self.claims = claims
         self.limits = limits
+        self.history_policy = history  # how much history each instance keeps
         self.careful = careful  # step each instance on its own (see _step_all)
         self.status_rows = status_rows  # which lifecycle events are outbox rows too
         self.transitions = 0
@@ -475,9 +479,10 @@ class Advance:
         # The instance's own rows are written for all instances together (_flush).
         # what it waits on, for `wf list --waiting-on` (none once it has finished)
         waits = None if inst.status.finished else " ".join(waiting_on(inst.tokens)) or None
-        self.updates.append(
-            (codec.dump_instance(inst), inst.status.value, inst.seq, wake, waits, self.now, w.id)
-        )
+        state = codec.dump_instance(inst)
+        self.updates.append((state, inst.status.value, inst.seq, wake, waits, self.now, w.id))
+        before = 0 if w.instance is None else w.instance.seq
+        compaction.after_steps(self.tx, self.history_policy, w.id, before, inst, state, self.now)
         self.history.extend(history)
         self.statuses += statuses
         if self.status_rows is StatusRows.ALL:

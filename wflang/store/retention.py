@@ -2,9 +2,9 @@
 
 A store only grows: every step appends a history row, every call leaves a task
 row, every signal an inbox row. ``purge`` removes instances that ended before a
-cut-off, together with their history, tasks, inbox rows, timers and
-subscriptions, a batch per transaction, and published messages that expired
-before the cut-off. It never removes what someone may still need:
+cut-off, together with their history (its checkpoints and archived steps too),
+tasks, inbox rows, timers and subscriptions, a batch per transaction, and published
+messages that expired before the cut-off. It never removes what someone may still need:
 
 * only instances whose status is one of ``statuses`` (completed, failed,
   cancelled and compensated by default: a dead-lettered instance waits for an
@@ -33,7 +33,8 @@ ENDED = status.ENDED
 PURGEABLE = (*ENDED, Status.DEAD_LETTERED.value)
 
 #: The tables with an ``instance_id`` column, deleted before the instance row.
-_OWNED = ("wf_history", "wf_task", "wf_inbox", "wf_timer", "wf_subscription", "wf_outbox")
+_OWNED = ("wf_history", "wf_task", "wf_inbox", "wf_timer", "wf_subscription", "wf_outbox",
+          "wf_checkpoint", "wf_history_archive")  # fmt: skip
 #: Rows of those tables that stay: outbox rows nobody has published yet.
 _KEEP = {"wf_outbox": " AND published_at IS NOT NULL"}
 

@@ -222,6 +222,37 @@ MIGRATIONS: tuple[Migration, ...] = (
                 WHERE status IN ({ACTIVE_SQL})""",
         ),
     ),
+    Migration(
+        7,
+        "bounded histories: checkpoints and the history archive",
+        (
+            # An instance as it was after step ``seq`` (``runtime.history``): at most two
+            # per instance; the older one is where its kept history begins.
+            """CREATE TABLE wf_checkpoint (
+                instance_id text NOT NULL,
+                seq bigint NOT NULL,
+                at bigint NOT NULL,
+                state {json} NOT NULL,
+                PRIMARY KEY (instance_id, seq)){without_rowid}""",
+            # History rows compacted away under a policy that archives them: the columns
+            # of wf_history, and when they moved. Never read by a worker.
+            """CREATE TABLE wf_history_archive (
+                instance_id text NOT NULL,
+                seq bigint NOT NULL,
+                at bigint NOT NULL,
+                event {json},
+                input {json},
+                decisions {json} NOT NULL,
+                commands {json} NOT NULL,
+                idempotency_key text NOT NULL,
+                actor text,
+                reason text,
+                worker text,
+                changes {json},
+                archived_at bigint NOT NULL,
+                PRIMARY KEY (instance_id, seq)){without_rowid}""",
+        ),
+    ),
 )
 
 LATEST = MIGRATIONS[-1].version

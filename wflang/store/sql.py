@@ -32,11 +32,24 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TypeVar
 
 from wflang.runtime import instance as rt
+from wflang.runtime.history import DEFAULT as DEFAULT_HISTORY
+from wflang.runtime.history import HistoryPolicy
 from wflang.runtime.ir import Value
 from wflang.runtime.limits import DEFAULT as DEFAULT_LIMITS
 from wflang.runtime.limits import Limits
 from wflang.runtime.table import Table
-from wflang.store import activity, browse, catalog, inbox, messages, ops, queries, retention, rows
+from wflang.store import (
+    activity,
+    browse,
+    catalog,
+    compaction,
+    inbox,
+    messages,
+    ops,
+    queries,
+    retention,
+    rows,
+)
 from wflang.store.advance import Advance, InstanceCache, Poisoned
 from wflang.store.backend import Backend, Tx, redact_url
 from wflang.store.catalog import Catalog
@@ -251,11 +264,30 @@ class Store:
         return self._read(lambda tx: browse.instance_page(tx, self.dialect, query))
 
     def history(self, instance_id: str) -> list[HistoryRow]:
+        """The steps kept (all of them, or those after a checkpoint: ``kept_history``)."""
         return self._read(lambda tx: queries.history(tx, instance_id))
 
     def pending(self, instance_id: str) -> list[PendingEvent]:
         """The events delivered to an instance that no step has taken yet."""
         return self._read(lambda tx: queries.pending(tx, instance_id))
+
+    def kept_history(self, instance_id: str) -> compaction.KeptHistory:
+        """The steps kept and the checkpoint they replay from, in one snapshot."""
+        return self._read(lambda tx: compaction.kept_history(tx, instance_id))
+
+    def archived_history(self, instance_id: str) -> list[HistoryRow]:
+        """The steps compacted into ``wf_history_archive`` (an archiving policy's)."""
+        return self._read(lambda tx: compaction.archived_history(tx, instance_id))
+
+    def compact(self, instance_id: str, *, archive: bool = False) -> compaction.Compacted:
+        """Checkpoint an instance as it is now and compact its history to it (``wf ops
+        compact``; see ``wflang.store.compaction``); ``archive`` keeps the steps in
+        ``wf_history_archive``."""
+        return self._write(
+            lambda tx: compaction.compact_now(
+                tx, self.dialect, instance_id, archive=archive, now=self.now(tx)
+            )
+        )
 
     def deliver(
         self,
@@ -379,13 +411,15 @@ class Store:
         lease_ms: int = 30_000,
         limits: Limits = DEFAULT_LIMITS,
         status_rows: StatusRows = StatusRows.INSTANCES,
+        history: HistoryPolicy | None = DEFAULT_HISTORY,
     ) -> Advanced:
         """One transaction: commit handler results (fenced), step every ready instance
         (up to ``instances`` besides those the results wake; under ``limits``), and claim
         up to ``claim`` due tasks of ``services`` (all when None) under a new lease
         (see ``wflang.store.advance``). ``status_rows``: which of the lifecycle events
         (``Advanced.statuses``, all of them) are ``instance.status``/``task.status``
-        outbox rows too.
+        outbox rows too. ``history``: how much history each instance keeps
+        (``wflang.store.compaction``; None: all of it).
         """
         once = frozenset(at_most_once)
         wanted = None if services is None else sorted(set(services))
@@ -400,6 +434,7 @@ class Store:
                     tx, self.dialect, now=now, worker=worker, catalog=self.catalog,
                     cache=self.cache, unavailable=self.backend.unavailable, claims=claims,
                     limits=limits, careful=careful, status_rows=status_rows,
+                    history=history,
                 )  # fmt: skip
                 done[:] = [adv]
                 return adv.run(results, instances)

@@ -28,6 +28,7 @@ def test_the_constants_written_for_the_parser_equal_their_sources() -> None:
     from wflang.compiler.registry import Preset
     from wflang.compiler.report import FORMATS
     from wflang.durable.worker import SETTINGS
+    from wflang.runtime.history import DEFAULT_EVERY, MAX_EVERY, MIN_EVERY
     from wflang.runtime.instance import Status
     from wflang.runtime.validate import MAX_VALUE_BYTES
     from wflang.runtime.versions import MAX_VERSION
@@ -40,6 +41,7 @@ def test_the_constants_written_for_the_parser_equal_their_sources() -> None:
     assert values.MAX_VERSION == MAX_VERSION
     assert values.MAX_VALUE_BYTES == MAX_VALUE_BYTES
     assert worker_cli.SETTINGS == SETTINGS
+    assert worker_cli.HISTORY_EVERY == (DEFAULT_EVERY, MIN_EVERY, MAX_EVERY)
     assert ("pending", *(s.value for s in Status)) == instances.LIST_STATUSES
     assert (ops.ENDED, ops.PURGEABLE) == (ENDED, PURGEABLE)
     assert stores.DEFAULT_URL == DEFAULT_URL

@@ -363,6 +363,10 @@ def history(req: History) -> Result:
         out.print(codec.dumps(doc, indent=None if req.compact else 1))
         return out.done()
     table = c.store.table_for(doc["table_hash"])  # its times print for people
+    if doc.get("compacted"):  # the steps before its checkpoint went (runtime.history)
+        through, archived = doc["compacted"]["through"], doc["compacted"]["archived"]
+        where = f", {archived} of them archived" if archived else ""
+        out.print(f"steps 1 to {through} compacted{where}: kept from a checkpoint after {through}")
     for entry in doc["entries"]:
         event = entry["event"]
         label = "start" if event is None else event["type"]

@@ -1,5 +1,5 @@
 """``wf ops``: operator actions on instances (dead letters, retry, replay,
-force-complete, skip, fire timers, cancel, purge), each checked by the durable client
+force-complete, skip, fire timers, cancel, purge, compact), each checked by the durable client
 and recorded with its actor and reason."""
 
 from __future__ import annotations
@@ -230,10 +230,38 @@ def purge(req: Purge) -> Result:
     return out.done()
 
 
+@frozen(kw_only=True)
+class Compact:
+    instance: str = _instance()
+    archive: bool = field(
+        default=False,
+        metadata=arg("--archive", action="store_true", help="move the steps to wf_history_archive"),
+    )
+    json: bool = json_field()
+    store: str | None = store_field()
+    actor: str | None = actor_field()
+    reason: str | None = reason_field()
+
+
+def compact(req: Compact) -> Result:
+    durable = client(req.store, req.actor)
+    done = durable.store.compact(req.instance, archive=req.archive)
+    out = Out()
+    if req.json:
+        out.print(json_text({"instance": done.instance_id, "checkpoint": done.checkpoint,
+                             "rows": done.rows}))  # fmt: skip
+        return out.done()
+    rows = ", ".join(f"{k.removeprefix('wf_')} {v}" for k, v in sorted(done.rows.items()) if v)
+    who = f"; by {durable.actor}" + (f": {req.reason}" if req.reason else "")
+    out.print(f"{req.instance}: compacted to a checkpoint at step {done.checkpoint}"
+              + (f" ({rows} rows)" if rows else "") + who)  # fmt: skip
+    return out.done()
+
+
 OPS = Group(
     ("ops",),
     help="operator actions: dead letters, retry, replay, force-complete, skip, cancel, "
-    "fire timers, purge",
+    "fire timers, purge, compact",
     description="Operator actions. Each is checked (unknown ids, illegal actions and "
     "values of the wrong type are refused with nothing changed) and recorded in the "
     "instance's history with --actor and --reason (purge, which deletes histories, "
@@ -319,5 +347,18 @@ COMMANDS = (
         "go on meanwhile). Kept: running, pending and (unless named with --status) "
         "dead-lettered instances, instances whose parent or child is still active, and "
         "outbox rows not published yet. Try --dry-run first: it counts and deletes nothing.",
+    ),
+    Command(
+        ("ops", "compact"),
+        Compact,
+        compact,
+        help="checkpoint an instance now and drop (or --archive) the history before it",
+        description="Write the instance as it is now as its history's checkpoint and "
+        "compact everything before it, as a worker does every N steps (docs/runtime.md, "
+        "Bounded histories): the history rows (moved to wf_history_archive with "
+        "--archive), older checkpoints, consumed inbox rows, acknowledged outbox events "
+        "and finished tasks. Outbox events not acknowledged yet stay. Its history then "
+        "replays from the checkpoint. The history records no compaction: it prints who "
+        "did it and why.",
     ),
 )

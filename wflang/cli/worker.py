@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from attrs import field, frozen
 
-from wflang.cli.framework import EXIT_FINDINGS, Command, Out, Result, arg
+from wflang.cli.framework import EXIT_FINDINGS, Command, Out, Result, UsageError, arg
 from wflang.cli.stores import open_cli_store, store_field
 from wflang.cli.values import (
     allow_missing_field,
@@ -22,6 +22,8 @@ SETTINGS: dict[str, tuple[int, int]] = {
     "batch": (1, 10_000),
     "poll_ms": (1, 3_600_000),
 }
+#: ``runtime.history``: DEFAULT_EVERY and the bounds of ``every`` (a test keeps them equal).
+HISTORY_EVERY = (1000, 10, 2**31)
 
 
 @frozen(kw_only=True)
@@ -124,6 +126,29 @@ class Worker:
             help="the least severe log records written (default: info)",
         ),
     )
+    history_every: int = field(
+        default=HISTORY_EVERY[0],
+        metadata=arg(
+            "--history-every",
+            type=bounded(*HISTORY_EVERY[1:]),
+            metavar="N",
+            help="a checkpoint of each instance every N steps; the steps before the "
+            f"checkpoint before it go (default {HISTORY_EVERY[0]}: at most about twice "
+            "as many kept)",
+        ),
+    )
+    archive_history: bool = field(
+        default=False,
+        metadata=arg(
+            "--archive-history",
+            action="store_true",
+            help="move the steps that go to wf_history_archive instead of deleting them",
+        ),
+    )
+    keep_all_history: bool = field(
+        default=False,
+        metadata=arg("--keep-all-history", action="store_true", help="never compact any history"),
+    )
     max_string_chars: int = limit_field("string_chars")
     max_list_items: int = limit_field("list_items")
     max_list_elements: int = limit_field("list_elements")
@@ -137,8 +162,13 @@ def worker(req: Worker) -> Result:
     from wflang.durable import logs
     from wflang.durable.worker import Worker as DurableWorker
     from wflang.handlers.verify import HandlersRefused
+    from wflang.runtime.history import HistoryPolicy
     from wflang.store.status import StatusRows
 
+    if req.keep_all_history and (req.archive_history or req.history_every != HISTORY_EVERY[0]):
+        raise UsageError("--keep-all-history compacts nothing: leave out --history-every and "
+                         "--archive-history")  # fmt: skip
+    history = HistoryPolicy(req.history_every, req.archive_history)
     logs.configure(req.log_format, req.log_level)
     handlers = load_handlers(req.handlers)  # none: the worker still runs timers, signals, tasks
     store = open_cli_store(req.store, timeout=30.0)
@@ -161,6 +191,7 @@ def worker(req: Worker) -> Result:
             ),
             allow_missing_handlers=req.allow_missing_handlers,
             allow_unused_handlers=req.allow_unused_handlers,
+            history=None if req.keep_all_history else history,
         )
     except HandlersRefused as refused:  # before anything is claimed
         store.close()

@@ -535,7 +535,7 @@ class Client:
 
     def history_document(self, instance_id: str) -> dict[str, Any]:
         info = self.store.instance(instance_id)
-        rows = self.store.history(instance_id)
+        kept = self.store.kept_history(instance_id)  # and its checkpoint, if compacted
         table = self.store.table_for(info.table_hash)
         if info.unreadable:
             raise IllegalAction(f"instance '{instance_id}': {info.unreadable}")
@@ -545,11 +545,10 @@ class Client:
             )
         extra = [
             {"idempotency_key": r.idempotency_key, "actor": r.actor, "reason": r.reason}
-            for r in rows
+            for r in kept.rows
         ]
-        return codec.history_document(
-            table, info.table_hash, info.instance, [r.entry for r in rows], extra
-        )
+        entries, part = [r.entry for r in kept.rows], kept.compacted()
+        return codec.history_document(table, info.table_hash, info.instance, entries, extra, part)
 
 
 def _source_text(path: str | None) -> str | None:

@@ -77,7 +77,7 @@ def parse_history(text: str, at: int | None = None) -> History:
     entered: list[str] = []
     decisions: list[tuple[str, ...]] = []
     assert isinstance(entries, list)
-    values: dict[str, object] = {}
+    values: dict[str, object] = _checkpoint_context(doc)
     ended = True  # the document's current and failed nodes are those after its last step
     if at is not None:
         count = len(entries)
@@ -108,8 +108,26 @@ def _until(entries: list[object], at: int) -> list[object]:
     seqs = [e.get("seq") for e in entries if isinstance(e, dict)]
     if not seqs or at not in seqs:
         known = f"steps {seqs[0]} to {seqs[-1]}" if seqs else "no steps"
+        if seqs and isinstance(seqs[0], int) and 0 < at < seqs[0]:
+            raise HistoryError(
+                f"step {at} was compacted: the history keeps {known}, from a checkpoint "
+                f"after step {seqs[0] - 1}"
+            )
         raise HistoryError(f"there is no step {at} in the history (it has {known})")
     return entries[: seqs.index(at) + 1]
+
+
+def _checkpoint_context(doc: dict[str, object]) -> dict[str, object]:
+    """The context's values before the first entry: none at the start, the checkpoint's
+    in a compacted history (``compacted.checkpoint.context``)."""
+    compacted = doc.get("compacted")
+    if compacted is None:
+        return {}
+    point = compacted.get("checkpoint") if isinstance(compacted, dict) else None
+    context = point.get("context") if isinstance(point, dict) else None
+    if not isinstance(context, dict):
+        raise HistoryError("'compacted' must hold the checkpoint's context")
+    return dict(context)
 
 
 def _fold(values: dict[str, object], changes: object, i: int) -> None:

@@ -236,13 +236,16 @@ def history_document(
     instance: rt.Instance,
     history: Sequence[HistoryEntry],
     extra: Sequence[dict[str, Any]] = (),
+    compacted: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The ``wflang.history/1`` document: what ``wf history --json`` prints.
 
     ``current`` names the nodes where the instance's tokens are now (``current_nodes``);
     ``failed`` the node whose failure dead-lettered or failed it (read from the last
     decision that says so). ``extra`` carries per-entry store fields (who did an ops
-    action and why), merged into the entries by position.
+    action and why), merged into the entries by position. ``compacted`` (a compacted
+    history's: ``compacted_part``) says where the entries begin and holds the checkpoint
+    they replay from.
     """
     entries = [unstructure_entry(e) for e in history]
     for entry, more in zip(entries, extra, strict=False):
@@ -259,7 +262,25 @@ def history_document(
         "output": instance.output,
         "error": instance.error,
         "entries": entries,
+    } | ({} if compacted is None else {"compacted": compacted})
+
+
+def compacted_part(checkpoint: rt.Instance, at: int | None, archived: int) -> dict[str, Any]:
+    """A history document's ``compacted``: the steps up to ``through`` went (``archived``
+    of them to the store's archive); ``checkpoint`` is the instance after that step."""
+    return {
+        "through": checkpoint.seq,
+        "at": at,
+        "archived": archived,
+        "checkpoint": unstructure_instance(checkpoint),
     }
+
+
+def load_checkpoint(data: Any) -> rt.Instance | None:
+    """The checkpoint a ``wflang.history/1`` document's entries replay from (None: they
+    begin at the start)."""
+    compacted = data.get("compacted") if isinstance(data, dict) else None
+    return None if compacted is None else structure_instance(compacted["checkpoint"])
 
 
 def current_nodes(table: Table, instance: rt.Instance) -> list[str]:

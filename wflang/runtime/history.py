@@ -29,6 +29,8 @@ DEFAULT_EVERY = 1000
 #: The smallest ``every`` a policy takes: below it a checkpoint (a whole instance) is
 #: written more often than the steps it saves are worth.
 MIN_EVERY = 10
+#: The largest: a checkpoint so rare is no bound.
+MAX_EVERY = 2**31
 
 
 @frozen
@@ -43,10 +45,10 @@ class HistoryPolicy:
     archive: bool = False
 
     def __attrs_post_init__(self) -> None:
-        if not MIN_EVERY <= self.every <= 2**31:
+        if not MIN_EVERY <= self.every <= MAX_EVERY:
             raise ValueError(
                 f"a history checkpoint every {self.every} steps: it must be from "
-                f"{MIN_EVERY} to {2**31}"
+                f"{MIN_EVERY} to {MAX_EVERY}"
             )
 
 

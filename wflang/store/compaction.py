@@ -25,6 +25,8 @@ instance's current state.
 
 from __future__ import annotations
 
+from typing import Any
+
 from attrs import frozen
 
 from wflang.runtime import codec
@@ -76,6 +78,12 @@ class KeptHistory:
     checkpoint: rt.Instance | None
     checkpoint_at: int | None
     archived: int
+
+    def compacted(self) -> dict[str, Any] | None:
+        """A history document's ``compacted`` part (``codec.compacted_part``), if any."""
+        if self.checkpoint is None:
+            return None
+        return codec.compacted_part(self.checkpoint, self.checkpoint_at, self.archived)
 
 
 def after_steps(

@@ -96,3 +96,4 @@ def test_worker_history_options_are_checked(
     code, out, err = run(capsys, "worker", "--once", "--history-every", "10",
                          "--archive-history", "--store", url)  # fmt: skip
     assert code == 0, err
+    assert "nothing more is due" in out

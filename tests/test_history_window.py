@@ -50,3 +50,31 @@ def test_the_default_keeps_about_two_thousand_steps() -> None:
 def test_a_policy_out_of_range_is_refused(every: int) -> None:
     with pytest.raises(ValueError, match=f"every {every} steps: it must be from 10 to"):
         HistoryPolicy(every=every)
+
+
+def test_a_year_of_minute_timers_in_memory_stays_under_the_bound() -> None:
+    """As on the stores (``tests/store/test_bounded_history.py``): the last eight windows
+    of a year, from the instance as the kit leaves it after the rest (``year_scale``)."""
+    from wflang.runtime import codec
+
+    from .store.test_bounded_history import ROW, STATE, YEAR, year_scale
+
+    every = 50
+    env = WorkflowEnv([TICKER], {}, history=HistoryPolicy(every=every), now=0)
+    iid = env.start("ticker", {"id": "a"})
+    env.advance(minutes=1)
+    first = env.engine.instance(iid)
+    fired = YEAR - 8 * every
+    env.engine.now = (fired - 1) * 60_000
+    record = env.engine.records[iid]
+    record.instance = year_scale(first, fired, first, env.engine.now + 60_000)
+    (timer,) = record.instance.timers
+    env.engine.timers = {timer.id: (timer.due, iid)}
+    for _ in range(8 * every):
+        env.advance(minutes=1)
+        kept = sum(len(codec.dumps(codec.unstructure_entry(e))) for e in env.history(iid))
+        points = sum(len(codec.dump_instance(c)) for c in record.checkpoints)
+        assert len(env.history(iid)) <= 2 * every + 1 and len(record.checkpoints) <= 2
+        assert kept + points <= (2 * every + 1) * ROW + 2 * STATE
+    assert env.context(iid) == {"ticks": YEAR}
+    assert env.replay(iid).reproduces(env.engine.instance(iid))

@@ -254,18 +254,19 @@ def test_group_commit_refuses_only_the_stale_result(
 def test_a_heartbeating_worker_keeps_its_call(
     store_url: str, make_store: Callable[..., Store], tmp_path: Path
 ) -> None:
-    """A's call outlasts its 2 s lease (heartbeat every 667 ms) two and a half times, but A
-    renews it: B, running beside it the whole time, never takes the call over. (A busy
-    machine keeps a 2 s lease; a heartbeat late by more than two thirds of it would lose
-    the call, as documented.)"""
+    """A's call outlasts its 6 s lease (heartbeat every 2 s) two and a half times, but A
+    renews it: B, running beside it the whole time, never takes the call over. (A
+    heartbeat late by more than two thirds of the lease would lose the call, as
+    documented: a 2 s lease lost its call on a machine loaded twelve times over its
+    two cores, where a thread can wait more than 1.3 s for its turn; 6 s leaves it 4 s.)"""
     store = make_store(store_url)
     _one_instance(store)
     effects = tmp_path / "effects.db"
     log = EffectLog(effects)
-    slow = {"WF_TEST_SLOW_S": "5"}
-    a = start_worker(store_url, effects, "two_step", mode="run", lease_ms=2_000, extra_env=slow)
+    slow = {"WF_TEST_SLOW_S": "15"}
+    a = start_worker(store_url, effects, "two_step", mode="run", lease_ms=6_000, extra_env=slow)
     _wait_for_effect(log, a, timeout=30)
-    b = start_worker(store_url, effects, "two_step", mode="run", lease_ms=2_000)
+    b = start_worker(store_url, effects, "two_step", mode="run", lease_ms=6_000)
     (rc_a, out_a), (rc_b, out_b) = finish(a), finish(b)
     assert (rc_a, rc_b) == (0, 0), out_a + out_b
     assert "stale=0 " in out_a and "lost_leases=0" in out_a, out_a

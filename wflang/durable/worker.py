@@ -9,8 +9,9 @@ queue; the loop renews the leases of running calls by heartbeat. Backpressure
 is the pool's size: a worker never claims more calls than it can run.
 
 SIGTERM (``stop``) drains: no new claims, running calls finish and their
-results commit, then the worker exits. With PostgreSQL, LISTEN/NOTIFY wakes an
-idle worker early; polling every ``poll_ms`` is what it relies on.
+results commit, then the worker exits. LISTEN/NOTIFY on PostgreSQL, and on SQLite
+the commits of its own process, wake an idle worker early; polling every ``poll_ms``
+is what it relies on.
 """
 
 from __future__ import annotations
@@ -341,12 +342,18 @@ class Worker:
     @contextlib.contextmanager
     def woken_by_notify(self) -> Iterator[None]:
         """While the block runs, wake the loop when the store announces new work
-        (PostgreSQL LISTEN/NOTIFY). A hint beside polling: if the listening
-        connection drops (a restart, ``pg_terminate_backend``), it is opened again,
-        with a growing pause while that fails; meanwhile, and for what was announced
-        while it was down, the worker finds everything within ``poll_ms``."""
+        (PostgreSQL LISTEN/NOTIFY; on SQLite, the commits of this process). A hint
+        beside polling: if the listening connection drops (a restart,
+        ``pg_terminate_backend``), it is opened again, with a growing pause while that
+        fails; meanwhile, and for what was announced while it was down (or, on SQLite,
+        by another process), the worker finds everything within ``poll_ms``."""
+        woken = getattr(self.store.backend, "woken", None)
+        if woken is not None:  # SQLite: the commits of this process wake it
+            with woken(self.wake):
+                yield
+            return
         listen = getattr(self.store.backend, "listen", None)
-        if listen is None:  # SQLite: one machine, polling is enough
+        if listen is None:
             yield
             return
         name = f"wflang listen {self.id}"  # what pg_stat_activity shows for it

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from attrs import define, evolve, field
 
@@ -35,11 +35,12 @@ from wflang.runtime.limits import Limits
 from wflang.runtime.outcome import bounded, checked
 from wflang.runtime.table import Table, asynchronous
 from wflang.runtime.waiting import waiting_on
-from wflang.store import compaction, inbox, messages, rows
-from wflang.store.backend import Dialect, Param, Tx, chunks, placeholders
+from wflang.store import compaction, inbox, messages, reads, rows
+from wflang.store.backend import Dialect, Param, Pending, Tx, chunks, placeholders
 from wflang.store.catalog import Catalog
 from wflang.store.claims import Claims
-from wflang.store.effects import StoreEffects, outbox_end, stop_work
+from wflang.store.effects import StoreEffects, cancel_calls, outbox_end, stop_work
+from wflang.store.instance_cache import InstanceCache
 from wflang.store.records import Advanced, TaskResult
 from wflang.store.status import OutboxKind, StatusRows, TaskStatus, ended
 
@@ -54,47 +55,8 @@ Done = tuple[
 ]
 
 
-#: Closes calls whose results hold their lease (``_fence``): the head of the statement.
-_FENCE = (
-    f"UPDATE wf_task SET status = '{TaskStatus.DONE}', lease_owner = NULL, "
-    "lease_expires_at = NULL, updated_at = ? WHERE (key, lease_epoch, instance_id) IN "
-)
-_FENCE_TAIL = (
-    f" AND status = '{TaskStatus.RUNNING}' AND lease_expires_at >= ? "
-    "RETURNING key, lease_epoch, node"
-)
-
-
 class Poisoned(Exception):
     """Stepping or storing some instance of a batch failed: run it again, carefully."""
-
-
-class InstanceCache:
-    """Instances as this process last committed them, by id: decoding the stored
-    document again is the costliest part of locking an instance."""
-
-    def __init__(self, size: int = 10_000) -> None:
-        self.size = size
-        self._decoded: dict[str, rt.Instance] = {}
-
-    def get(self, instance_id: str, seq: int) -> rt.Instance | None:
-        """The instance, if nobody stepped it since this process did."""
-        hit = self._decoded.get(instance_id)
-        return hit if hit is not None and hit.seq == seq else None
-
-    def remember(self, decoded: Mapping[str, rt.Instance]) -> None:
-        """Keep what a committed transaction stepped (not what has finished)."""
-        cache = self._decoded
-        for iid, inst in decoded.items():
-            cache.pop(iid, None)
-            if not inst.status.finished:
-                cache[iid] = inst
-        while len(cache) > self.size:
-            del cache[next(iter(cache))]  # the least recently stepped
-
-    def forget(self, ids: Sequence[str]) -> None:
-        for iid in ids:
-            self._decoded.pop(iid, None)
 
 
 @define
@@ -126,8 +88,13 @@ class Advance:
         careful: bool = False,
         status_rows: StatusRows = StatusRows.INSTANCES,
         history: HistoryPolicy | None = DEFAULT_HISTORY,
+        now_sql: str = "",
     ) -> None:
+        """``now_sql``: the database's clock as SQL that gives the same time in every
+        statement of the transaction (``Dialect.tx_now``), for ``now`` to be read with
+        the first statements instead of before them ("": ``now`` is the time)."""
         self.tx, self.d, self.now, self.worker = tx, dialect, now, worker
+        self.now_sql = now_sql
         self.catalog, self.cache, self.unavailable = catalog, cache, unavailable
         self.claims = claims
         self.limits = limits
@@ -147,17 +114,34 @@ class Advance:
 
     def run(self, results: Sequence[TaskResult], limit: int) -> Advanced:
         work: dict[str, Work] = {}
-        # 1. Lock the instances the results belong to (waiting: their steps are short).
         keyed = self._result_instances(results)
-        self._lock(sorted(set(keyed.values())), work)
-        # 2. Fence each result: it commits only under the epoch it ran with, unexpired.
-        fenced = self._fence([(r, keyed.get(r.key)) for r in results], work)
+        ids = sorted(set(keyed.values()))
+        # 1-3 are sent together and answered in one round trip (PostgreSQL's pipeline):
+        # 1. lock the instances the results belong to (waiting: their steps are short);
+        # 2. fence each result: it commits only under the epoch it ran with, unexpired;
+        # 3. lock other ready instances, skipping those another worker holds;
+        # and read the inbox of the first ones (those of the others follow if any).
+        tx, d, at = self.tx, self.d, self._at()
+        clock = tx.send(f"SELECT {self.now_sql}") if self.now_sql else None
+        locking = reads.send_lock(tx, d, ids)
+        fencing = reads.send_fence(tx, at, [(r.key, r.epoch, keyed.get(r.key)) for r in results])
+        ready = reads.send_ready(tx, d, at, limit, len(ids)) if limit > 0 else []
+        inboxes = reads.send_inbox(tx, at, ids)
+        if clock is not None:
+            self.now = rows.scalar(clock())
+            self.claims.start(self.now)
+        for answer in locking:
+            self._add([rows.locked(r) for r in answer()], work)
+        fenced = reads.fenced(fencing)
+        # The fence went out with the lock: a call of an instance set aside as unreadable
+        # (``_unreadable``) is cancelled as its other calls are, not closed by its result.
+        cancel_calls(self.tx, [k for k, _ in fenced if keyed.get(k) not in work], self.now)
         accepted: list[tuple[str, TaskResult]] = []
         handed: list[str] = []  # async calls handed off: they wait for the client
         for r in results:
             iid = keyed.get(r.key)
             node = fenced.get((r.key, r.epoch))
-            if iid is not None and node is not None:
+            if iid is not None and node is not None and iid in work:
                 if r.event.__class__ is rt.TaskCompleted and asynchronous(work[iid].table, node):
                     handed.append(r.key)
                     continue
@@ -166,18 +150,18 @@ class Advance:
             else:
                 log.warning("stale result refused", extra={"task": r.key, "epoch": r.epoch})
         for part in chunks(handed):
-            self.tx.execute(
+            self.tx.write(
                 f"UPDATE wf_task SET status = '{TaskStatus.WAITING}', updated_at = ? "
                 f"WHERE key IN ({placeholders(len(part))})",
                 (self.now, *part),
             )
         committed = len(accepted) + len(handed)
         stale = len(results) - committed
-        # 3. Lock other ready instances, skipping those another worker holds.
-        if limit > 0:
-            self._lock_ready(limit, work)
+        fresh = self._take_ready(ready, limit, work)
+        if fresh:
+            inboxes += reads.send_inbox(self.tx, self._at(), fresh)
         # 4. Gather each instance's events in time order, step it, write what it did.
-        self._gather(work, accepted)
+        self._gather(work, accepted, inboxes)
         self._step_all(sorted(work.values(), key=lambda w: w.id))
         # 5. Claim due tasks for the worker's free slots left.
         claimed = tuple(self.claims.eager)
@@ -188,7 +172,7 @@ class Advance:
         if self.transitions:
             faults.hit("transition.before-commit")
         if self.scheduled:
-            inbox.hint(self.tx, self.d)
+            inbox.hint(self.tx)
         return Advanced(
             transitions=self.transitions,
             instances=len(work),
@@ -202,23 +186,6 @@ class Advance:
 
     # -- locking and gathering ----------------------------------------------------
 
-    def _fence(
-        self, results: Sequence[tuple[TaskResult, str | None]], work: Mapping[str, Work]
-    ) -> dict[tuple[str, int], str]:
-        """Close the calls whose results still hold their lease, in one statement per
-        chunk; the (key, epoch) pairs that did, with their node. Any other is stale."""
-        pending = [(r.key, r.epoch, iid) for r, iid in results if iid is not None and iid in work]
-        done: dict[tuple[str, int], str] = {}
-        for i in range(0, len(pending), 300):
-            part = pending[i : i + 300]
-            values = ", ".join("(?, ?, ?)" for _ in part)
-            for key, epoch, node in self.tx.query(
-                f"{_FENCE}(VALUES {values}){_FENCE_TAIL}",
-                (self.now, *(x for row in part for x in row), self.now),
-            ):
-                done[rows.text(key), rows.integer(epoch)] = rows.text(node)
-        return done
-
     def _result_instances(self, results: Sequence[TaskResult]) -> dict[str, str]:
         keyed = {r.key: r.instance_id for r in results if r.instance_id is not None}
         keys = [r.key for r in results if r.instance_id is None]
@@ -230,47 +197,16 @@ class Advance:
                 keyed[rows.text(key)] = rows.text(iid)
         return keyed
 
-    def _lock_ready(self, limit: int, work: dict[str, Work]) -> None:
-        """Lock up to ``limit`` more instances with something due, skipping locked ones.
-
-        Each query locks as it selects (``SKIP LOCKED``), so workers running it at
-        the same time share the queue out instead of all picking its head and then
-        skipping it. Rows this transaction already holds come back too: they are
-        asked for on top of the limit and left out.
-        """
-        held = len(work)
-        due_inbox = (
-            "id IN (SELECT instance_id FROM wf_inbox WHERE consumed_seq IS NULL "
-            "AND available_at <= ?)"
-        )
-        queries: list[tuple[str, tuple[int, ...]]]
-        if self.d.single_writer:  # nothing to skip: one statement finds both kinds
-            queries = [(f"WHERE wake_at <= ? OR {due_inbox} LIMIT ?", (self.now, self.now))]
-        else:
-            queries = [
-                ("WHERE wake_at <= ? ORDER BY wake_at LIMIT ?", (self.now,)),
-                (f"WHERE {due_inbox} LIMIT ?", (self.now,)),
-            ]
-        for where, params in queries:
-            room = limit - (len(work) - held)
-            if room <= 0:
-                return
-            found = self.tx.query(
-                f"SELECT {rows.LOCKED_COLUMNS} FROM wf_instance {where}{self.d.skip_locked}",
-                (*params, room + held),
-            )
-            fresh = [r for r in map(rows.locked, found) if r.id not in work]
-            self._add(fresh[:room], work)
-
-    def _lock(self, ids: list[str], work: dict[str, Work]) -> None:
-        """Lock these instances, waiting for them, in id order (no deadlocks)."""
-        for part in chunks(ids):
-            found = self.tx.query(
-                f"SELECT {rows.LOCKED_COLUMNS} FROM wf_instance "
-                f"WHERE id IN ({placeholders(len(part))}) ORDER BY id{self.d.lock}",
-                tuple(part),
-            )
-            self._add([rows.locked(r) for r in found], work)
+    def _take_ready(self, sent: Sequence[Pending], limit: int, work: dict[str, Work]) -> list[str]:
+        """Up to ``limit`` of the ready instances locked (``reads.send_ready``) that this
+        transaction did not hold already, added to ``work``: their ids."""
+        fresh: list[str] = []
+        for answer in sent:
+            found = [r for r in map(rows.locked, answer()) if r.id not in work]
+            taken = found[: max(0, limit - len(fresh))]
+            self._add(taken, work)
+            fresh += [r.id for r in taken if r.id in work]  # not those set aside
+        return fresh
 
     def _add(self, locked: Sequence[rows.Locked], work: dict[str, Work]) -> None:
         for row in locked:
@@ -309,22 +245,28 @@ class Advance:
         if self.status_rows is not StatusRows.NONE:
             self.tx.execute(_OUTBOX_INSERT, _outbox_row(change))
 
-    def _gather(self, work: dict[str, Work], accepted: list[tuple[str, TaskResult]]) -> None:
+    def _at(self) -> reads.At:
+        """The time in a statement: SQL and its parameters (the database's clock while
+        ``now`` is not read yet, see ``__init__``)."""
+        return (self.now_sql, ()) if self.now_sql else ("?", (self.now,))
+
+    def _gather(
+        self,
+        work: dict[str, Work],
+        accepted: list[tuple[str, TaskResult]],
+        inboxes: Sequence[Pending],
+    ) -> None:
         """Inbox rows and due timers by time, then the results committed here."""
         timed: dict[str, list[tuple[int, int, rt.Event, str | None, str | None]]] = {
             iid: [] for iid in work
         }
-        for part in chunks(sorted(work)):
-            for found in self.tx.query(
-                f"SELECT {rows.INBOX_COLUMNS} FROM wf_inbox "
-                f"WHERE instance_id IN ({placeholders(len(part))}) AND consumed_seq IS NULL "
-                "AND available_at <= ? ORDER BY id",
-                (*part, self.now),
-            ):
+        for answer in inboxes:
+            for found in answer():
                 row = rows.inbox_row(found)
-                timed[row.instance_id].append(
-                    (row.available_at, row.id, row.event, row.actor, row.reason)
-                )
+                if row.instance_id in timed:  # not an instance set aside as unreadable
+                    timed[row.instance_id].append(
+                        (row.available_at, row.id, row.event, row.actor, row.reason)
+                    )
         for iid, w in work.items():
             if w.instance is not None:
                 for t in w.instance.timers:

@@ -6,14 +6,15 @@ write transactions and those words. SQLite: one connection per thread, WAL,
 ``synchronous=FULL``, ``BEGIN IMMEDIATE`` for every write transaction (a
 deferred read-then-write upgrade can fail with SQLITE_BUSY without waiting).
 PostgreSQL: a psycopg 3 connection pool, READ COMMITTED transactions,
-``FOR UPDATE SKIP LOCKED`` for claims and a retry on deadlock or serialisation
-failure.
+``FOR UPDATE SKIP LOCKED`` for claims, a retry on deadlock or serialisation
+failure, and pipelined write transactions (``Tx``: a worker's step costs two round
+trips).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import Protocol
 from urllib.parse import unquote
@@ -22,6 +23,8 @@ from attrs import frozen
 
 Param = str | int | float | bytes | None
 Row = tuple[object, ...]
+#: The rows of a query sent earlier (``Tx.send``), read when called.
+Pending = Callable[[], list[Row]]
 
 
 @frozen
@@ -37,26 +40,56 @@ class Dialect:
     local_clock: bool  # the database runs on this machine: its clock is this process's
     without_rowid: str  # table option for tables keyed by their primary key alone
     key_lock: str = ""  # locks a text key until the transaction ends ("": one writer anyway)
+    #: The transaction's start in epoch milliseconds, the same in each of its statements,
+    #: for statements to compute the time themselves ("": the store reads it first).
+    tx_now: str = ""
 
 
 class Tx(Protocol):
-    """A write transaction: statements with ``?`` placeholders."""
+    """A write transaction: statements with ``?`` placeholders.
+
+    In a pipelined transaction (PostgreSQL, ``Backend.transaction(pipelined=True)``)
+    ``write``, ``executemany`` and ``send`` wait for nothing: their statements go to the
+    server at once and their answers come back with the next statement that waits (a
+    ``query``, an ``execute``, a ``Pending`` read, or the commit), so that a step's reads
+    cost one round trip and its writes share the commit's. An error of such a statement
+    is raised there, not where it was written. Elsewhere (SQLite, or not pipelined) every
+    statement runs when it is called.
+    """
 
     def execute(self, sql: str, params: Sequence[Param] = ()) -> int:
-        """Run a statement; the number of rows it changed."""
+        """Run a statement and wait for it; the number of rows it changed."""
         ...
 
-    def executemany(self, sql: str, rows: Sequence[Sequence[Param]]) -> None: ...
+    def write(self, sql: str, params: Sequence[Param] = ()) -> None:
+        """Run a statement whose answer nobody needs (see the class)."""
+        ...
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Param]]) -> None:
+        """Run a statement for each of ``rows`` (see the class: it does not wait)."""
+        ...
 
     def query(self, sql: str, params: Sequence[Param] = ()) -> list[Row]: ...
+
+    def send(self, sql: str, params: Sequence[Param] = ()) -> Pending:
+        """Send a query now and read its rows later, by calling the result: queries sent
+        together are answered in one round trip."""
+        ...
+
+    def announce(self) -> None:
+        """Wake the idle workers on this store once this transaction commits (PostgreSQL
+        NOTIFY; on SQLite the workers of this process): a hint, they poll anyway."""
+        ...
 
 
 class Backend(Protocol):
     dialect: Dialect
     url: str
 
-    def transaction(self) -> AbstractContextManager[Tx]:
-        """A write transaction, committed when the block ends, rolled back on an error."""
+    def transaction(self, *, pipelined: bool = False) -> AbstractContextManager[Tx]:
+        """A write transaction, committed when the block ends, rolled back on an error;
+        ``pipelined``: statements that need no answer do not wait for one (``Tx``), and
+        the commit goes with them (PostgreSQL; SQLite runs each statement at once)."""
         ...
 
     def read(self) -> AbstractContextManager[Tx]:

@@ -18,7 +18,7 @@ from wflang.runtime import instance as rt
 from wflang.runtime.keys import task_delivery
 from wflang.runtime.outcome import interrupted
 from wflang.store import inbox, rows
-from wflang.store.backend import Dialect, Param, Tx, placeholders
+from wflang.store.backend import Dialect, Param, Pending, Tx, placeholders
 from wflang.store.records import ClaimedTask
 from wflang.store.status import TaskKind, TaskStatus
 
@@ -58,14 +58,20 @@ class Claims:
         services: Sequence[str] | None,
         once: frozenset[str],
     ) -> None:
-        self.tx, self.d, self.worker, self.now = tx, dialect, worker, now
-        self.until = now + lease_ms
+        self.tx, self.d, self.worker, self.lease_ms = tx, dialect, worker, lease_ms
+        self.start(now)
         self.left = slots  # slots the worker has free for calls
         self.services = None if services is None else sorted(set(services))
         self.wanted = None if services is None else frozenset(services)
         self.once = once
         self.eager: list[ClaimedTask] = []  # calls scheduled here and claimed at once
         self.eager_rows: dict[str, tuple[Param, ...]] = {}  # their rows, inserted at flush
+        self.inserting: list[Pending] = []  # the keys those inserts wrote (``settle``)
+        self.sent: set[str] = set()  # the keys they tried
+
+    def start(self, now: int) -> None:
+        """The time of the transaction (known once its first answers are in)."""
+        self.now, self.until = now, now + self.lease_ms
 
     def takes(self, service: str) -> bool:
         """Whether a call scheduled now goes to this worker at once."""
@@ -91,15 +97,14 @@ class Claims:
         self.eager = kept
 
     def flush(self) -> None:
-        """Insert the calls claimed at once, a statement per 200."""
+        """Insert the calls claimed at once, a statement per 200, not waiting for the
+        answers (``settle`` reads them once the transaction has committed)."""
         rows_ = [self.eager_rows[t.key] for t in self.eager if t.key in self.eager_rows]
-        inserted: set[str] = set()
         for i in range(0, len(rows_), 200):
             part = rows_[i : i + 200]
             values = ", ".join([_LEASED_ROW] * len(part))
-            inserted.update(
-                rows.text(k)
-                for (k,) in self.tx.query(
+            self.inserting.append(
+                self.tx.send(
                     "INSERT INTO wf_task (key, instance_id, node, kind, service, args, attempt, "
                     "status, run_at, at_most_once, claims, lease_owner, lease_epoch, "
                     f"lease_expires_at, created_at, updated_at) VALUES {values} "
@@ -107,9 +112,14 @@ class Claims:
                     tuple(x for row in part for x in row),
                 )
             )
-        # A key already there (never, as keys are unique per visit) is not ours to run.
-        self.eager = [t for t in self.eager if t.key in inserted or t.key not in self.eager_rows]
+            self.sent.update(rows.text(row[0]) for row in part)
         self.eager_rows = {}
+
+    def settle(self, claimed: Sequence[ClaimedTask]) -> tuple[ClaimedTask, ...]:
+        """The calls of ``claimed`` that are this worker's to run: a call inserted at once
+        whose key was already there (never, as keys are unique per visit) is not."""
+        inserted = {rows.text(k) for answer in self.inserting for (k,) in answer()}
+        return tuple(t for t in claimed if t.key in inserted or t.key not in self.sent)
 
     def mark(self) -> tuple[list[ClaimedTask], dict[str, tuple[Param, ...]], int]:
         """What to go back to if a savepoint is rolled back (``restore``)."""
@@ -157,7 +167,7 @@ class Claims:
                 self.interrupt(call.key, call.instance_id, call.node)
                 continue
             if call.service in self.once and not call.at_most_once:
-                self.tx.execute("UPDATE wf_task SET at_most_once = 1 WHERE key = ?", (call.key,))
+                self.tx.write("UPDATE wf_task SET at_most_once = 1 WHERE key = ?", (call.key,))
             claimed.append(
                 ClaimedTask(call.key, call.instance_id, call.node, call.service,
                             codec.loads(call.args_json), call.attempt, call.epoch, self.until)
@@ -167,5 +177,5 @@ class Claims:
 
     def interrupt(self, key: str, instance_id: str, node: str) -> None:
         """An at-most-once call whose worker vanished after starting it: never run again."""
-        self.tx.execute(_INTERRUPT, (key,))
-        inbox.put(self.tx, instance_id, interrupted(key, node), task_delivery(key), at=self.now)
+        self.tx.write(_INTERRUPT, (key,))
+        inbox.post(self.tx, instance_id, interrupted(key, node), task_delivery(key), at=self.now)

@@ -15,7 +15,7 @@ from wflang.runtime.commands import PARENT_CANCEL, ChildOutcome, not_deployed
 from wflang.runtime.keys import PARENT_CANCEL_DELIVERY, child_delivery
 from wflang.runtime.table import Table
 from wflang.store import inbox, rows, sends
-from wflang.store.backend import Dialect, Tx, placeholders
+from wflang.store.backend import Dialect, Tx, chunks, placeholders
 from wflang.store.catalog import Catalog
 from wflang.store.claims import Claims
 from wflang.store.status import LIVE_SQL, PENDING, OutboxKind, TaskKind, TaskStatus
@@ -69,7 +69,7 @@ class StoreEffects:
             return
         self.scheduled += 1
         now = self.now
-        self.tx.execute(
+        self.tx.write(
             _SCHEDULE,
             (c.key, self.instance_id, c.node, c.service, codec.dumps(c.args), c.attempt,
              now, now, now),
@@ -77,7 +77,7 @@ class StoreEffects:
 
     def open_human_task(self, c: rt.CreateHumanTask) -> None:
         now = self.now
-        self.tx.execute(
+        self.tx.write(
             _OPEN_HUMAN,
             (c.key, self.instance_id, c.node, c.kind, codec.dumps(c.args),
              codec.dumps(list(c.form)), c.assignee, now, now, now),
@@ -85,17 +85,17 @@ class StoreEffects:
 
     def cancel_task(self, key: str) -> None:
         self.claims.unclaim(lambda t: t.key == key)
-        self.tx.execute(_CANCEL_TASK, (self.now, key))
+        self.tx.write(_CANCEL_TASK, (self.now, key))
 
     def start_timer(self, timer_id: str, due: int) -> None:
-        self.tx.execute(
+        self.tx.write(
             "INSERT INTO wf_timer (instance_id, timer_id, due_at) VALUES (?, ?, ?) "
             "ON CONFLICT (instance_id, timer_id) DO NOTHING",
             (self.instance_id, timer_id, due),
         )
 
     def cancel_timer(self, timer_id: str) -> None:
-        self.tx.execute(
+        self.tx.write(
             "DELETE FROM wf_timer WHERE instance_id = ? AND timer_id = ?",
             (self.instance_id, timer_id),
         )
@@ -113,13 +113,13 @@ class StoreEffects:
                 (c.workflow, c.version),
             )
         if not found:
-            inbox.put(
+            inbox.post(
                 self.tx, self.instance_id, not_deployed(c), child_delivery(c.key), at=self.now
             )
             return
         version, digest = found[0]
         now = self.now
-        self.tx.execute(
+        self.tx.write(
             "INSERT INTO wf_instance (id, workflow, version, table_hash, status, input, seed, "
             "parent_id, parent_key, wake_at, created_at, updated_at) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
@@ -133,7 +133,9 @@ class StoreEffects:
             "AND parent_id = ?",
             (*instance_ids, self.instance_id),
         ):
-            inbox.put(self.tx, rows.text(child), PARENT_CANCEL, PARENT_CANCEL_DELIVERY, at=self.now)
+            inbox.post(
+                self.tx, rows.text(child), PARENT_CANCEL, PARENT_CANCEL_DELIVERY, at=self.now
+            )
 
     def send(self, c: rt.Send) -> None:
         d, catalog, sender = self.dialect, self.catalog, self.instance_id
@@ -146,14 +148,20 @@ class StoreEffects:
 
     def tell_parent(self, event: ChildOutcome) -> None:
         assert self.parent_id is not None, "only a child has a parent to tell"
-        inbox.put(self.tx, self.parent_id, event, child_delivery(event.key), at=self.now)
+        inbox.post(self.tx, self.parent_id, event, child_delivery(event.key), at=self.now)
+
+
+def cancel_calls(tx: Tx, keys: Sequence[str], now: int) -> None:
+    """Cancel these calls, whatever their status."""
+    for part in chunks(keys):
+        tx.write(f"{_CANCEL}WHERE key IN ({placeholders(len(part))})", (now, *part))
 
 
 def stop_work(tx: Tx, claims: Claims, instance_id: str, now: int) -> None:
     """Cancel an instance's calls and human tasks and forget its timers' rows."""
     claims.unclaim(lambda t: t.instance_id == instance_id)
-    tx.execute(_CANCEL_ALL, (now, instance_id))
-    tx.execute("DELETE FROM wf_timer WHERE instance_id = ?", (instance_id,))
+    tx.write(_CANCEL_ALL, (now, instance_id))
+    tx.write("DELETE FROM wf_timer WHERE instance_id = ?", (instance_id,))
 
 
 def outbox_end(tx: Tx, instance_id: str, seq: int, table: Table, end: rt.Finish, now: int) -> None:
@@ -167,7 +175,7 @@ def outbox_end(tx: Tx, instance_id: str, seq: int, table: Table, end: rt.Finish,
         "error": end.error,
     }
     dead = end.status is rt.Status.DEAD_LETTERED
-    tx.execute(
+    tx.write(
         "INSERT INTO wf_outbox (instance_id, seq, kind, payload, created_at) "
         "VALUES (?, ?, ?, ?, ?)",
         (instance_id, seq, _FINISHED[dead], codec.dumps(payload), now),

@@ -11,7 +11,12 @@ from __future__ import annotations
 
 from wflang.runtime import codec
 from wflang.runtime import instance as rt
-from wflang.store.backend import Dialect, Tx
+from wflang.store.backend import Tx
+
+_PUT = (
+    "INSERT INTO wf_inbox (instance_id, event, dedupe_key, actor, reason, available_at) "
+    "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (instance_id, dedupe_key) DO NOTHING"
+)
 
 
 def put(
@@ -27,18 +32,22 @@ def put(
     """Put an event in an instance's inbox, due at ``at``; False if its dedupe key was
     already there (nothing is written)."""
     return (
-        tx.execute(
-            "INSERT INTO wf_inbox (instance_id, event, dedupe_key, actor, reason, "
-            "available_at) VALUES (?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT (instance_id, dedupe_key) DO NOTHING",
-            (instance_id, codec.dump_event(event), dedupe_key, actor, reason, at),
-        )
-        > 0
+        tx.execute(_PUT, (instance_id, codec.dump_event(event), dedupe_key, actor, reason, at)) > 0
     )
 
 
-def hint(tx: Tx, dialect: Dialect) -> None:
-    """Wake idle workers when this transaction commits (PostgreSQL NOTIFY; a hint
-    only: workers poll anyway)."""
-    if dialect.notify:
-        tx.execute(dialect.notify)
+def post(
+    tx: Tx,
+    instance_id: str,
+    event: rt.Event,
+    dedupe_key: str | None,
+    *,
+    at: int,
+) -> None:
+    """``put``, not waiting to know whether the row was written (``Tx.write``)."""
+    tx.write(_PUT, (instance_id, codec.dump_event(event), dedupe_key, None, None, at))
+
+
+def hint(tx: Tx) -> None:
+    """Wake idle workers when this transaction commits (a hint only: workers poll anyway)."""
+    tx.announce()

@@ -8,17 +8,20 @@ advisory lock so that two ``wf store migrate`` at once are serialised.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import time
+import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import ClassVar
 
 import psycopg
-from psycopg import errors
+from psycopg import Pipeline, errors
 from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool
 
-from wflang.store.backend import Dialect, Param, Row, redact, redact_url, url_secrets
+from wflang.store.backend import Dialect, Param, Pending, Row, redact, redact_url, url_secrets
 from wflang.store.records import StoreError
 
 DIALECT = Dialect(
@@ -33,6 +36,7 @@ DIALECT = Dialect(
     notify="SELECT pg_notify('wflang', '')",
     skip_locked=" FOR UPDATE SKIP LOCKED",
     key_lock="SELECT pg_advisory_xact_lock(hashtext(?))",
+    tx_now="CAST(EXTRACT(EPOCH FROM transaction_timestamp()) * 1000 AS bigint)",
 )
 
 _MIGRATION_LOCK = 0x77666C616E67  # "wflang"
@@ -48,23 +52,44 @@ def _pg(sql: str) -> str:
     return sql.replace("?", "%s")
 
 
-class _Tx:
-    __slots__ = ("conn",)
+Conn = psycopg.Connection[tuple[object, ...]]
+#: A pooled connection used within this many seconds is not checked again before reuse:
+#: the check is a round trip, as dear as a statement; a connection broken since fails its
+#: transaction as one broken during it would (``unavailable``: the worker tries again).
+_FRESH_S = 1.0
 
-    def __init__(self, conn: psycopg.Connection[tuple[object, ...]]) -> None:
-        self.conn = conn
+
+class _Tx:
+    """Statements on one connection; in a pipeline (``pipe``), those that need no answer
+    do not wait for one (``backend.Tx``)."""
+
+    __slots__ = ("conn", "pipe")
+
+    def __init__(self, conn: Conn, pipe: Pipeline | None = None) -> None:
+        self.conn, self.pipe = conn, pipe
 
     def execute(self, sql: str, params: Sequence[Param] = ()) -> int:
         cur = self.conn.execute(_pg(sql), params, prepare=True)
+        if self.pipe is not None:
+            self.pipe.sync()  # its row count comes with its answer: wait for it
         return cur.rowcount
+
+    def write(self, sql: str, params: Sequence[Param] = ()) -> None:
+        self.conn.execute(_pg(sql), params, prepare=True)
 
     def executemany(self, sql: str, rows: Sequence[Sequence[Param]]) -> None:
         if rows:
-            with self.conn.cursor() as cur:
-                cur.executemany(_pg(sql), rows)
+            # Not closed here: in a pipeline its answers are still to come.
+            self.conn.cursor().executemany(_pg(sql), rows)
 
     def query(self, sql: str, params: Sequence[Param] = ()) -> list[Row]:
         return self.conn.execute(_pg(sql), params, prepare=True).fetchall()
+
+    def send(self, sql: str, params: Sequence[Param] = ()) -> Pending:
+        return self.conn.execute(_pg(sql), params, prepare=True).fetchall
+
+    def announce(self) -> None:
+        self.write(DIALECT.notify)  # delivered by the server at the commit
 
 
 class _Redacting(logging.Filter):
@@ -119,21 +144,62 @@ class PostgresBackend:
         _readable(url)
         hide_in_logs(url)
         self.url = url
+        self._idle_since = weakref.WeakKeyDictionary()
         self.pool: ConnectionPool[psycopg.Connection[tuple[object, ...]]] = ConnectionPool(
             url,
             min_size=min_size,
             max_size=max_size,
             timeout=timeout,  # how long a request waits for a connection
             kwargs={"autocommit": True, "connect_timeout": max(1, int(timeout))},
-            check=ConnectionPool.check_connection,
+            check=self._check,
+            reset=self._returned,
             open=True,
             name="wflang",
         )
 
+    #: When each pooled connection was last given back (for ``_check``).
+    _idle_since: weakref.WeakKeyDictionary[Conn, float]
+
+    def _returned(self, conn: Conn) -> None:
+        self._idle_since[conn] = time.monotonic()
+
+    def _check(self, conn: Conn) -> None:
+        """Check a connection taken from the pool that has been idle a while (a
+        restart or a network cut may have broken it meanwhile); one used a moment
+        ago is taken as it is."""
+        since = self._idle_since.get(conn)
+        if since is None or time.monotonic() - since > _FRESH_S:
+            ConnectionPool.check_connection(conn)
+
     @contextmanager
-    def transaction(self) -> Iterator[_Tx]:
-        with self.pool.connection() as conn, conn.transaction():
-            yield _Tx(conn)
+    def transaction(self, *, pipelined: bool = False) -> Iterator[_Tx]:
+        if not pipelined:
+            with self.pool.connection() as conn, conn.transaction():
+                yield _Tx(conn)
+            return
+        with self.pool.connection() as conn:
+            committed = False
+            try:
+                # BEGIN goes with the first statement that waits, COMMIT with the
+                # statements written last: the pipeline's end sends them and waits.
+                with conn.pipeline() as pipe:
+                    conn.execute("BEGIN")
+                    yield _Tx(conn, pipe)
+                    conn.execute("COMMIT")
+                committed = True
+            finally:
+                if not committed:
+                    self._roll_back(conn)
+
+    @staticmethod
+    def _roll_back(conn: Conn) -> None:
+        """End a pipelined transaction that failed; a connection that cannot is closed
+        (the pool then replaces it)."""
+        try:
+            conn.execute("ROLLBACK")  # "no transaction in progress" after a failed COMMIT
+        except Exception:
+            with contextlib.suppress(Exception):
+                conn.close()
 
     @contextmanager
     def read(self) -> Iterator[_Tx]:

@@ -31,6 +31,8 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TypeVar
 
+from attrs import evolve
+
 from wflang.runtime import instance as rt
 from wflang.runtime.history import DEFAULT as DEFAULT_HISTORY
 from wflang.runtime.history import HistoryPolicy
@@ -50,10 +52,11 @@ from wflang.store import (
     retention,
     rows,
 )
-from wflang.store.advance import Advance, InstanceCache, Poisoned
+from wflang.store.advance import Advance, Poisoned
 from wflang.store.backend import Backend, Tx, redact_url
 from wflang.store.catalog import Catalog
 from wflang.store.claims import Claims
+from wflang.store.instance_cache import InstanceCache
 from wflang.store.records import (
     Advanced,
     Deployed,
@@ -110,11 +113,13 @@ class Store:
         with self.backend.read() as rtx:
             return rows.scalar(rtx.query(f"SELECT {self.dialect.now}"))
 
-    def _write(self, fn: Callable[[Tx], T]) -> T:
-        """Run ``fn`` in a write transaction, again if the database asks for a retry."""
+    def _write(self, fn: Callable[[Tx], T], *, pipelined: bool = True) -> T:
+        """Run ``fn`` in a write transaction, again if the database asks for a retry;
+        ``pipelined`` (``Backend.transaction``): what it writes waits for no answer, and
+        an error of it is raised at the commit or at the next statement that waits."""
         for attempt in range(50):
             try:
-                with self.backend.transaction() as tx:
+                with self.backend.transaction(pipelined=pipelined) as tx:
                     return fn(tx)
             except Exception as err:
                 if not self.backend.retryable(err) or attempt == 49:
@@ -228,7 +233,7 @@ class Store:
                 reason=reason,
             )  # fmt: skip
             if created:
-                inbox.hint(tx, self.dialect)
+                inbox.hint(tx)
             return created
 
         return self._write(run)
@@ -312,7 +317,7 @@ class Store:
                 actor=actor, reason=reason, unless_pending=unless_pending,
             )  # fmt: skip
             if delivered:
-                inbox.hint(tx, self.dialect)
+                inbox.hint(tx)
             return delivered
 
         return self._write(run)
@@ -351,7 +356,7 @@ class Store:
                 actor=actor,
             )
             if published.delivered:
-                inbox.hint(tx, self.dialect)
+                inbox.hint(tx)
             return published
 
         return self._write(run)
@@ -387,7 +392,7 @@ class Store:
 
         def run(tx: Tx) -> None:
             ops.close_human_task(tx, key, event, now=self.now(tx), actor=actor, reason=reason)
-            inbox.hint(tx, self.dialect)
+            inbox.hint(tx)
 
         self._write(run)
 
@@ -427,14 +432,16 @@ class Store:
 
         def run(careful: bool) -> Callable[[Tx], Advanced]:
             def body(tx: Tx) -> Advanced:
-                now = self.now(tx)
+                # The database's clock comes with the first reads where it can (``Advance``).
+                now_sql = self.dialect.tx_now if self.clock is None else ""
+                now = 0 if now_sql else self.now(tx)
                 claims = Claims(tx, self.dialect, worker=worker, now=now, lease_ms=lease_ms,
                                 slots=claim, services=wanted, once=once)  # fmt: skip
                 adv = Advance(
                     tx, self.dialect, now=now, worker=worker, catalog=self.catalog,
                     cache=self.cache, unavailable=self.backend.unavailable, claims=claims,
                     limits=limits, careful=careful, status_rows=status_rows,
-                    history=history,
+                    history=history, now_sql=now_sql,
                 )  # fmt: skip
                 done[:] = [adv]
                 return adv.run(results, instances)
@@ -443,10 +450,17 @@ class Store:
 
         try:
             advanced = self._write(run(careful=False))
-        except Poisoned:  # an instance cannot be stepped or stored: each on its own now
-            advanced = self._write(run(careful=True))
+        except Exception as err:
+            # An instance cannot be stepped or stored: each on its own now, each write
+            # waited for (a pipelined write's error shows only at a later statement).
+            if not isinstance(err, Poisoned) and self.backend.unavailable(err):
+                raise
+            advanced = self._write(run(careful=True), pipelined=False)
         self.cache.remember(done[0].decoded)  # committed: safe to reuse
-        return advanced
+        claimed = done[0].claims.settle(advanced.claimed)
+        if len(claimed) == len(advanced.claimed):  # as always: no copy
+            return advanced
+        return evolve(advanced, claimed=claimed)
 
     # -------------------------------------------------------------------- outbox
 

@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
-from wflang.store.backend import Dialect, Param, Row
+from wflang.store.backend import Dialect, Param, Pending, Row
 from wflang.store.records import StoreError
 
 DIALECT = Dialect(
@@ -51,14 +51,30 @@ def switch_to_wal(conn: sqlite3.Connection) -> None:
             time.sleep(0.002 * (attempt + 1))  # contention backoff while opening, not a test
 
 
+#: The wake-up events of this process's workers, by store file (``SqliteBackend.woken``).
+_WAKERS: dict[Path, set[threading.Event]] = {}
+_WAKERS_LOCK = threading.Lock()
+
+
 class _Tx:
-    __slots__ = ("conn",)
+    __slots__ = ("announced", "conn")
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
+        self.announced = False
+
+    def announce(self) -> None:
+        self.announced = True  # the workers are woken after the commit
 
     def execute(self, sql: str, params: Sequence[Param] = ()) -> int:
         return self.conn.execute(sql, params).rowcount
+
+    def write(self, sql: str, params: Sequence[Param] = ()) -> None:
+        self.conn.execute(sql, params)
+
+    def send(self, sql: str, params: Sequence[Param] = ()) -> Pending:
+        found = self.conn.execute(sql, params).fetchall()  # in-process: nothing to wait for
+        return lambda: found
 
     def executemany(self, sql: str, rows: Sequence[Sequence[Param]]) -> None:
         if rows:
@@ -86,6 +102,7 @@ class SqliteBackend:
                 f"no folder {str(self.path.parent)!r} for the store {self.url!r}: "
                 "create it, or open the store with create=True (as `wf store migrate` does)"
             )
+        self._key = self.path.resolve()  # one file, however it is named
         self._local = threading.local()
         self._all: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
@@ -106,15 +123,38 @@ class SqliteBackend:
         return conn
 
     @contextmanager
-    def transaction(self) -> Iterator[_Tx]:
+    def transaction(self, *, pipelined: bool = False) -> Iterator[_Tx]:
         conn = self._conn()
         conn.execute("BEGIN IMMEDIATE")
+        tx = _Tx(conn)
         try:
-            yield _Tx(conn)
+            yield tx
         except BaseException:
             conn.execute("ROLLBACK")
             raise
         conn.execute("COMMIT")
+        if tx.announced:
+            with _WAKERS_LOCK:
+                wakers = list(_WAKERS.get(self._key, ()))
+            for event in wakers:
+                event.set()
+
+    @contextmanager
+    def woken(self, event: threading.Event) -> Iterator[None]:
+        """While the block runs, set ``event`` each time a transaction of this process
+        commits work for workers on this file (``Tx.announce``): a worker in the same
+        process as the client (an application, the tests) wakes at once. A
+        client in another process is not seen: its work waits for the worker's poll."""
+        with _WAKERS_LOCK:
+            _WAKERS.setdefault(self._key, set()).add(event)
+        try:
+            yield
+        finally:
+            with _WAKERS_LOCK:
+                left = _WAKERS.get(self._key, set())
+                left.discard(event)
+                if not left:
+                    _WAKERS.pop(self._key, None)
 
     @contextmanager
     def read(self) -> Iterator[_Tx]:

@@ -1,0 +1,178 @@
+"""What one sequential durable step costs the database (issue 18 item 2), pinned.
+
+A chain of service calls run one step per transaction (``run_until_idle`` with one
+slot, as ``bench/durable.py``'s ``pg-1tx`` and ``sqlite-1tx``): each step commits the
+handler's result, steps the instance and claims its next call in one transaction.
+
+On PostgreSQL the cost is round trips: the test counts them on the wire, through a
+proxy between the store and the server (a round trip is an answer from the server
+after the client has sent something). A step takes two: the reads (BEGIN, the
+database clock, the lock, the fence, the ready instances, the inbox) in one pipeline,
+then the writes with the COMMIT. On SQLite the test counts the statements the step runs (SQLite's
+trace callback), the commit's fsync being the only wait.
+"""
+
+from __future__ import annotations
+
+import selectors
+import socket
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+
+from wflang.durable.worker import Worker
+from wflang.runtime.ir import Value
+from wflang.store import Store, postgres
+from wflang.store.records import Advanced
+from wflang.store.sqlite import SqliteBackend
+
+from .helpers import fixture_table
+
+#: The most a sequential step may cost: PostgreSQL round trips, SQLite statements
+#: (BEGIN, lock, fence, ready instances, inbox, instance, history, the status outbox
+#: rows of the call that ended and of the next one, the next call, COMMIT).
+PG_ROUND_TRIPS = 2
+SQLITE_STATEMENTS = 11
+CHAIN = 4  # calls in tests/data/durable/chain.wf
+
+
+class TurnCounter:
+    """A TCP proxy to PostgreSQL that counts round trips: each answer from the server
+    that follows something the client sent is one."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self.target = (host, port)
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.turns = 0
+        self._lock = threading.Lock()
+        self._closed = threading.Event()
+        self._threads = [threading.Thread(target=self._accept, daemon=True)]
+        self._threads[0].start()
+
+    def _accept(self) -> None:
+        while not self._closed.is_set():
+            try:
+                client, _ = self.listener.accept()
+            except OSError:  # closed
+                return
+            server = socket.create_connection(self.target)
+            for s in (client, server):
+                s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            threading.Thread(target=self._pump, args=(client, server), daemon=True).start()
+
+    def _pump(self, client: socket.socket, server: socket.socket) -> None:
+        sel = selectors.DefaultSelector()
+        sel.register(client, selectors.EVENT_READ)
+        sel.register(server, selectors.EVENT_READ)
+        client_spoke = False
+        try:
+            while True:
+                for key, _ in sel.select():
+                    source = key.fileobj
+                    assert isinstance(source, socket.socket)
+                    data = source.recv(65536)
+                    if not data:
+                        return
+                    if source is client:
+                        client_spoke = True
+                    elif client_spoke:  # counted before the client can see the answer
+                        client_spoke = False
+                        with self._lock:
+                            self.turns += 1
+                    (server if source is client else client).sendall(data)
+        except OSError:
+            return
+        finally:
+            client.close()
+            server.close()
+
+    def close(self) -> None:
+        self._closed.set()
+        self.listener.close()
+
+
+@contextmanager
+def counted(pg_url: str) -> Iterator[tuple[str, TurnCounter]]:
+    """``pg_url`` through a ``TurnCounter``."""
+    parts = urlsplit(pg_url)
+    proxy = TurnCounter(parts.hostname or "127.0.0.1", parts.port or 5432)
+    user = f"{parts.username}@" if parts.username else ""
+    netloc = f"{user}127.0.0.1:{proxy.port}"
+    try:
+        yield urlunsplit(parts._replace(netloc=netloc)), proxy
+    finally:
+        proxy.close()
+
+
+def _op(**kw: Value) -> dict[str, Value]:
+    return {"value": 1}
+
+
+def step_costs(store: Store, cost: Callable[[], int]) -> list[int]:
+    """What each transaction that committed one handler's result and the step it caused
+    cost (``cost`` read after each commit), over a chain run one step at a time."""
+    store.deploy(fixture_table("chain"))
+    costs: list[tuple[Advanced, int]] = []
+    last = [cost()]
+
+    def seen(adv: Advanced) -> None:
+        now = cost()
+        costs.append((adv, now - last[0]))
+        last[0] = now
+
+    worker = Worker(
+        store,
+        {"svc.op": _op},
+        concurrency=1,
+        batch=1,
+        group_commit=False,
+        lease_ms=3_600_000,  # no heartbeat in between
+        on_advance=seen,
+    )
+    store.create(store.deployed("chain"), {}, "warm-up")  # statements prepared, tables read
+    worker.run_until_idle()
+    store.create(store.deployed("chain"), {}, "c1")
+    last[0] = cost()
+    costs.clear()
+    worker.run_until_idle()
+    assert store.instance("c1").status == "completed"
+    # A chain step: one result in, one transition, the next call claimed in the same go.
+    steps = [n for adv, n in costs if adv.results == 1 and adv.transitions == 1 and adv.claimed]
+    assert len(steps) == CHAIN - 1, costs
+    return steps
+
+
+def test_a_sequential_step_on_postgresql_takes_two_round_trips(
+    pg_url: str, make_store: Callable[..., Store], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The pool checks a connection idle for a while (a round trip): not here, however
+    # slow the machine.
+    monkeypatch.setattr(postgres, "_FRESH_S", 3600.0)
+    with counted(pg_url) as (url, proxy):
+        store = make_store(url)
+        steps = step_costs(store, lambda: proxy.turns)
+    assert max(steps) <= PG_ROUND_TRIPS, steps
+
+
+def test_a_sequential_step_on_sqlite_runs_eleven_statements(
+    tmp_path: Path, make_store: Callable[..., Store]
+) -> None:
+    store = make_store(f"sqlite:///{tmp_path / 'state.db'}")
+    assert isinstance(store.backend, SqliteBackend)
+    statements = [0]
+
+    def traced(conn: sqlite3.Connection) -> sqlite3.Connection:
+        conn.set_trace_callback(lambda _sql: statements.__setitem__(0, statements[0] + 1))
+        return conn
+
+    backend = store.backend
+    real = backend._conn
+    setattr(backend, "_conn", lambda: traced(real()))  # noqa: B010 - the test's own spy
+    steps = step_costs(store, lambda: statements[0])
+    assert max(steps) <= SQLITE_STATEMENTS, steps

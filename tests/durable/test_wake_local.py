@@ -16,7 +16,6 @@ from pathlib import Path
 
 from wflang.durable.client import Client
 from wflang.durable.worker import Worker
-from wflang.runtime.ir import Value
 from wflang.store import Store
 from wflang.store.records import Advanced
 from wflang.store.sqlite import SqliteBackend
@@ -26,28 +25,25 @@ from .helpers import fixture_table
 BOUND_S = 60  # a bound against a hang; the worker's own poll is an hour away
 
 
-def test_an_idle_worker_on_sqlite_takes_a_new_instance_and_a_signal_at_once(
+def test_an_idle_worker_on_sqlite_takes_a_new_instance_at_once(
     tmp_path: Path, make_store: Callable[..., Store]
 ) -> None:
     url = f"sqlite:///{tmp_path / 'state.db'}"
     store = make_store(url)
     store.deploy(fixture_table("two_step"))
-    called = threading.Event()
-
-    def one(id: str) -> dict[str, Value]:
-        called.set()
-        return {"v": 1}
-
-    def two(id: str, v: int) -> dict[str, Value]:
-        return {"v": v + 1}
-
     looked = threading.Semaphore(0)
+    finished = threading.Event()
 
     def advanced(adv: Advanced) -> None:
         looked.release()
+        if "w-1" in adv.finished:
+            finished.set()
 
     worker = Worker(
-        store, {"step.one": one, "step.two": two}, poll_ms=3_600_000, on_advance=advanced
+        store,
+        {"step.one": lambda id: {"v": 1}, "step.two": lambda id, v: {"v": v + 1}},
+        poll_ms=3_600_000,
+        on_advance=advanced,
     )
     # The client has a store of its own on the same file, as an application would.
     client = Client(make_store(f"sqlite:///{tmp_path}/./state.db"), actor="test")
@@ -57,7 +53,7 @@ def test_an_idle_worker_on_sqlite_takes_a_new_instance_and_a_signal_at_once(
         try:
             assert looked.acquire(timeout=BOUND_S)  # its first pass found nothing: it waits
             client.start("two_step", {"id": "w-1"}, instance_id="w-1")
-            assert called.wait(BOUND_S), "the commit did not wake the worker"
+            assert finished.wait(BOUND_S), "the commit did not wake the worker"
         finally:
             worker.stop()
             thread.join(timeout=BOUND_S)

@@ -203,11 +203,14 @@ def test_subscription_renewal_renames_a_node(tmp_path: Path) -> None:
 def test_shipment_events_books_its_carrier_synchronously_without_a_bump() -> None:
     """Bad (WF662): the carrier's handler now answers itself, with the version kept."""
     old, new = evolve(
-        "shipment_events.wf", ("service carrier.book async {", "service carrier.book {")
+        "shipment_events.wf",
+        ("service carrier.book async {", "service carrier.book {"),
+        ("    heartbeat 10m", "    // heartbeat 10m"),  # an async task's clause only
     )
     result = diff_specs(old, new)
-    assert found(old, new) == ["WF690 14", "WF662 40"]  # and the version was not raised
-    assert result.changes[1].diagnostic.message == (
+    # and the version was not raised; its heartbeat went with it (WF650)
+    assert found(old, new) == ["WF690 14", "WF650 40", "WF662 40"]
+    assert result.changes[2].diagnostic.message == (
         "'book' is no longer async: its handler answers otherwise"
     )
     assert result.fails(Level.BREAKING)

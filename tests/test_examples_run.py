@@ -2080,6 +2080,21 @@ def test_shipment_relays_a_carrier_note_then_is_called_off_while_booking() -> No
     assert env.status(iid) == "cancelled"
 
 
+def test_shipment_booking_heartbeats_then_goes_quiet_and_is_lost() -> None:
+    env, order, iid = shipment_booking()
+    (token,) = env.open_tasks(iid)
+    for _ in range(5):  # alive past the heartbeat's 10 minutes, 45 minutes in all
+        env.advance(ms=9 * 60_000)
+        env.heartbeat(token)
+    assert env.status(iid) == "running" and env.open_tasks(iid) == [token]
+    env.advance(ms=10 * 60_000)  # quiet for 10 minutes: timed out as its 'timeout' is
+    finished(env, iid, "lost", "failed")
+    assert env.open_tasks(iid) == []
+    assert env.context(order)["status"] == "lost"  # the order, waiting for news, told
+    with pytest.raises(KeyError):  # a heartbeat after that is refused: the task is gone
+        env.heartbeat(token)
+
+
 @reaches("shipment_events", "done")
 def test_shipment_tells_the_order_and_announces_the_delivery() -> None:
     env, order, iid = shipment_events()

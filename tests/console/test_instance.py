@@ -103,3 +103,25 @@ def test_the_svg_keeps_the_drawing_and_drops_anything_else() -> None:
         )
     with pytest.raises(UnsafeSvg):
         sanitise(b"<html><script>alert(1)</script></html>")
+
+
+def test_the_timeline_prints_times_as_wf_history_does(
+    web: TestClient, store: Store, clock: VirtualClock
+) -> None:
+    """A timestamp written into the context reads as ISO-8601 in the timeline, as in
+    ``wf history --changes``, not as the milliseconds it is stored as."""
+    from decimal import Decimal
+
+    from wflang.runtime.ir import Value
+
+    from ..store.kit import example
+
+    def tax(amount: Decimal) -> dict[str, Value]:
+        return {"total": amount * Decimal("1.20")}
+
+    d = Durable(store, clock, {"tax.add": tax}, example("invoice_approval"))
+    d.start("invoice_approval", {"invoice_id": "i-1", "amount": Decimal("100.50")}, "i-1")
+    d.signal("i-1", "approval", {"by": "ada", "at": "2026-03-03T09:00:00Z"})
+    html = web.get("/instance", params={"id": "i-1"}).text
+    assert "~ approved_at: null -&gt; 2026-03-03T09:00:00Z" in html
+    assert "approved_at: null -&gt; 1772528400000" not in html

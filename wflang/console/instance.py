@@ -16,16 +16,17 @@ from wflang.console.security import Refused
 from wflang.console.web import Console, page, safe
 from wflang.durable.client import Client
 from wflang.runtime import codec
+from wflang.runtime.table import Table
 from wflang.runtime.waiting import completable
 from wflang.store.browse import InstanceQuery
 from wflang.store.records import InstanceInfo, StoreError, UnknownInstance
 from wflang.store.status import FINISHED
 
 
-def timeline(doc: dict[str, Any]) -> list[dict[str, Any]]:
+def timeline(doc: dict[str, Any], table: Table | None) -> list[dict[str, Any]]:
     """The history's entries as the page shows them: the event in words and its
-    fields, the decisions, the context's changes in words (``wf history --changes``),
-    and who asked and why."""
+    fields, the decisions, the context's changes in words as ``wf history --changes``
+    prints them (times as ISO-8601, by the types of ``table``), and who asked and why."""
     shown = []
     for entry in doc["entries"]:
         event = entry["event"]
@@ -38,7 +39,7 @@ def timeline(doc: dict[str, Any]) -> list[dict[str, Any]]:
                 "kind": "start" if event is None else event["type"],
                 "fields": fields,
                 "decisions": entry["decisions"],
-                "changes": list(change_lines(entry.get("changes") or [])),
+                "changes": list(change_lines(entry.get("changes") or [], table)),
                 "actor": entry.get("actor"),
                 "reason": entry.get("reason"),
             }
@@ -107,7 +108,7 @@ def instance(console: Console, request: Request) -> Response:
         "history_problem": history_problem,
         "svg": None if drawn.svg is None else safe(drawn.svg),
         "diagram_problem": drawn.problem,
-        "timeline": [] if doc is None else timeline(doc),
+        "timeline": [] if doc is None else timeline(doc, table),
         "position": position(console, info),
         "at": at,
         "pending": pending(console, iid),

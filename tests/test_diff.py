@@ -478,3 +478,19 @@ def test_an_accepted_breaking_change_is_a_notice_not_an_error(
     assert "(accepted: the version went from 1 to 2)" in out
     code, out, _ = run(capsys, "diff", *pair, "--format", "json")
     assert code == 0 and '"severity": "info"' in out and '"severity": "error"' not in out
+
+
+def test_a_boundary_message_s_correlation_changes_on_a_task_and_a_map() -> None:
+    """Bad (WF666) wherever a boundary message goes: on a task and on a map."""
+    text = (ROOT / "tests" / "data" / "boundary" / "events.wf").read_text(encoding="utf-8")
+    old = spec_of(text, "old.wf")
+    new = spec_of(text.replace("correlate input.id", "correlate context.tracking"))
+    assert found(old, new) == ["WF690 2", "WF666 39", "WF666 91"]
+
+
+def test_a_first_arm_s_correlation_is_another_arm_not_wf666() -> None:
+    """On a ``first``, another correlation is another arm: WF667 says so, alone."""
+    text = (ROOT / "tests" / "data" / "first" / "approval.wf").read_text(encoding="utf-8")
+    old = spec_of(text, "old.wf")
+    new = spec_of(text.replace("correlate input.order_id", "correlate context.route"))
+    assert codes(old, new) == ["WF667", "WF667", "WF690"]

@@ -494,3 +494,56 @@ def test_a_first_arm_s_correlation_is_another_arm_not_wf666() -> None:
     old = spec_of(text, "old.wf")
     new = spec_of(text.replace("correlate input.order_id", "correlate context.route"))
     assert codes(old, new) == ["WF667", "WF667", "WF690"]
+
+
+def test_a_wait_s_event_changed_leaves_parked_instances_waiting_for_the_old_one() -> None:
+    """Bad (WF668): a wait keeps its name but waits for another signal, a timer instead
+    of a message, a signal instead of a timer; each says what instances parked there do."""
+    folder = DATA / "WF668"
+    changes = diff_specs(spec(folder / "old.wf"), spec(folder / "new.wf")).changes
+    accepted = " (accepted: the version went from 1 to 2)"
+    assert [c.diagnostic.message.removesuffix(accepted) for c in changes] == [
+        "'approval' now waits for signal confirmed, not for signal approved: instances "
+        "parked there still wait for signal approved, and signal confirmed does not reach them",
+        "'paid' now waits until input.ship_by, not for message payment: instances parked "
+        "there still wait for message payment, and no timer is set for them",
+        "'due' now waits for signal approved, not until input.ship_by: instances parked "
+        "there still wait for their timer, and go on when it fires without signal approved",
+    ]
+    assert [len(c.diagnostic.related) for c in changes] == [1, 1, 1]  # the old wait
+
+
+def test_a_wait_s_signal_becomes_a_message_and_back() -> None:
+    """Bad (WF668) both ways; a message's correlation alone is WF666's, another instant
+    alone is no change (a parked instance's timer stays as it was set)."""
+    text = (DATA / "WF668" / "old.wf").read_text(encoding="utf-8")
+    old = spec_of(text, "old.wf")
+    as_message = text.replace(
+        "wait approval: signal approved", "wait approval: message payment correlate input.order_id"
+    )
+    assert found(old, spec_of(as_message)) == ["WF690 1", "WF668 13"]
+    assert found(spec_of(as_message, "old.wf"), spec_of(text)) == ["WF690 1", "WF668 13"]
+    rekeyed = text.replace("correlate input.order_id", "correlate string(input.ship_by)")
+    assert codes(old, spec_of(rekeyed)) == ["WF666", "WF690"]
+    later = text.replace("until input.ship_by", "until input.ship_by + 1d")
+    assert codes(old, spec_of(later)) == []
+
+
+@pytest.mark.parametrize(
+    ("was", "now"),
+    [
+        ("input.order_id", "(input.order_id)"),
+        ('input.order_id + "/" + input.order_id', '(input.order_id + "/") + input.order_id'),
+        ("string(input.ship_by + 1d)", "string(input.ship_by + 24h)"),
+        ("string(input.ship_by + 1d)", "string((input.ship_by) + PT24H)"),
+        ("string(2026-01-01T00:00:00Z)", "string(2026-01-01T01:00:00+01:00)"),
+    ],
+)
+def test_a_correlation_is_compared_by_its_parsed_form(was: str, now: str) -> None:
+    """Good: the same correlation written otherwise (parentheses, a duration's or an
+    instant's notation) is no change; another one is WF666."""
+    text = (DATA / "WF668" / "old.wf").read_text(encoding="utf-8")
+    old = spec_of(text.replace("correlate input.order_id", f"correlate {was}"), "old.wf")
+    assert codes(old, spec_of(text.replace("correlate input.order_id", f"correlate {now}"))) == []
+    other = spec_of(text.replace("correlate input.order_id", f"correlate {now} + {now}"))
+    assert codes(old, other) == ["WF666", "WF690"]

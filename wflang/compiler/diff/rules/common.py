@@ -5,12 +5,16 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterator
 
+import attrs
+
 from wflang.compiler.diff.pairing import Pair, Pairing
 from wflang.compiler.diff.registry import Category, Level
 from wflang.compiler.diff.types import Change, compare
 from wflang.compiler.registry import Finding
+from wflang.dsl import expr as ex
 from wflang.dsl import spec as sp
 from wflang.dsl.span import Span
+from wflang.runtime.times import timestamp_ms
 
 CALLERS, CONSUMERS, INSTANCES = Category.CALLERS, Category.CONSUMERS, Category.INSTANCES
 BREAKING, WARNING, SAFE = Level.BREAKING, Level.WARNING, Level.SAFE
@@ -34,6 +38,31 @@ def kind(node: sp.Node) -> str:
         work = type(node.work).__name__.removesuffix("Work").lower()
         return f"{work} task"
     return type(node).__name__.removesuffix("Node").lower()
+
+
+def same_expr(a: ex.Expr, b: ex.Expr) -> bool:
+    """Whether two expressions are the same once parsed, however they are written:
+    spans and parentheses take no part, and a literal is the value it stands for
+    (``1d`` is ``24h``, an instant is the same in any offset). A decimal keeps its
+    digits (``1.50`` is not ``1.5``): its text is what a string of it gives."""
+    return _parsed(a) == _parsed(b)
+
+
+def _parsed(v: object) -> object:
+    """An expression (or a part of one) as nested tuples of what it means."""
+    if isinstance(v, ex.DurationLit):
+        return ("duration", v.millis)
+    if isinstance(v, ex.TimestampLit):
+        millis = timestamp_ms(v.text)
+        return ("timestamp", v.text if millis is None else millis)
+    if isinstance(v, ex.DecimalLit):
+        return ("decimal", str(v.value))
+    if isinstance(v, tuple):
+        return tuple(_parsed(i) for i in v)
+    cls = type(v)
+    if attrs.has(cls):
+        return (cls.__name__, *(_parsed(getattr(v, f.name)) for f in attrs.fields(cls) if f.eq))
+    return v
 
 
 def removed(p: Pairing, message: str, *, was: Span, key: str) -> Finding:

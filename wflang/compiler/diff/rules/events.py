@@ -1,6 +1,7 @@
-"""Diff rules for the events nodes catch and wait for (WF663-WF666): boundary signals and
-messages, and the correlation a message is waited for with. A ``first``'s arms are
-WF667's (in ``policies``): there a changed correlation is another arm.
+"""Diff rules for the events nodes catch and wait for (WF663-WF666, WF668): boundary
+signals and messages, the correlation a message is waited for with, and what a ``wait``
+waits for. A ``first``'s arms are WF667's (in ``policies``): there a changed correlation
+is another arm.
 """
 
 from __future__ import annotations
@@ -9,7 +10,16 @@ from collections.abc import Iterator
 
 from wflang.compiler.diff.pairing import Pairing
 from wflang.compiler.diff.registry import diff_rule
-from wflang.compiler.diff.rules.common import BREAKING, CALLERS, WARNING, changed, key, removed
+from wflang.compiler.diff.rules.common import (
+    BREAKING,
+    CALLERS,
+    INSTANCES,
+    WARNING,
+    changed,
+    key,
+    removed,
+    same_expr,
+)
 from wflang.compiler.registry import Finding
 from wflang.dsl import spec as sp
 from wflang.dsl.formatter import format_expr
@@ -141,8 +151,9 @@ def message_correlation_changed(p: Pairing) -> Iterator[Finding]:
     removed boundary event, WF663); and an instance already waiting keeps the
     subscription it made with the old expression's value, so a publisher sending the
     new key misses it. Raise the version, so that waiting instances keep theirs. The
-    expressions are compared as written (formatted): ``(input.a)`` and ``input.a`` are
-    the same. On a ``first``, another correlation is another arm (WF667).
+    expressions are compared by their parsed form, not their text: ``(input.a)`` is
+    ``input.a``, and ``string(input.at + 1d)`` is ``string(input.at + 24h)``. On a
+    ``first``, another correlation is another arm (WF667).
 
     Old:
 
@@ -158,8 +169,8 @@ def message_correlation_changed(p: Pairing) -> Iterator[Finding]:
             before = old.get(waits)
             if before is None:
                 continue
-            was, now = format_expr(before.correlation), format_expr(trigger.correlation)
-            if was != now:
+            if not same_expr(before.correlation, trigger.correlation):
+                was, now = format_expr(before.correlation), format_expr(trigger.correlation)
                 yield changed(
                     p,
                     f"'{x.key}' now correlates message {trigger.message.text} by {now} "
@@ -169,3 +180,68 @@ def message_correlation_changed(p: Pairing) -> Iterator[Finding]:
                     was=before.correlation.span,
                     key=key(f"node:{x.key}/{waits}/correlate", was, now),
                 )
+
+
+def _waited(trigger: sp.WaitTrigger) -> str:
+    """What a wait waits for, as a finding's key holds it: ``signal approved``,
+    ``message payment`` (its correlation is WF666's), ``until`` (its instant is not
+    this rule's)."""
+    if isinstance(trigger, sp.SignalTrigger):
+        return f"signal {trigger.signal.text}"
+    if isinstance(trigger, sp.MessageTrigger):
+        return f"message {trigger.message.text}"
+    return "until"
+
+
+def _waits(trigger: sp.WaitTrigger) -> str:
+    """``for signal approved``, ``until input.ship_by``: for a finding's message."""
+    if isinstance(trigger, sp.UntilTrigger):
+        return f"until {format_expr(trigger.at)}"
+    return f"for {_waited(trigger)}"
+
+
+@diff_rule(
+    "WF668",
+    "wait-event-changed",
+    level=BREAKING,
+    category=INSTANCES,
+    summary="A wait waits for another event: instances parked there still wait for the old.",
+)
+def wait_event_changed(p: Pairing) -> Iterator[Finding]:
+    """An instance parked at a ``wait`` waits on a token its version made when it
+    entered: for the signal or message by its name (and correlation), or for a timer.
+    Moved to the new version, it still waits for the old event, which senders may no
+    longer send, and does not hear the new one; a timer it waited on still fires and it
+    goes on without the event. Raise the version, so that parked instances keep theirs.
+    A message's other correlation is WF666's; another instant (``until``) leaves a parked
+    instance's timer as it was set, as another ``after`` on a ``first`` does (WF667).
+
+    Old:
+
+        wait approval: signal approved { next ship }
+
+    New:
+
+        wait approval: signal confirmed { next ship }
+    """
+    for x in p.nodes.both:
+        old, new = x.old.node, x.new.node
+        if not (isinstance(old, sp.WaitNode) and isinstance(new, sp.WaitNode)):
+            continue
+        was, now = _waited(old.trigger), _waited(new.trigger)
+        if was == now:
+            continue
+        if isinstance(old.trigger, sp.UntilTrigger):
+            parked = f"still wait for their timer, and go on when it fires without {now}"
+        elif isinstance(new.trigger, sp.UntilTrigger):
+            parked = f"still wait for {was}, and no timer is set for them"
+        else:
+            parked = f"still wait for {was}, and {now} does not reach them"
+        yield changed(
+            p,
+            f"'{x.key}' now waits {_waits(new.trigger)}, not {_waits(old.trigger)}: "
+            f"instances parked there {parked}",
+            new.trigger.span,
+            was=old.trigger.span,
+            key=key(f"node:{x.key}/waits", was, now),
+        )

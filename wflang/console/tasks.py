@@ -11,6 +11,7 @@ if it has one, applies, and a required one is reported missing.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from starlette.requests import Request
@@ -131,62 +132,62 @@ def task_page(
     return page(console, request, "task.html", context, status=status)
 
 
+#: A person's answer to their open task: complete it, or raise one of its errors.
+Answer = Callable[[Client, TaskInfo, Form], None]
+
+
+def answering(
+    console: Console, answer: Answer, done: str
+) -> Callable[[Request], Awaitable[Response]]:
+    """The endpoint of an answer to the task the form names: CSRF and the person checked,
+    then ``answer`` with their client; a refused answer shows the form again with what
+    was typed and why (nothing changed), a taken one the task's instance (``done`` is its
+    notice)."""
+
+    async def endpoint(request: Request) -> Response:
+        form = await form_of(request)
+        console.guard.check_csrf(request, form)
+        actor = console.guard.actor(request)
+        key = form.get("key", "")
+
+        def run() -> Response:
+            task = _open_task(console, key)
+            client = Client(console.store, actor)
+            try:
+                answer(client, task, form)
+            except (StoreError, Refused) as err:
+                status = err.status if isinstance(err, Refused) else status_of(err)
+                message = err.message if isinstance(err, Refused) else str(err)
+                return task_page(console, request, key, values=form, error=message,
+                                 status=status)  # fmt: skip
+            return redirect("/instance?" + _query(id=task.instance_id, done=done))
+
+        response: Response = await in_thread(run)
+        return response
+
+    return endpoint
+
+
 def routes(console: Console) -> list[Route]:
     def one(request: Request) -> Response:
         return task_page(console, request, request.query_params.get("key", ""))
 
-    async def complete(request: Request) -> Response:
-        form = await form_of(request)
-        console.guard.check_csrf(request, form)
-        actor = console.guard.actor(request)
-        key = form.get("key", "")
+    def complete(client: Client, task: TaskInfo, form: Form) -> None:
+        output = output_of(widgets(console, task), form)
+        client.complete_task(task.key, output, reason=form.get("reason") or None)
 
-        def run() -> Response:
-            task = _open_task(console, key)
-            client = Client(console.store, actor)
-            try:
-                output = output_of(widgets(console, task), form)
-                client.complete_task(key, output, reason=form.get("reason") or None)
-            except (StoreError, Refused) as err:
-                status = err.status if isinstance(err, Refused) else status_of(err)
-                message = err.message if isinstance(err, Refused) else str(err)
-                return task_page(console, request, key, values=form, error=message,
-                                 status=status)  # fmt: skip
-            return redirect("/instance?" + _query(id=task.instance_id, done="task"))
-
-        response: Response = await in_thread(run)
-        return response
-
-    async def raise_error(request: Request) -> Response:
-        form = await form_of(request)
-        console.guard.check_csrf(request, form)
-        actor = console.guard.actor(request)
-        key = form.get("key", "")
-
-        def run() -> Response:
-            task = _open_task(console, key)
-            client = Client(console.store, actor)
-            try:
-                given = form.get("payload", "").strip()
-                payload = json_field(form, "payload", "the payload") if given else None
-                client.raise_error(key, form.get("error", ""), payload,
-                                   message=form.get("message", ""),
-                                   reason=form.get("reason") or None)  # fmt: skip
-            except (StoreError, Refused) as err:
-                status = err.status if isinstance(err, Refused) else status_of(err)
-                message = err.message if isinstance(err, Refused) else str(err)
-                return task_page(console, request, key, values=form, error=message,
-                                 status=status)  # fmt: skip
-            return redirect("/instance?" + _query(id=task.instance_id, done="task-error"))
-
-        response: Response = await in_thread(run)
-        return response
+    def raise_error(client: Client, task: TaskInfo, form: Form) -> None:
+        given = form.get("payload", "").strip()
+        payload = json_field(form, "payload", "the payload") if given else None
+        client.raise_error(task.key, form.get("error", ""), payload,
+                           message=form.get("message", ""),
+                           reason=form.get("reason") or None)  # fmt: skip
 
     return [
-        Route("/tasks/raise", raise_error, methods=["POST"]),
+        Route("/tasks/raise", answering(console, raise_error, "task-error"), methods=["POST"]),
         Route("/tasks", lambda r: inbox(console, r), name="tasks"),
         Route("/tasks/task", one, name="task"),
-        Route("/tasks/complete", complete, methods=["POST"]),
+        Route("/tasks/complete", answering(console, complete, "task"), methods=["POST"]),
     ]
 
 

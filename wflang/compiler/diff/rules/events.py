@@ -6,7 +6,8 @@ is another arm.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 from wflang.compiler.diff.pairing import Pairing
 from wflang.compiler.diff.registry import diff_rule
@@ -28,6 +29,19 @@ from wflang.dsl.formatter import format_expr
 def _events(node: sp.Node) -> dict[str, sp.OnEvent]:
     """A node's boundary events by what they catch: ``signal cancel``, ``message paid``."""
     return {f"{e.kind} {e.name.text}": e for e in getattr(node, "events", ())}
+
+
+E = TypeVar("E")
+
+
+def _kept(p: Pairing, of: Callable[[sp.Node], dict[str, E]]) -> Iterator[tuple[str, str, E, E]]:
+    """What a node in both versions catches or waits for in both (``of`` a node, by what):
+    the node's key, what, the old one and the new one, in the new version's order."""
+    for x in p.nodes.both:
+        old = of(x.old.node)
+        for what, new in of(x.new.node).items():
+            if what in old:
+                yield x.key, what, old[what], new
 
 
 @diff_rule(
@@ -80,19 +94,16 @@ def boundary_event_interrupting_changed(p: Pairing) -> Iterator[Finding]:
 
         task pack: user "warehouse" { on signal nudge -> remind next ship }
     """
-    for x in p.nodes.both:
-        old = _events(x.old.node)
-        for caught, event in _events(x.new.node).items():
-            before = old.get(caught)
-            if before is not None and before.interrupting != event.interrupting:
-                now = "interrupts" if event.interrupting else "no longer interrupts"
-                yield changed(
-                    p,
-                    f"{caught} now {now} '{x.key}'",
-                    event.span,
-                    was=before.span,
-                    key=key(f"node:{x.key}/on {caught}", event.interrupting),
-                )
+    for node, caught, before, event in _kept(p, _events):
+        if before.interrupting != event.interrupting:
+            now = "interrupts" if event.interrupting else "no longer interrupts"
+            yield changed(
+                p,
+                f"{caught} now {now} '{node}'",
+                event.span,
+                was=before.span,
+                key=key(f"node:{node}/on {caught}", event.interrupting),
+            )
 
 
 @diff_rule(
@@ -163,23 +174,18 @@ def message_correlation_changed(p: Pairing) -> Iterator[Finding]:
 
         wait paid: message payment correlate input.invoice_id { next ship }
     """
-    for x in p.nodes.both:
-        old = _correlations(x.old.node)
-        for waits, trigger in _correlations(x.new.node).items():
-            before = old.get(waits)
-            if before is None:
-                continue
-            if not same_expr(before.correlation, trigger.correlation):
-                was, now = format_expr(before.correlation), format_expr(trigger.correlation)
-                yield changed(
-                    p,
-                    f"'{x.key}' now correlates message {trigger.message.text} by {now} "
-                    f"(was {was}): publishers must send the new key, and instances already "
-                    "waiting keep the old one's value",
-                    trigger.correlation.span,
-                    was=before.correlation.span,
-                    key=key(f"node:{x.key}/{waits}/correlate", was, now),
-                )
+    for node, waits, before, trigger in _kept(p, _correlations):
+        if not same_expr(before.correlation, trigger.correlation):
+            was, now = format_expr(before.correlation), format_expr(trigger.correlation)
+            yield changed(
+                p,
+                f"'{node}' now correlates message {trigger.message.text} by {now} "
+                f"(was {was}): publishers must send the new key, and instances already "
+                "waiting keep the old one's value",
+                trigger.correlation.span,
+                was=before.correlation.span,
+                key=key(f"node:{node}/{waits}/correlate", was, now),
+            )
 
 
 def _waited(trigger: sp.WaitTrigger) -> str:

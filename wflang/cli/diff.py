@@ -27,6 +27,7 @@ from wflang.cli.framework import (
     Result,
     UsageError,
     arg,
+    flag_field,
 )
 
 if TYPE_CHECKING:
@@ -62,14 +63,12 @@ class Diff:
             "(default: breaking)",
         ),
     )
-    instances: bool = field(
-        default=False,
-        metadata=arg(
-            "--instances",
-            action="store_true",
-            help="instead of the changes, show for each node of OLD whether instances "
+    instances: bool = flag_field(
+        "--instances",
+        help=(
+            "instead of the changes, show for each node of OLD whether instances "
             "waiting there could continue on NEW (a table, or JSON with --format json); "
-            "exit 1 when some cannot, so the old version must be drained",
+            "exit 1 when some cannot, so the old version must be drained"
         ),
     )
     stdin_filename: str | None = stdin_filename_field()

@@ -11,7 +11,7 @@ from attrs import field, frozen
 
 from wflang.cli.compile import Refused, compiled
 from wflang.cli.files import use_color
-from wflang.cli.framework import EXIT_FINDINGS, Command, Group, Out, Result, arg
+from wflang.cli.framework import EXIT_FINDINGS, Command, Group, Out, Result, arg, flag_field
 from wflang.cli.stores import (
     actor_field,
     client,
@@ -183,10 +183,7 @@ class Outbox:
             help="only events of this kind (repeatable)",
         ),
     )
-    ack: bool = field(
-        default=False,
-        metadata=arg("--ack", action="store_true", help="acknowledge the events listed"),
-    )
+    ack: bool = flag_field("--ack", help="acknowledge the events listed")
     json: bool = json_field()
     store: str | None = store_field()
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from attrs import field
 
-from wflang.cli.framework import UsageError, arg
+from wflang.cli.framework import UsageError, arg, flag_field
 
 if TYPE_CHECKING:
     from wflang.compiler.config import Config
@@ -56,7 +56,7 @@ def rules_field(flag: str, help: str) -> Any:
 
 
 def quiet_field(help: str) -> Any:
-    return field(default=False, metadata=arg("-q", "--quiet", action="store_true", help=help))
+    return flag_field("-q", "--quiet", help=help)
 
 
 def color_field() -> Any:

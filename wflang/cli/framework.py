@@ -50,6 +50,11 @@ def arg(*flags: str, convert: Callable[[Any], Any] | None = None, **kwargs: Any)
     return {_ARG: Arg(flags, kwargs, convert)}
 
 
+def flag_field(*flags: str, help: str) -> Any:
+    """A request field that is off unless its flag is given (``--once``)."""
+    return attrs.field(default=False, metadata=arg(*flags, action="store_true", help=help))
+
+
 @frozen
 class Result:
     """What a command did: its exit code and what it prints, in order."""

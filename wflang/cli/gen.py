@@ -9,7 +9,16 @@ from typing import TYPE_CHECKING
 from attrs import field, frozen
 
 from wflang.cli.files import color_field, expand, load, report_text
-from wflang.cli.framework import EXIT_FINDINGS, Command, Group, Out, Result, UsageError, arg
+from wflang.cli.framework import (
+    EXIT_FINDINGS,
+    Command,
+    Group,
+    Out,
+    Result,
+    UsageError,
+    arg,
+    flag_field,
+)
 
 if TYPE_CHECKING:
     from wflang.dsl.parser import ParseResult
@@ -24,13 +33,8 @@ class GenPython:
     output: str = field(
         metadata=arg("-o", "--output", metavar="DIR", required=True, help="the folder to write")
     )
-    check: bool = field(
-        default=False,
-        metadata=arg(
-            "--check",
-            action="store_true",
-            help="write nothing: exit 1 if a generated file is missing or stale (for CI)",
-        ),
+    check: bool = flag_field(
+        "--check", help="write nothing: exit 1 if a generated file is missing or stale (for CI)"
     )
     color: bool = color_field()
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from attrs import field, frozen
 
-from wflang.cli.framework import Command, Group, Out, Result, UsageError, arg, said
+from wflang.cli.framework import Command, Group, Out, Result, UsageError, arg, flag_field, said
 from wflang.cli.stores import (
     actor_field,
     client,
@@ -45,10 +45,7 @@ class Signal:
         default=None,
         metadata=arg("--key", help="a deduplication key: a second signal with it is ignored"),
     )
-    message: bool = field(
-        default=False,
-        metadata=arg("--message", action="store_true", help="send a message instead"),
-    )
+    message: bool = flag_field("--message", help="send a message instead")
     store: str | None = store_field()
     reason: str | None = reason_field()
     actor: str | None = actor_field()
@@ -77,10 +74,7 @@ class Publish:
     correlation: str = field(
         metadata=arg("--correlation", required=True, help="the correlation value")
     )
-    int: bool = field(
-        default=False,
-        metadata=arg("--int", action="store_true", help="the correlation is an integer (checked)"),
-    )
+    int: bool = flag_field("--int", help="the correlation is an integer (checked)")
     payload: str = field(
         default="{}", metadata=arg("--payload", help="the payload as JSON, or @file.json")
     )
@@ -337,17 +331,9 @@ def _status_json(store: Store, info: InstanceInfo) -> dict[str, Any]:
 class History:
     instance: str = field(metadata=arg(help="the instance id"))
     json: bool = json_field("print the wflang.history/1 document")
-    compact: bool = field(
-        default=False,
-        metadata=arg("--compact", action="store_true", help="the JSON document on one line"),
-    )
-    changes: bool = field(
-        default=False,
-        metadata=arg(
-            "--changes",
-            action="store_true",
-            help="what each step changed in the context (old -> new), with its event",
-        ),
+    compact: bool = flag_field("--compact", help="the JSON document on one line")
+    changes: bool = flag_field(
+        "--changes", help="what each step changed in the context (old -> new), with its event"
     )
     store: str | None = store_field()
 

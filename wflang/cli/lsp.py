@@ -5,20 +5,18 @@ when it is missing rather than failing with an import error."""
 
 from __future__ import annotations
 
-from attrs import field, frozen
+from attrs import frozen
 
-from wflang.cli.framework import Command, Out, Result, UsageError, arg
+from wflang.cli.framework import Command, Out, Result, UsageError, flag_field
 
 
 @frozen(kw_only=True)
 class Lsp:
-    stdio: bool = field(
-        default=False,
-        metadata=arg(
-            "--stdio",
-            action="store_true",
-            help="speak on standard input and output (the default and only transport; "
-            "editors' clients pass it)",
+    stdio: bool = flag_field(
+        "--stdio",
+        help=(
+            "speak on standard input and output (the default and only transport; "
+            "editors' clients pass it)"
         ),
     )
 

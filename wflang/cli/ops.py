@@ -8,7 +8,7 @@ from typing import Any
 
 from attrs import field, frozen
 
-from wflang.cli.framework import Command, Group, Out, Result, UsageError, arg, said
+from wflang.cli.framework import Command, Group, Out, Result, UsageError, arg, flag_field, said
 from wflang.cli.stores import (
     actor_field,
     client,
@@ -149,12 +149,7 @@ def fire_timers(req: FireTimers) -> Result:
 @frozen(kw_only=True)
 class Cancel:
     instance: str = _instance()
-    compensate: bool = field(
-        default=False,
-        metadata=arg(
-            "--compensate", action="store_true", help="run the saga's compensations first"
-        ),
-    )
+    compensate: bool = flag_field("--compensate", help="run the saga's compensations first")
     store: str | None = store_field()
     reason: str | None = reason_field()
     actor: str | None = actor_field()
@@ -192,10 +187,7 @@ class Purge:
         default=500,
         metadata=arg("--batch", type=positive, help="instances per transaction (500)"),
     )
-    dry_run: bool = field(
-        default=False,
-        metadata=arg("--dry-run", action="store_true", help="count what would go; delete nothing"),
-    )
+    dry_run: bool = flag_field("--dry-run", help="count what would go; delete nothing")
     json: bool = json_field()
     store: str | None = store_field()
     reason: str | None = reason_field()
@@ -233,10 +225,7 @@ def purge(req: Purge) -> Result:
 @frozen(kw_only=True)
 class Compact:
     instance: str = _instance()
-    archive: bool = field(
-        default=False,
-        metadata=arg("--archive", action="store_true", help="move the steps to wf_history_archive"),
-    )
+    archive: bool = flag_field("--archive", help="move the steps to wf_history_archive")
     json: bool = json_field()
     store: str | None = store_field()
     actor: str | None = actor_field()

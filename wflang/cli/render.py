@@ -7,7 +7,7 @@ from pathlib import Path
 from attrs import field, frozen
 
 from wflang.cli.files import write
-from wflang.cli.framework import Command, Out, Result, UsageError, arg
+from wflang.cli.framework import Command, Out, Result, UsageError, arg, flag_field
 
 #: The diagram format a file name asks for when ``--format`` is not given.
 _SUFFIXES = {".svg": "svg", ".png": "png", ".mmd": "mermaid", ".mermaid": "mermaid"}
@@ -30,10 +30,7 @@ class Render:
         default=None,
         metadata=arg("-o", "--output", help="write the diagram here (default: stdout)"),
     )
-    check: bool = field(
-        default=False,
-        metadata=arg("--check", action="store_true", help="colour the findings of wf check"),
-    )
+    check: bool = flag_field("--check", help="colour the findings of wf check")
     diff: tuple[str, str] | None = field(
         default=None,
         metadata=arg("--diff", nargs=2, metavar=("OLD", "NEW"), help="draw NEW, changes marked"),

@@ -34,6 +34,7 @@ from wflang.cli.framework import (
     UsageError,
     arg,
     emit,
+    flag_field,
 )
 
 if TYPE_CHECKING:
@@ -46,16 +47,8 @@ if TYPE_CHECKING:
 @frozen(kw_only=True)
 class Parse:
     file: str = field(metadata=arg(help="the .wf file, or - for standard input"))
-    json: bool = field(
-        default=False,
-        metadata=arg("--json", action="store_true", help="print the spec as JSON (through cattrs)"),
-    )
-    summary: bool = field(
-        default=False,
-        metadata=arg(
-            "--summary", action="store_true", help="print a one-paragraph summary (default)"
-        ),
-    )
+    json: bool = flag_field("--json", help="print the spec as JSON (through cattrs)")
+    summary: bool = flag_field("--summary", help="print a one-paragraph summary (default)")
     format: str = report_format_field()
     stdin_filename: str | None = stdin_filename_field()
     color: bool = color_field()
@@ -107,23 +100,17 @@ class Fmt:
     files: tuple[str, ...] = field(
         metadata=arg(nargs="+", metavar="FILE", help="files, folders, or -")
     )
-    check: bool = field(
-        default=False,
-        metadata=arg(
-            "--check",
-            action="store_true",
-            help="write nothing; name each file that would change and show how (a diff); "
-            "exit 1 if any would (for CI and pre-commit)",
+    check: bool = flag_field(
+        "--check",
+        help=(
+            "write nothing; name each file that would change and show how (a diff); "
+            "exit 1 if any would (for CI and pre-commit)"
         ),
     )
-    diff: bool = field(
-        default=False,
-        metadata=arg(
-            "--diff",
-            action="store_true",
-            help="write nothing; print how each file would change as a unified diff; "
-            "exit 1 if any would",
-        ),
+    diff: bool = flag_field(
+        "--diff",
+        help="write nothing; print how each file would change as a unified diff; "
+        "exit 1 if any would",
     )
     quiet: bool = quiet_field("print no file names (reformatted, would reformat) nor diffs")
     stdin_filename: str | None = stdin_filename_field()
@@ -208,50 +195,31 @@ class Check:
         "--ignore", "do not check these rules (wins over --select)"
     )
     quiet: bool = quiet_field("print the findings only: no summary line, nothing when clean")
-    statistics: bool = field(
-        default=False,
-        metadata=arg(
-            "--statistics",
-            action="store_true",
-            help="print how many findings each rule has, instead of the findings",
+    statistics: bool = flag_field(
+        "--statistics", help="print how many findings each rule has, instead of the findings"
+    )
+    fix: bool = flag_field(
+        "--fix",
+        help=(
+            "apply the safe fixes (a misspelt name the check knows the spelling of), "
+            "say each change, then report what is left"
         ),
     )
-    fix: bool = field(
-        default=False,
-        metadata=arg(
-            "--fix",
-            action="store_true",
-            help="apply the safe fixes (a misspelt name the check knows the spelling of), "
-            "say each change, then report what is left",
-        ),
+    diff: bool = flag_field(
+        "--diff", help="write nothing: show the safe fixes as a unified diff (exit 1 if any)"
     )
-    diff: bool = field(
-        default=False,
-        metadata=arg(
-            "--diff",
-            action="store_true",
-            help="write nothing: show the safe fixes as a unified diff (exit 1 if any)",
-        ),
-    )
-    watch: bool = field(
-        default=False,
-        metadata=arg(
-            "--watch",
-            action="store_true",
-            help="check, then check again each time a .wf file under the paths changes "
-            "(Ctrl-C stops)",
-        ),
+    watch: bool = flag_field(
+        "--watch",
+        help="check, then check again each time a .wf file under the paths changes (Ctrl-C stops)",
     )
     stdin_filename: str | None = stdin_filename_field()
     color: bool = color_field()
-    no_cache: bool = field(
-        default=False,
-        metadata=arg(
-            "--no-cache",
-            action="store_true",
-            help="neither read nor write the cache of results (also: WFLANG_NO_CACHE=1); "
+    no_cache: bool = flag_field(
+        "--no-cache",
+        help=(
+            "neither read nor write the cache of results (also: WFLANG_NO_CACHE=1); "
             "the cache answers a repeated check of unchanged files, imports, configuration "
-            "and wflang",
+            "and wflang"
         ),
     )
 
@@ -375,10 +343,7 @@ class Rules:
             help="text (default), json, or markdown (docs/rules.md is this)",
         ),
     )
-    diff: bool = field(
-        default=False,
-        metadata=arg("--diff", action="store_true", help="list the rules of wf diff instead"),
-    )
+    diff: bool = flag_field("--diff", help="list the rules of wf diff instead")
 
 
 def rules(req: Rules) -> Result:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from attrs import field
 
-from wflang.cli.framework import Out, UsageError, arg, closed_at_end
+from wflang.cli.framework import Out, UsageError, arg, closed_at_end, flag_field
 
 if TYPE_CHECKING:
     from wflang.durable.client import Client
@@ -53,7 +53,7 @@ def actor_field() -> Any:
 
 
 def json_field(what: str = "print JSON") -> Any:
-    return field(default=False, metadata=arg("--json", action="store_true", help=what))
+    return flag_field("--json", help=what)
 
 
 def open_cli_store(

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from attrs import field
 
-from wflang.cli.framework import UsageError, arg
+from wflang.cli.framework import UsageError, arg, flag_field
 
 if TYPE_CHECKING:
     from wflang.handlers.registry import Registry
@@ -159,25 +159,18 @@ def load_handlers(names: Sequence[str]) -> Registry:
 
 
 def allow_missing_field() -> Any:
-    return field(
-        default=False,
-        metadata=arg(
-            "--allow-missing-handlers",
-            action="store_true",
-            help="start even if a service the workflows call has no handler (its calls "
-            "fail with NoHandler)",
+    return flag_field(
+        "--allow-missing-handlers",
+        help=(
+            "start even if a service the workflows call has no handler (its calls "
+            "fail with NoHandler)"
         ),
     )
 
 
 def allow_unused_field() -> Any:
-    return field(
-        default=False,
-        metadata=arg(
-            "--allow-unused-handlers",
-            action="store_true",
-            help="start even if a handler serves a service no workflow calls",
-        ),
+    return flag_field(
+        "--allow-unused-handlers", help="start even if a handler serves a service no workflow calls"
     )
 
 

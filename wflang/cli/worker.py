@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from attrs import field, frozen
 
-from wflang.cli.framework import EXIT_FINDINGS, Command, Out, Result, UsageError, arg
+from wflang.cli.framework import EXIT_FINDINGS, Command, Out, Result, UsageError, arg, flag_field
 from wflang.cli.stores import open_cli_store, store_field
 from wflang.cli.values import (
     allow_missing_field,
@@ -74,13 +74,8 @@ class Worker:
             help="idle poll interval in ms (default 500)",
         ),
     )
-    no_group_commit: bool = field(
-        default=False,
-        metadata=arg(
-            "--no-group-commit",
-            action="store_true",
-            help="commit each handler result in its own transaction",
-        ),
+    no_group_commit: bool = flag_field(
+        "--no-group-commit", help="commit each handler result in its own transaction"
     )
     at_most_once: tuple[str, ...] = field(
         default=(),
@@ -106,10 +101,7 @@ class Worker:
             "--metrics-port", type=bounded(1, 65_535), help="serve Prometheus metrics on this port"
         ),
     )
-    once: bool = field(
-        default=False,
-        metadata=arg("--once", action="store_true", help="do what is due now, then exit"),
-    )
+    once: bool = flag_field("--once", help="do what is due now, then exit")
     log_format: str = field(
         default="text",
         metadata=arg(
@@ -137,18 +129,11 @@ class Worker:
             "as many kept)",
         ),
     )
-    archive_history: bool = field(
-        default=False,
-        metadata=arg(
-            "--archive-history",
-            action="store_true",
-            help="move the steps that go to wf_history_archive instead of deleting them",
-        ),
+    archive_history: bool = flag_field(
+        "--archive-history",
+        help="move the steps that go to wf_history_archive instead of deleting them",
     )
-    keep_all_history: bool = field(
-        default=False,
-        metadata=arg("--keep-all-history", action="store_true", help="never compact any history"),
-    )
+    keep_all_history: bool = flag_field("--keep-all-history", help="never compact any history")
     max_string_chars: int = limit_field("string_chars")
     max_list_items: int = limit_field("list_items")
     max_list_elements: int = limit_field("list_elements")

@@ -1,4 +1,5 @@
-"""``wf history --changes``: what each step changed in the context, in words.
+"""``wf history --changes``: what each step changed in the context, in words; and the
+layout of a step that ``wf history`` and ``wf run`` print (``step_text``).
 
 Reads the entries of a ``wflang.history/1`` document (``changes``: JSON Patch
 operations with the value each replaced, ``runtime.changes``) and prints one line per
@@ -33,6 +34,12 @@ def event_label(event: Mapping[str, Value] | None) -> str:
         if isinstance(detail, str) and detail:
             return f"{event['type']} {detail}"
     return str(event["type"])
+
+
+def step_text(seq: int, at: str, label: str, below: Iterable[str]) -> str:
+    """A step as people read it: ``#SEQ AT LABEL``, then what it decided (or changed),
+    a line each, indented under it."""
+    return "\n".join([f"#{seq:<3} {at}  {label}", *(f"       {line}" for line in below)])
 
 
 Records = Mapping[str, Sequence[FieldType]]

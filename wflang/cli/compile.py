@@ -219,6 +219,7 @@ def _over_limits(tables: list[Table], bounds: Limits) -> str | None:
 
 
 def run(req: Run) -> Result:
+    from wflang.cli.changes import step_text
     from wflang.handlers.verify import problems
     from wflang.runtime import codec
     from wflang.runtime.engine import Engine
@@ -262,9 +263,7 @@ def run(req: Run) -> Result:
         engine.advance(max(0, next_due - engine.now))
     for entry in engine.history(iid):
         event = "start" if entry.event is None else type(entry.event).__name__
-        out.print(f"#{entry.seq:<3} t={entry.at / 1000:>9.3f}s  {event}")
-        for decision in entry.decisions:
-            out.print(f"       {decision}")
+        out.print(step_text(entry.seq, f"t={entry.at / 1000:>9.3f}s", event, entry.decisions))
     inst = engine.instance(iid)
     out.print(f"status: {inst.status.value}")
     if inst.output is not None:

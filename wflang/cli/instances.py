@@ -339,7 +339,7 @@ class History:
 
 
 def history(req: History) -> Result:
-    from wflang.cli.changes import change_lines, event_label, output_text
+    from wflang.cli.changes import change_lines, event_label, output_text, step_text
     from wflang.runtime import codec
 
     c = client(req.store)
@@ -359,15 +359,13 @@ def history(req: History) -> Result:
         who = ""
         if entry.get("actor"):
             who = f"  by {entry['actor']}" + (f": {entry['reason']}" if entry.get("reason") else "")
+        seq, at = entry["seq"], when(entry["at"])
         if req.changes:
             if entry.get("changes"):
-                out.print(f"#{entry['seq']:<3} {when(entry['at'])}  {event_label(event)}{who}")
-                for line in change_lines(entry["changes"], table):
-                    out.print(f"       {line}")
+                changed = change_lines(entry["changes"], table)
+                out.print(step_text(seq, at, event_label(event) + who, changed))
             continue
-        out.print(f"#{entry['seq']:<3} {when(entry['at'])}  {label}{who}")
-        for decision in entry["decisions"]:
-            out.print(f"       {decision}")
+        out.print(step_text(seq, at, label + who, entry["decisions"]))
     out.print(f"status: {doc['status']}")
     if doc.get("output") is not None:
         out.print("output: " + output_text(doc["output"], table))

@@ -495,6 +495,11 @@ def test_a_first_arm_s_correlation_is_another_arm_not_wf666() -> None:
     new = spec_of(text.replace("correlate input.order_id", "correlate context.route"))
     assert codes(old, new) == ["WF667", "WF667", "WF690"]
 
+    # the same correlation written otherwise is the same arm: no change at all
+    day = text.replace("correlate input.order_id", "correlate string(input.order_id + 1d)")
+    hours = text.replace("correlate input.order_id", "correlate string((input.order_id) + 24h)")
+    assert codes(spec_of(day, "old.wf"), spec_of(hours)) == []
+
 
 def test_a_wait_s_event_changed_leaves_parked_instances_waiting_for_the_old_one() -> None:
     """Bad (WF668): a wait keeps its name but waits for another signal, a timer instead

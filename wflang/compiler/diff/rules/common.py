@@ -45,11 +45,12 @@ def same_expr(a: ex.Expr, b: ex.Expr) -> bool:
     spans and parentheses take no part, and a literal is the value it stands for
     (``1d`` is ``24h``, an instant is the same in any offset). A decimal keeps its
     digits (``1.50`` is not ``1.5``): its text is what a string of it gives."""
-    return _parsed(a) == _parsed(b)
+    return parsed_form(a) == parsed_form(b)
 
 
-def _parsed(v: object) -> object:
-    """An expression (or a part of one) as nested tuples of what it means."""
+def parsed_form(v: object) -> object:
+    """An expression (or a part of one) as nested tuples of what it means, hashable: equal
+    for two expressions ``same_expr`` finds the same."""
     if isinstance(v, ex.DurationLit):
         return ("duration", v.millis)
     if isinstance(v, ex.TimestampLit):
@@ -58,10 +59,10 @@ def _parsed(v: object) -> object:
     if isinstance(v, ex.DecimalLit):
         return ("decimal", str(v.value))
     if isinstance(v, tuple):
-        return tuple(_parsed(i) for i in v)
+        return tuple(parsed_form(i) for i in v)
     cls = type(v)
     if attrs.has(cls):
-        return (cls.__name__, *(_parsed(getattr(v, f.name)) for f in attrs.fields(cls) if f.eq))
+        return (cls.__name__, *(parsed_form(getattr(v, f.name)) for f in attrs.fields(cls) if f.eq))
     return v
 
 

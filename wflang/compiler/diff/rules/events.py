@@ -140,7 +140,7 @@ def boundary_event_added(p: Pairing) -> Iterator[Finding]:
 
 def _correlations(node: sp.Node) -> dict[str, sp.MessageTrigger]:
     """Where a node waits for a message, by what it waits for (``message paid`` for a
-    wait, ``on message paid`` for a boundary event), with its correlation as written."""
+    wait, ``on message paid`` for a boundary event), with its correlation."""
     found: dict[str, sp.MessageTrigger] = {}
     if isinstance(node, sp.WaitNode) and isinstance(node.trigger, sp.MessageTrigger):
         found[f"message {node.trigger.message.text}"] = node.trigger

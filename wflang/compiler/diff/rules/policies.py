@@ -15,6 +15,7 @@ from wflang.compiler.diff.rules.common import (
     WARNING,
     changed,
     key,
+    parsed_form,
 )
 from wflang.compiler.model import arm_key
 from wflang.compiler.registry import Finding
@@ -295,9 +296,9 @@ def first_arms_changed(p: Pairing) -> Iterator[Finding]:
     subscriptions and timers its version made when it entered. Moved to the new
     version, it would never wait for an arm added there, and the token of an arm removed
     would wait for an event with no route. An arm is its event: a signal, a message with
-    its correlation as written, an ``after`` (another route is WF643's business, and
-    another duration leaves a waiting instance's timer as it was set: the tokens still
-    fit). Raise the version, so that waiting instances keep theirs.
+    its correlation (by its parsed form: ``1d`` is ``24h``), an ``after`` (another route
+    is WF643's business, and another duration leaves a waiting instance's timer as it was
+    set: the tokens still fit). Raise the version, so that waiting instances keep theirs.
 
     Old:
 
@@ -315,23 +316,33 @@ def first_arms_changed(p: Pairing) -> Iterator[Finding]:
         old, new = x.old.node, x.new.node
         if not (isinstance(old, sp.FirstNode) and isinstance(new, sp.FirstNode)):
             continue
-        before = {arm_key(a): a for a in old.arms}
-        after = {arm_key(a): a for a in new.arms}
+        before = {_event(a): a for a in old.arms}
+        after = {_event(a): a for a in new.arms}
         for event, arm in after.items():
             if event not in before:
                 yield changed(
                     p,
-                    f"'{x.key}' now waits for {event} too: instances waiting there do not",
+                    f"'{x.key}' now waits for {arm_key(arm)} too: instances waiting there do not",
                     arm.span,
                     was=old.name.span,
-                    key=key(f"node:{x.key}/arm", event, "added"),
+                    key=key(f"node:{x.key}/arm", arm_key(arm), "added"),
                 )
         for event, arm in before.items():
             if event not in after:
                 yield changed(
                     p,
-                    f"'{x.key}' no longer waits for {event}: instances waiting there still do",
+                    f"'{x.key}' no longer waits for {arm_key(arm)}: instances waiting there "
+                    "still do",
                     new.name.span,
                     was=arm.span,
-                    key=key(f"node:{x.key}/arm", event, "removed"),
+                    key=key(f"node:{x.key}/arm", arm_key(arm), "removed"),
                 )
+
+
+def _event(arm: sp.EventArm) -> object:
+    """What an arm waits for, by what it means: a message's correlation by its parsed form
+    (``1d`` is ``24h``), so that the same arm written otherwise pairs with itself."""
+    t = arm.trigger
+    if isinstance(t, sp.MessageTrigger):
+        return ("message", t.message.text, parsed_form(t.correlation))
+    return arm_key(arm)

@@ -105,6 +105,11 @@ _OPS_EVENTS: dict[type, str] = {
 }
 
 
+def _refuse_finished(instance_id: str, status: str, action: str) -> None:
+    if status in FINISHED:
+        raise IllegalAction(f"instance '{instance_id}' is {status}: it cannot {action} any more")
+
+
 class Client:
     def __init__(self, store: Store, actor: str | None = None) -> None:
         self.store = store
@@ -180,10 +185,7 @@ class Client:
 
     def _running(self, instance_id: str, action: str) -> tuple[InstanceInfo, Table]:
         info = self.store.instance(instance_id)
-        if info.status in FINISHED:
-            raise IllegalAction(
-                f"instance '{instance_id}' is {info.status}: it cannot {action} any more"
-            )
+        _refuse_finished(instance_id, info.status, action)
         return info, self.store.table_for(info.table_hash)
 
     def signal(
@@ -197,18 +199,17 @@ class Client:
         reason: str | None = None,
     ) -> bool:
         """Send a signal; False when a signal with the same key was already taken."""
-        info, table = self._running(instance_id, f"take the {kind} '{name}'")
-        payload, problems = fit_payload(table, kind, name, payload)  # ISO-8601 text as ms
-        if problems:
-            raise InvalidValue(f"the {kind} '{name}'", problems)
-        event = rt.SignalReceived(name, dict(payload), key or "", kind)
-        return self.store.deliver(
-            info.id,
-            event,
-            dedupe_key=None if key is None else delivery_key(kind, name, key),
-            actor=self.actor,
-            reason=reason,
-        )
+
+        def admit(status: str, table: Table) -> rt.Event:  # in the delivering transaction
+            _refuse_finished(instance_id, status, f"take the {kind} '{name}'")
+            fitted, problems = fit_payload(table, kind, name, payload)  # ISO-8601 text as ms
+            if problems:
+                raise InvalidValue(f"the {kind} '{name}'", problems)
+            return rt.SignalReceived(name, dict(fitted), key or "", kind)
+
+        dedupe = None if key is None else delivery_key(kind, name, key)
+        return self.store.deliver(instance_id, admit, dedupe_key=dedupe, actor=self.actor,
+                                  reason=reason)  # fmt: skip
 
     def publish(
         self,

@@ -116,7 +116,8 @@ class Advance:
         work: dict[str, Work] = {}
         keyed = self._result_instances(results)
         ids = sorted(set(keyed.values()))
-        # 1-3 are sent together and answered in one round trip (PostgreSQL's pipeline):
+        # 1-3 are sent together and answered in one round trip (PostgreSQL's pipeline),
+        # with the calls due for the worker's free slots (5.):
         # 1. lock the instances the results belong to (waiting: their steps are short);
         # 2. fence each result: it commits only under the epoch it ran with, unexpired;
         # 3. lock other ready instances, skipping those another worker holds;
@@ -127,6 +128,8 @@ class Advance:
         fencing = reads.send_fence(tx, at, [(r.key, r.epoch, keyed.get(r.key)) for r in results])
         ready = reads.send_ready(tx, d, at, limit, len(ids)) if limit > 0 else []
         inboxes = reads.send_inbox(tx, at, ids)
+        if not d.single_writer:  # 5.'s candidates, in this round trip (SQLite has none)
+            self.claims.send_due(at)
         if clock is not None:
             self.now = rows.scalar(clock())
             self.claims.start(self.now)
@@ -163,7 +166,7 @@ class Advance:
         # 4. Gather each instance's events in time order, step it, write what it did.
         self._gather(work, accepted, inboxes)
         self._step_all(sorted(work.values(), key=lambda w: w.id))
-        # 5. Claim due tasks for the worker's free slots left.
+        # 5. Claim due tasks for the worker's free slots left (found with the reads).
         claimed = tuple(self.claims.eager)
         if self.claims.left > 0:
             claimed = tuple(sorted(claimed + self.claims.due(), key=lambda t: t.key))

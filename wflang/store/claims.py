@@ -19,6 +19,7 @@ from wflang.runtime.keys import task_delivery
 from wflang.runtime.outcome import interrupted
 from wflang.store import inbox, rows
 from wflang.store.backend import Dialect, Param, Pending, Tx, placeholders
+from wflang.store.reads import At
 from wflang.store.records import ClaimedTask
 from wflang.store.status import TaskKind, TaskStatus
 
@@ -27,11 +28,12 @@ _READY = f"kind = '{TaskKind.SERVICE}' AND status = '{TaskStatus.READY}'"
 _LEASED_ROW = (
     f"(?, ?, ?, '{TaskKind.SERVICE}', ?, ?, ?, '{TaskStatus.RUNNING}', ?, ?, 1, ?, 1, ?, ?, ?)"
 )
-_DUE_ONE_WRITER = (
-    f"SELECT key FROM wf_task WHERE kind = '{TaskKind.SERVICE}' AND "
-    f"((status = '{TaskStatus.READY}' AND run_at <= ?) OR "
-    f"(status = '{TaskStatus.RUNNING}' AND lease_expires_at < ?))"
+#: A call that is due at ``{now}``: ready, or whose lease expired.
+_DUE = (
+    f"kind = '{TaskKind.SERVICE}' AND ((status = '{TaskStatus.READY}' AND run_at <= {{now}}) "
+    f"OR (status = '{TaskStatus.RUNNING}' AND lease_expires_at < {{now}}))"
 )
+_DUE_ONE_WRITER = f"SELECT key FROM wf_task WHERE {_DUE}"
 _LEASE = (
     f"UPDATE wf_task SET status = '{TaskStatus.RUNNING}', lease_owner = ?, "
     "lease_epoch = lease_epoch + 1, lease_expires_at = ?, claims = claims + 1, updated_at = ? "
@@ -68,6 +70,7 @@ class Claims:
         self.eager_rows: dict[str, tuple[Param, ...]] = {}  # their rows, inserted at flush
         self.inserting: list[Pending] = []  # the keys those inserts wrote (``settle``)
         self.sent: set[str] = set()  # the keys they tried
+        self.candidates: list[Pending] | None = None  # the due calls asked for (``send_due``)
 
     def start(self, now: int) -> None:
         """The time of the transaction (known once its first answers are in)."""
@@ -128,36 +131,54 @@ class Claims:
     def restore(self, mark: tuple[list[ClaimedTask], dict[str, tuple[Param, ...]], int]) -> None:
         self.eager, self.eager_rows, self.left = mark
 
-    def due(self) -> tuple[ClaimedTask, ...]:
-        """Lease up to ``left`` due calls (ready, or whose lease expired), by key."""
+    def send_due(self, at: At) -> None:
+        """Ask for the calls due now (ready, or whose lease expired) for every free slot,
+        with the transaction's first reads: on PostgreSQL they come back in their round
+        trip, locked (``SKIP LOCKED``) until the commit. ``due`` leases those that the
+        slots left after this transaction's steps can take, and only those that are still
+        due then (a step of this transaction may have cancelled one)."""
         n, services = self.left, self.services
+        self.candidates = []
         if n <= 0 or services == []:
-            return ()
+            return
+        now, now_params = at
         only = "" if services is None else f" AND service IN ({placeholders(len(services))})"
         params: tuple[Param, ...] = tuple(services or ())
         if self.d.single_writer:  # due and expired calls in one statement
-            candidates = self.tx.query(
-                f"{_DUE_ONE_WRITER}{only} LIMIT ?",
-                (self.now, self.now, *params, n),
-            )
-        else:
-            candidates = self.tx.query(
-                f"SELECT key FROM wf_task WHERE {_READY} AND run_at <= ?{only} "
+            self.candidates = [
+                self.tx.send(
+                    f"{_DUE_ONE_WRITER.format(now=now)}{only} LIMIT ?",
+                    (*now_params, *now_params, *params, n),
+                )
+            ]
+            return
+        self.candidates = [
+            self.tx.send(
+                f"SELECT key FROM wf_task WHERE {_READY} AND run_at <= {now}{only} "
                 f"ORDER BY run_at, key LIMIT ?{self.d.skip_locked}",
-                (self.now, *params, n),
-            )
-        if len(candidates) < n and not self.d.single_writer:
-            candidates += self.tx.query(
-                f"SELECT key FROM wf_task WHERE {_EXPIRED} AND lease_expires_at < ?{only} "
+                (*now_params, *params, n),
+            ),
+            self.tx.send(
+                f"SELECT key FROM wf_task WHERE {_EXPIRED} AND lease_expires_at < {now}{only} "
                 f"ORDER BY lease_expires_at, key LIMIT ?{self.d.skip_locked}",
-                (self.now, *params, n - len(candidates)),
-            )
-        keys = [rows.text(k) for (k,) in candidates]
+                (*now_params, *params, n),
+            ),
+        ]
+
+    def due(self) -> tuple[ClaimedTask, ...]:
+        """Lease up to ``left`` of the due calls ``send_due`` found that are still due, by
+        key."""
+        if self.left <= 0:
+            return ()
+        if self.candidates is None:  # not asked with the first reads: now, then
+            self.send_due(("?", (self.now,)))
+        keys = [rows.text(k) for answer in self.candidates or () for (k,) in answer()][: self.left]
         if not keys:
             return ()
         leased = self.tx.query(
-            f"{_LEASE}WHERE key IN ({placeholders(len(keys))}) RETURNING {rows.LEASED_COLUMNS}",
-            (self.worker, self.until, self.now, *keys),
+            f"{_LEASE}WHERE key IN ({placeholders(len(keys))}) AND {_DUE.format(now='?')} "
+            f"RETURNING {rows.LEASED_COLUMNS}",
+            (self.worker, self.until, self.now, *keys, self.now, self.now),
         )
         claimed: list[ClaimedTask] = []
         for call in map(rows.leased, leased):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from wflang.runtime import codec
 from wflang.runtime import instance as rt
-from wflang.store.backend import Tx
+from wflang.store.backend import Pending, Tx
 
 _PUT = (
     "INSERT INTO wf_inbox (instance_id, event, dedupe_key, actor, reason, available_at) "
@@ -33,6 +33,24 @@ def put(
     already there (nothing is written)."""
     return (
         tx.execute(_PUT, (instance_id, codec.dump_event(event), dedupe_key, actor, reason, at)) > 0
+    )
+
+
+def send_put(
+    tx: Tx,
+    instance_id: str,
+    event: rt.Event,
+    dedupe_key: str | None,
+    *,
+    at: int,
+    actor: str | None = None,
+    reason: str | None = None,
+) -> Pending:
+    """``put``, its answer read later (``Tx.send``): a row if it was written, none if
+    its dedupe key was already there."""
+    return tx.send(
+        _PUT + " RETURNING id",
+        (instance_id, codec.dump_event(event), dedupe_key, actor, reason, at),
     )
 
 

@@ -15,9 +15,10 @@ from wflang.runtime import instance as rt
 from wflang.runtime.ids import instance_seed
 from wflang.runtime.ir import Value
 from wflang.runtime.keys import task_delivery
+from wflang.runtime.table import Table
 from wflang.runtime.values import identical
 from wflang.store import inbox, rows
-from wflang.store.backend import Dialect, Tx, placeholders
+from wflang.store.backend import Dialect, Pending, Tx, placeholders
 from wflang.store.records import IllegalAction, UnknownInstance, UnknownTask
 from wflang.store.schema import Migration
 from wflang.store.status import PENDING, TaskKind, TaskStatus
@@ -80,31 +81,57 @@ def create(
     return True
 
 
+#: Decides, in the delivering transaction with the instance row locked, the event to
+#: deliver from the instance's status and its version's table (``deliver``); raises to
+#: refuse it, and then nothing is written.
+Admit = Callable[[str, Table], rt.Event]
+
+
 def deliver(
     tx: Tx,
     dialect: Dialect,
     instance_id: str,
-    event: rt.Event,
+    event: rt.Event | Admit,
     *,
     dedupe_key: str | None,
-    now: int,
+    now: Callable[[], int],
     actor: str | None,
     reason: str | None,
     unless_pending: Callable[[rt.Event, str | None], None] | None,
-) -> bool:
-    """Put an event in an instance's inbox, the instance row locked; False if its dedupe
-    key was already there. ``unless_pending`` sees each event still waiting in the
-    inbox and raises to refuse the delivery."""
-    if not tx.query(f"SELECT 1 FROM wf_instance WHERE id = ?{dialect.lock}", (instance_id,)):
-        raise UnknownInstance(instance_id)
-    if unless_pending is not None:
-        for text, by in tx.query(
+    table_for: Callable[[str], Table],
+) -> Pending:
+    """Put an event in an instance's inbox, the instance row locked; the answer says
+    whether it was written (no row: its dedupe key was already there). ``event`` may be
+    an ``Admit``, given the instance's status and table; ``unless_pending`` sees each
+    event still waiting in the inbox and raises to refuse the delivery. ``now``: the
+    time, read once the first statements are answered.
+
+    The lock (with the inbox rows ``unless_pending`` reads) is one round trip on
+    PostgreSQL, with BEGIN and the clock; the insert goes with the COMMIT, its answer
+    read after it: two in all, and a third only for a table this process has not read.
+    """
+    locked = tx.send(
+        f"SELECT status, table_hash FROM wf_instance WHERE id = ?{dialect.lock}", (instance_id,)
+    )
+    waiting = (
+        tx.send(
             "SELECT event, actor FROM wf_inbox WHERE instance_id = ? "
             "AND consumed_seq IS NULL ORDER BY id",
             (instance_id,),
-        ):
+        )
+        if unless_pending is not None
+        else None
+    )
+    found = locked()
+    if not found:
+        raise UnknownInstance(instance_id)
+    if callable(event):
+        status, digest = (rows.text(x) for x in found[0])
+        event = event(status, table_for(digest))
+    if unless_pending is not None and waiting is not None:
+        for text, by in waiting():
             unless_pending(codec.load_event(rows.text(text)), rows.maybe_text(by))
-    return inbox.put(tx, instance_id, event, dedupe_key, at=now, actor=actor, reason=reason)
+    return inbox.send_put(tx, instance_id, event, dedupe_key, at=now(), actor=actor, reason=reason)
 
 
 #: What a person or the client may close: an open human task, a waiting async call.

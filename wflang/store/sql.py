@@ -53,7 +53,7 @@ from wflang.store import (
     rows,
 )
 from wflang.store.advance import Advance, Poisoned
-from wflang.store.backend import Backend, Tx, redact_url
+from wflang.store.backend import Backend, Pending, Tx, redact_url
 from wflang.store.catalog import Catalog
 from wflang.store.claims import Claims
 from wflang.store.instance_cache import InstanceCache
@@ -112,6 +112,14 @@ class Store:
             return rows.scalar(tx.query(f"SELECT {self.dialect.now}"))
         with self.backend.read() as rtx:
             return rows.scalar(rtx.query(f"SELECT {self.dialect.now}"))
+
+    def _sent_now(self, tx: Tx) -> Callable[[], int]:
+        """The store's clock as ``now`` gives it, its query (if it needs one) sent now to
+        be answered with the statements that follow (``Tx.send``): read by calling."""
+        if self.clock is not None or self.dialect.local_clock:
+            return self.now
+        answer = tx.send(f"SELECT {self.dialect.now}")
+        return lambda: rows.scalar(answer())
 
     def _write(self, fn: Callable[[Tx], T], *, pipelined: bool = True) -> T:
         """Run ``fn`` in a write transaction, again if the database asks for a retry;
@@ -297,7 +305,7 @@ class Store:
     def deliver(
         self,
         instance_id: str,
-        event: rt.Event,
+        event: rt.Event | ops.Admit,
         *,
         dedupe_key: str | None = None,
         actor: str | None = None,
@@ -306,21 +314,27 @@ class Store:
     ) -> bool:
         """Put an event in an instance's inbox; False if its dedupe key was already there.
 
-        ``unless_pending`` sees each event still waiting in the inbox, in the same
-        transaction with the instance row locked, and raises to refuse the delivery:
-        two requests at once cannot both pass it.
+        ``event`` may be an ``ops.Admit``: a function of the instance's status and its
+        version's table that returns the event or raises to refuse it (a client's check
+        of a signal's payload). It and ``unless_pending``, which sees each event still
+        waiting in the inbox and raises to refuse the delivery, run in the delivering
+        transaction with the instance row locked: two requests at once cannot both pass
+        them, and a refusal writes nothing.
         """
 
-        def run(tx: Tx) -> bool:
-            delivered = ops.deliver(
-                tx, self.dialect, instance_id, event, dedupe_key=dedupe_key, now=self.now(tx),
+        def run(tx: Tx) -> Pending:
+            now = self._sent_now(tx)
+            written = ops.deliver(
+                tx, self.dialect, instance_id, event, dedupe_key=dedupe_key, now=now,
                 actor=actor, reason=reason, unless_pending=unless_pending,
+                table_for=lambda digest: self.catalog.table_for(tx, digest),
             )  # fmt: skip
-            if delivered:
-                inbox.hint(tx)
-            return delivered
+            # Before knowing whether the row was written (known at the commit): a
+            # duplicate wakes the workers for nothing, a hint as every wake-up is.
+            inbox.hint(tx)
+            return written
 
-        return self._write(run)
+        return bool(self._write(run)())
 
     def publish(
         self,

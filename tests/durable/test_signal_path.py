@@ -1,0 +1,109 @@
+"""The path of a signal from the client to the handler it leads to (issue 18 item 3).
+
+A client's signal is one transaction: the instance row locked, its status and the
+payload checked against its version's table (cached by hash: a deployed table never
+changes), the inbox row written with the COMMIT; on PostgreSQL two round trips, counted
+on the wire (``test_round_trips.TurnCounter``). The worker's advance asks for the calls
+due for its free slots with its first reads, and leases only those still due once its
+steps are done.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from wflang.durable.client import Client
+from wflang.durable.worker import Worker
+from wflang.runtime import instance as rt
+from wflang.runtime.table import Table
+from wflang.store import Store, postgres
+from wflang.store.records import IllegalAction
+
+from .helpers import VirtualClock, fixture_table
+from .test_round_trips import counted
+
+SLEEP_MS = 60_000  # approval.wf's sleep before its wait
+
+
+def _at_wait(store: Store, clock: VirtualClock | None, *ids: str) -> None:
+    """Instances of approval.wf waiting for their signal ``approve``."""
+    store.deploy(fixture_table("approval"))
+    for iid in ids:
+        store.create(store.deployed("approval"), {"id": iid}, iid)
+    worker = Worker(store, {}, worker_id="w")
+    worker.run_until_idle()
+    if clock is not None:
+        clock.advance(SLEEP_MS)
+    else:  # the database's clock: fire the sleep's timer now
+        for iid in ids:
+            Client(store, actor="test").fire_timers(iid, reason=None)
+    worker.run_until_idle()
+    assert all(store.instance(iid).waiting_on == ("signal:approve",) for iid in ids)
+
+
+def test_a_signal_costs_two_round_trips_on_postgresql(
+    pg_url: str, make_store: Callable[..., Store], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(postgres, "_FRESH_S", 3600.0)  # no check of an idle connection
+    with counted(pg_url) as (url, proxy):
+        _at_wait(make_store(url), None, "a", "b")
+        client = Client(make_store(url), actor="test")  # its own store: no table cached
+        before = proxy.turns
+        assert client.signal("a", "approve", {"approved": True, "by": "ada"}) is True
+        first = proxy.turns - before  # the table read once, by its hash
+        before = proxy.turns
+        assert client.signal("b", "approve", {"approved": True, "by": "bob"}, key="k") is True
+        second = proxy.turns - before
+        before = proxy.turns
+        assert client.signal("b", "approve", {"approved": False, "by": "eve"}, key="k") is False
+        duplicate = proxy.turns - before
+    assert (first, second, duplicate) == (3, 2, 2)
+
+
+def test_a_delivery_is_admitted_under_the_lock_and_a_refusal_writes_nothing(
+    store_url: str, make_store: Callable[..., Store], clock: VirtualClock
+) -> None:
+    store = make_store(store_url, clock=clock)
+    _at_wait(store, clock, "x")
+    seen: list[tuple[str, str]] = []
+
+    def refuse(status: str, table: Table) -> rt.Event:
+        seen.append((status, table.workflow))
+        raise IllegalAction("refused by the test")
+
+    before = store.stats()
+    with pytest.raises(IllegalAction, match="refused by the test"):
+        store.deliver("x", refuse, dedupe_key="signal:k")
+    assert seen == [("waiting", "approval")]
+    assert store.stats() == before
+    assert store.pending("x") == []
+
+    def admit(status: str, table: Table) -> rt.Event:
+        return rt.SignalReceived("approve", {"approved": True, "by": table.workflow})
+
+    assert store.deliver("x", admit, dedupe_key="signal:k") is True  # the key not used up
+    assert store.deliver("x", admit, dedupe_key="signal:k") is False
+    Worker(store, {}, worker_id="w").run_until_idle()
+    assert store.instance("x").status == "completed"
+
+
+def test_a_due_call_cancelled_by_a_step_of_the_same_advance_is_not_leased(
+    store_url: str, make_store: Callable[..., Store], clock: VirtualClock
+) -> None:
+    """The advance finds the call due with its first reads, then steps the instance's
+    cancel, which cancels the call: the call is not leased."""
+    store = make_store(store_url, clock=clock)
+    store.deploy(fixture_table("chain"))
+    store.create(store.deployed("chain"), {}, "c1")
+    started = store.advance("w", claim=0)  # no free slot: its first call waits, ready
+    assert started.transitions == 1 and not started.claimed
+    [call] = store.tasks(instance_id="c1")
+    assert call.status == "ready"
+    store.deliver("c1", rt.CancelRequested(False, "by the test"))
+
+    cancelled = store.advance("w", claim=1)
+    assert cancelled.claimed == ()
+    assert store.task(call.key).status == "cancelled"
+    assert store.instance("c1").status == "cancelled"

@@ -10,6 +10,7 @@ steps are done.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 
 import pytest
@@ -19,12 +20,13 @@ from wflang.durable.worker import Worker
 from wflang.runtime import instance as rt
 from wflang.runtime.table import Table
 from wflang.store import Store, postgres
-from wflang.store.records import IllegalAction
+from wflang.store.records import Advanced, IllegalAction
 
 from .helpers import VirtualClock, fixture_table
 from .test_round_trips import counted
 
 SLEEP_MS = 60_000  # approval.wf's sleep before its wait
+BOUND_S = 60  # a bound against a hang; the worker's own poll is an hour away
 
 
 def _at_wait(store: Store, clock: VirtualClock | None, *ids: str) -> None:
@@ -107,3 +109,38 @@ def test_a_due_call_cancelled_by_a_step_of_the_same_advance_is_not_leased(
     assert cancelled.claimed == ()
     assert store.task(call.key).status == "cancelled"
     assert store.instance("c1").status == "cancelled"
+
+
+def test_a_signal_wakes_an_idle_worker_whose_advance_takes_two_round_trips(
+    pg_url: str, make_store: Callable[..., Store], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The notification names the instance: the woken worker reads its inbox with its
+    first reads (one round trip), then writes the step with the COMMIT (the second)."""
+    monkeypatch.setattr(postgres, "_FRESH_S", 3600.0)  # no check of an idle connection
+    _at_wait(make_store(pg_url), None, "a")
+    client = Client(make_store(pg_url), actor="test")
+    costs: list[tuple[Advanced, int]] = []
+    looked = threading.Semaphore(0)
+    finished = threading.Event()
+    with counted(pg_url) as (url, proxy):
+        last = [proxy.turns]
+
+        def seen(adv: Advanced) -> None:
+            costs.append((adv, proxy.turns - last[0]))
+            last[0] = proxy.turns
+            looked.release()
+            if "a" in adv.finished:
+                finished.set()
+
+        worker = Worker(make_store(url), {}, poll_ms=3_600_000, on_advance=seen)
+        with worker.woken_by_notify():
+            thread = threading.Thread(target=worker.run)
+            thread.start()
+            try:
+                assert looked.acquire(timeout=BOUND_S)  # its first pass found nothing
+                assert client.signal("a", "approve", {"approved": True, "by": "ada"})
+                assert finished.wait(BOUND_S), "the signal did not wake the worker"
+            finally:
+                worker.stop()
+                thread.join(timeout=BOUND_S)
+    assert [n for adv, n in costs if adv.transitions] == [2], costs

@@ -16,6 +16,7 @@ is what it relies on.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import functools
 import gc
@@ -26,7 +27,7 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from types import ModuleType
@@ -75,6 +76,10 @@ def settings_problems(**settings: object) -> list[str]:
                 f"{name} must be a whole number from {low:,} to {high:,}, not {value!r}"
             )
     return problems
+
+
+#: The most announced instances a worker keeps to read first (``Worker._hinted``).
+_HINTS_KEPT = 1024
 
 
 @define
@@ -184,13 +189,23 @@ class Worker:
         self.stop_event = threading.Event()
         self.wake = threading.Event()
         self._results: queue.SimpleQueue[TaskResult] = queue.SimpleQueue()
+        #: Instances announced with work by a delivery (LISTEN/NOTIFY's payload): their
+        #: inboxes are read with the next advance's first reads. The oldest are let go
+        #: when many come at once: the advance finds those by itself, one read later.
+        self._hinted: collections.deque[str] = collections.deque(maxlen=_HINTS_KEPT)
         self._running: dict[str, tuple[int, Future[None]]] = {}
         self._services: dict[str, str] = {}  # task key -> service, for the outcome counters
         _freeze_startup_objects()
 
     # -- one transaction -----------------------------------------------------------
 
-    def _advance(self, results: list[TaskResult], claim: int, instances: int) -> Advanced:
+    def _advance(
+        self,
+        results: list[TaskResult],
+        claim: int,
+        instances: int,
+        hinted: Sequence[str] = (),
+    ) -> Advanced:
         adv = self.store.advance(
             self.id,
             results=results,
@@ -202,6 +217,7 @@ class Worker:
             limits=self.limits,
             status_rows=self.lifecycle_outbox,
             history=self.history,
+            hinted=hinted,
         )
         if adv.transitions:
             faults.hit("transition.after-commit")
@@ -310,8 +326,9 @@ class Worker:
                     break
                 results = kept + self._take_results()
                 free = 0 if stopping else self.concurrency - len(self._running)
+                hinted = self._take_hints()
                 try:
-                    adv = self._advance(results, free, 0 if stopping else self.batch)
+                    adv = self._advance(results, free, 0 if stopping else self.batch, hinted)
                 except Exception:  # the database is down or refused: keep going
                     failures += 1
                     pause = min(0.05 * 2**failures, 10.0)
@@ -369,7 +386,9 @@ class Worker:
                         self.counters.listen_reconnects += 1
                         log.info("notifications restored", extra={"worker": self.id})
                         pause = 0.0
-                    for _ in conn.notifies(timeout=0.5):
+                    for note in conn.notifies(timeout=0.5):
+                        if note.payload:  # the instance a delivery was for
+                            self._hinted.append(note.payload)
                         self.wake.set()
                 except Exception:  # the connection is gone: open another one
                     if pause == 0.0:
@@ -420,6 +439,12 @@ class Worker:
         for r in results:
             self._running.pop(r.key, None)
         return results
+
+    def _take_hints(self) -> list[str]:
+        hinted: list[str] = []
+        while self._hinted and len(hinted) < self.batch:
+            hinted.append(self._hinted.popleft())  # atomic: the listening thread appends
+        return hinted
 
     def _heartbeat(self) -> None:
         leases = [(key, epoch) for key, (epoch, _) in self._running.items()]

@@ -112,7 +112,9 @@ class Advance:
         self.statuses: list[StatusEvent] = []  # for the worker's hooks, once committed
         self.outbox: list[tuple[Param, ...]] = []  # their outbox rows, until ``_flush``
 
-    def run(self, results: Sequence[TaskResult], limit: int) -> Advanced:
+    def run(
+        self, results: Sequence[TaskResult], limit: int, hinted: Sequence[str] = ()
+    ) -> Advanced:
         work: dict[str, Work] = {}
         keyed = self._result_instances(results)
         ids = sorted(set(keyed.values()))
@@ -121,13 +123,15 @@ class Advance:
         # 1. lock the instances the results belong to (waiting: their steps are short);
         # 2. fence each result: it commits only under the epoch it ran with, unexpired;
         # 3. lock other ready instances, skipping those another worker holds;
-        # and read the inbox of the first ones (those of the others follow if any).
+        # and read the inbox of the first ones and of those a delivery announced (of the
+        # others, if any, it follows).
         tx, d, at = self.tx, self.d, self._at()
         clock = tx.send(f"SELECT {self.now_sql}") if self.now_sql else None
         locking = reads.send_lock(tx, d, ids)
         fencing = reads.send_fence(tx, at, [(r.key, r.epoch, keyed.get(r.key)) for r in results])
         ready = reads.send_ready(tx, d, at, limit, len(ids)) if limit > 0 else []
-        inboxes = reads.send_inbox(tx, at, ids)
+        read = set(ids).union(hinted)
+        inboxes = reads.send_inbox(tx, at, sorted(read))
         if not d.single_writer:  # 5.'s candidates, in this round trip (SQLite has none)
             self.claims.send_due(at)
         if clock is not None:
@@ -160,9 +164,9 @@ class Advance:
             )
         committed = len(accepted) + len(handed)
         stale = len(results) - committed
-        fresh = self._take_ready(ready, limit, work)
-        if fresh:
-            inboxes += reads.send_inbox(self.tx, self._at(), fresh)
+        unread = [iid for iid in self._take_ready(ready, limit, work) if iid not in read]
+        if unread:
+            inboxes += reads.send_inbox(self.tx, self._at(), unread)
         # 4. Gather each instance's events in time order, step it, write what it did.
         self._gather(work, accepted, inboxes)
         self._step_all(sorted(work.values(), key=lambda w: w.id))

@@ -35,7 +35,9 @@ class Dialect:
     now: str  # the database clock in epoch milliseconds
     lock: str  # appended to a SELECT that locks rows, waiting
     skip_locked: str  # appended to a SELECT that locks rows, skipping locked ones
-    notify: str  # a statement that wakes listening workers at commit ("" for none)
+    #: A statement that wakes listening workers at commit, its one parameter the
+    #: instance the work is for or "" ("" for none).
+    notify: str
     single_writer: bool  # one writer at a time (SQLite): nothing to skip when claiming
     local_clock: bool  # the database runs on this machine: its clock is this process's
     without_rowid: str  # table option for tables keyed by their primary key alone
@@ -76,9 +78,11 @@ class Tx(Protocol):
         together are answered in one round trip."""
         ...
 
-    def announce(self) -> None:
+    def announce(self, instance_id: str = "") -> None:
         """Wake the idle workers on this store once this transaction commits (PostgreSQL
-        NOTIFY; on SQLite the workers of this process): a hint, they poll anyway."""
+        NOTIFY; on SQLite the workers of this process): a hint, they poll anyway.
+        ``instance_id``: the one instance the work is for, if so (a delivery): a worker
+        woken by it reads that inbox with its first reads (PostgreSQL's payload)."""
         ...
 
 

@@ -66,6 +66,7 @@ def post(
     tx.write(_PUT, (instance_id, codec.dump_event(event), dedupe_key, None, None, at))
 
 
-def hint(tx: Tx) -> None:
-    """Wake idle workers when this transaction commits (a hint only: workers poll anyway)."""
-    tx.announce()
+def hint(tx: Tx, instance_id: str = "") -> None:
+    """Wake idle workers when this transaction commits (a hint only: workers poll anyway);
+    ``instance_id``: the one instance whose inbox it wrote, if so (``Tx.announce``)."""
+    tx.announce(instance_id)

@@ -33,7 +33,7 @@ DIALECT = Dialect(
     local_clock=False,
     single_writer=False,
     without_rowid="",
-    notify="SELECT pg_notify('wflang', '')",
+    notify="SELECT pg_notify('wflang', ?)",
     skip_locked=" FOR UPDATE SKIP LOCKED",
     key_lock="SELECT pg_advisory_xact_lock(hashtext(?))",
     tx_now="CAST(EXTRACT(EPOCH FROM transaction_timestamp()) * 1000 AS bigint)",
@@ -88,8 +88,8 @@ class _Tx:
     def send(self, sql: str, params: Sequence[Param] = ()) -> Pending:
         return self.conn.execute(_pg(sql), params, prepare=True).fetchall
 
-    def announce(self) -> None:
-        self.write(DIALECT.notify)  # delivered by the server at the commit
+    def announce(self, instance_id: str = "") -> None:
+        self.write(DIALECT.notify, (instance_id,))  # delivered by the server at the commit
 
 
 class _Redacting(logging.Filter):

@@ -331,7 +331,7 @@ class Store:
             )  # fmt: skip
             # Before knowing whether the row was written (known at the commit): a
             # duplicate wakes the workers for nothing, a hint as every wake-up is.
-            inbox.hint(tx)
+            inbox.hint(tx, instance_id)
             return written
 
         return bool(self._write(run)())
@@ -431,6 +431,7 @@ class Store:
         limits: Limits = DEFAULT_LIMITS,
         status_rows: StatusRows = StatusRows.INSTANCES,
         history: HistoryPolicy | None = DEFAULT_HISTORY,
+        hinted: Sequence[str] = (),
     ) -> Advanced:
         """One transaction: commit handler results (fenced), step every ready instance
         (up to ``instances`` besides those the results wake; under ``limits``), and claim
@@ -438,7 +439,9 @@ class Store:
         (see ``wflang.store.advance``). ``status_rows``: which of the lifecycle events
         (``Advanced.statuses``, all of them) are ``instance.status``/``task.status``
         outbox rows too. ``history``: how much history each instance keeps
-        (``wflang.store.compaction``; None: all of it).
+        (``wflang.store.compaction``; None: all of it). ``hinted``: instances that were
+        announced to have work (``Tx.announce``): their inboxes are read with the first
+        reads, in case this transaction locks them.
         """
         once = frozenset(at_most_once)
         wanted = None if services is None else sorted(set(services))
@@ -458,7 +461,7 @@ class Store:
                     history=history, now_sql=now_sql,
                 )  # fmt: skip
                 done[:] = [adv]
-                return adv.run(results, instances)
+                return adv.run(results, instances, hinted)
 
             return body
 

@@ -63,8 +63,8 @@ class _Tx:
         self.conn = conn
         self.announced = False
 
-    def announce(self) -> None:
-        self.announced = True  # the workers are woken after the commit
+    def announce(self, instance_id: str = "") -> None:
+        self.announced = True  # the workers are woken after the commit (no read to spare)
 
     def execute(self, sql: str, params: Sequence[Param] = ()) -> int:
         return self.conn.execute(sql, params).rowcount

@@ -1098,6 +1098,13 @@ def render(report: dict[str, Any]) -> str:
             f"p50 {p50:.2f} ms, p99 {p99:.2f} ms, max {top:.2f} ms; per round p50 "
             + ", ".join(f"{x['p50_ms']:.2f}" for x in s)
         )
+        if all("phases_p50_ms" in x for x in s):  # bench/durable_signal.py's PHASES
+            phases = {k: statistics.median(x["phases_p50_ms"][k] for x in s)
+                      for k in s[0]["phases_p50_ms"]}  # fmt: skip
+            out.append(
+                "pg-signal phases, p50 ms (median over rounds): "
+                + ", ".join(f"{k} {v:.2f}" for k, v in phases.items())
+            )
     out += [
         "",
         "ratios (median/median; paired = median of the per-round ratios):",

@@ -10,11 +10,13 @@ before that call to the start of the handler the signal leads to (both on
 ``time.perf_counter``). The figure is a latency, not a rate: p50, p99 and max in ms.
 The worker is woken by the store's notification (LISTEN/NOTIFY on PostgreSQL) or, failing
 that, by its poll: a p50 near ``poll_ms`` / 2 means the notification did not wake it.
+Beside the total, the p50 of each phase of the path (``PHASES``).
 """
 
 from __future__ import annotations
 
 import queue
+import statistics
 import threading
 import time
 from pathlib import Path
@@ -54,6 +56,12 @@ end done: completed {
     output { n: context.n }
 }
 """
+#: The phases of each signal's path, in ms (their p50s are reported beside the total):
+#: the client's call (wall, then its thread's CPU time), from the call to the start of
+#: the worker's advance that steps the signal, that advance (wall, then the worker
+#: thread's CPU time in it), and from its end to the handler's start. CPU times and
+#: round trips move less with the machine's load than wall times.
+PHASES = ("client", "client_cpu", "to_advance", "advance", "advance_cpu", "to_handler")
 #: How long the worker is left idle before each signal (it must be asleep, not busy).
 IDLE_S = 0.05
 
@@ -73,6 +81,22 @@ def _wait_for(what: str, check: Any, limit_s: float = 120.0) -> None:
         if time.monotonic() > end:
             raise SystemExit(f"signal latency: {what} not reached within {limit_s:g} s")
         time.sleep(0.005)
+
+
+class _TimedWorker(Worker):
+    """A worker that notes when each of its advances started and ended, and the CPU time
+    of its thread in it, for the phases of a signal's path."""
+
+    def __init__(self, *args: Any, **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self.advances: queue.Queue[tuple[float, float, float]] = queue.Queue()
+
+    def _advance(self, *args: Any, **kw: Any) -> Any:
+        start, cpu = time.perf_counter(), time.thread_time()
+        adv = super()._advance(*args, **kw)
+        if adv.claimed:  # the step the signal led to, and the claim of its call
+            self.advances.put((start, time.perf_counter(), time.thread_time() - cpu))
+        return adv
 
 
 def _listening(worker: Worker) -> None:
@@ -99,7 +123,7 @@ def signal_latency(url: str, table: Table, signals: int) -> dict[str, Any]:
         ids = [f"s{i:05d}" for i in range(signals)]
         for iid in ids:
             store.create(deployed, {}, iid)
-        worker = Worker(store, {"svc.op": handler})
+        worker = _TimedWorker(store, {"svc.op": handler})
         thread = threading.Thread(target=_listening, args=(worker,), name="wf-signal-worker")
         thread.start()
         _wait_for(
@@ -108,11 +132,22 @@ def signal_latency(url: str, table: Table, signals: int) -> dict[str, Any]:
         )
         client = Client(sender)
         lat: list[float] = []
+        phases: dict[str, list[float]] = {k: [] for k in PHASES}
         for iid in ids:
             time.sleep(IDLE_S)
-            t0 = time.perf_counter()
+            t0, cpu = time.perf_counter(), time.thread_time()
             client.signal(iid, "go", {"n": 1})
-            lat.append(started.get(timeout=60) - t0)
+            returned, client_cpu = time.perf_counter(), time.thread_time() - cpu
+            handled = started.get(timeout=60)
+            lat.append(handled - t0)
+            begun, ended, advance_cpu = worker.advances.get(timeout=60)
+            for name, ms in zip(
+                PHASES,
+                (returned - t0, client_cpu, begun - t0, ended - begun, advance_cpu,
+                 handled - ended),
+                strict=True,
+            ):  # fmt: skip
+                phases[name].append(ms * 1000)
         _wait_for(
             "every instance completed",
             lambda: len(store.instances(status="completed", limit=signals + 1)) == signals,
@@ -134,6 +169,7 @@ def signal_latency(url: str, table: Table, signals: int) -> dict[str, Any]:
         "p50_ms": pct(50),
         "p99_ms": pct(99),
         "max_ms": lat[-1] * 1000,
+        "phases_p50_ms": {k: statistics.median(v) for k, v in phases.items()},
         "mean_ms": sum(lat) / len(lat) * 1000,
         # A rate for the report's machinery: signals handled per second of latency.
         "rate": len(lat) / sum(lat),

@@ -119,7 +119,7 @@ class Advance:
         keyed = self._result_instances(results)
         ids = sorted(set(keyed.values()))
         # 1-3 are sent together and answered in one round trip (PostgreSQL's pipeline),
-        # with the calls due for the worker's free slots (5.):
+        # with, when no results come, the calls due for the worker's free slots (5.):
         # 1. lock the instances the results belong to (waiting: their steps are short);
         # 2. fence each result: it commits only under the epoch it ran with, unexpired;
         # 3. lock other ready instances, skipping those another worker holds;
@@ -132,7 +132,12 @@ class Advance:
         ready = reads.send_ready(tx, d, at, limit, len(ids)) if limit > 0 else []
         read = set(ids).union(hinted)
         inboxes = reads.send_inbox(tx, at, sorted(read))
-        if not d.single_writer:  # 5.'s candidates, in this round trip (SQLite has none)
+        if not results and not d.single_writer:
+            # 5.'s candidates, in this round trip, for a worker woken by new work (a
+            # signal's step claims one call of several free slots, and asks for the
+            # others after it would cost two more). With results to commit their steps
+            # mostly fill the slots they freed: asked after the steps, if any slot is
+            # left. SQLite has no round trips to spare.
             self.claims.send_due(at)
         if clock is not None:
             self.now = rows.scalar(clock())

@@ -133,8 +133,9 @@ class Claims:
 
     def send_due(self, at: At) -> None:
         """Ask for the calls due now (ready, or whose lease expired) for every free slot,
-        with the transaction's first reads: on PostgreSQL they come back in their round
-        trip, locked (``SKIP LOCKED``) until the commit. ``due`` leases those that the
+        with the transaction's first reads (or, if not asked then, by ``due``): on
+        PostgreSQL they come back in their round trip, locked (``SKIP LOCKED``) until the
+        commit. ``due`` leases those that the
         slots left after this transaction's steps can take, and only those that are still
         due then (a step of this transaction may have cancelled one)."""
         n, services = self.left, self.services

@@ -10,11 +10,11 @@ import attrs
 from wflang.compiler.diff.pairing import Pair, Pairing
 from wflang.compiler.diff.registry import Category, Level
 from wflang.compiler.diff.types import Change, compare
+from wflang.compiler.lower import timestamp_ms
 from wflang.compiler.registry import Finding
 from wflang.dsl import expr as ex
 from wflang.dsl import spec as sp
 from wflang.dsl.span import Span
-from wflang.runtime.times import timestamp_ms
 
 CALLERS, CONSUMERS, INSTANCES = Category.CALLERS, Category.CONSUMERS, Category.INSTANCES
 BREAKING, WARNING, SAFE = Level.BREAKING, Level.WARNING, Level.SAFE
@@ -54,8 +54,10 @@ def parsed_form(v: object) -> object:
     if isinstance(v, ex.DurationLit):
         return ("duration", v.millis)
     if isinstance(v, ex.TimestampLit):
-        millis = timestamp_ms(v.text)
-        return ("timestamp", v.text if millis is None else millis)
+        try:  # as the table holds it (the parser took only a valid one)
+            return ("timestamp", timestamp_ms(v.text))
+        except ValueError:
+            return ("timestamp", v.text)
     if isinstance(v, ex.DecimalLit):
         return ("decimal", str(v.value))
     if isinstance(v, tuple):

@@ -94,7 +94,7 @@ def deliver(
     event: rt.Event | Admit,
     *,
     dedupe_key: str | None,
-    now: Callable[[], int],
+    now: int | str,
     actor: str | None,
     reason: str | None,
     unless_pending: Callable[[rt.Event, str | None], None] | None,
@@ -104,14 +104,16 @@ def deliver(
     whether it was written (no row: its dedupe key was already there). ``event`` may be
     an ``Admit``, given the instance's status and table; ``unless_pending`` sees each
     event still waiting in the inbox and raises to refuse the delivery. ``now``: the
-    time, read once the first statements are answered.
+    time, or the database's clock as SQL, read with the lock.
 
     The lock (with the inbox rows ``unless_pending`` reads) is one round trip on
-    PostgreSQL, with BEGIN and the clock; the insert goes with the COMMIT, its answer
-    read after it: two in all, and a third only for a table this process has not read.
+    PostgreSQL, with BEGIN; the insert goes with the COMMIT, its answer read after it:
+    two in all, and a third only for a table this process has not read.
     """
+    clock = now if isinstance(now, str) else "?"
     locked = tx.send(
-        f"SELECT status, table_hash FROM wf_instance WHERE id = ?{dialect.lock}", (instance_id,)
+        f"SELECT status, table_hash, {clock} FROM wf_instance WHERE id = ?{dialect.lock}",
+        (instance_id,) if isinstance(now, str) else (now, instance_id),
     )
     waiting = (
         tx.send(
@@ -125,13 +127,15 @@ def deliver(
     found = locked()
     if not found:
         raise UnknownInstance(instance_id)
+    status, digest, at = found[0]
     if callable(event):
-        status, digest = (rows.text(x) for x in found[0])
-        event = event(status, table_for(digest))
+        event = event(rows.text(status), table_for(rows.text(digest)))
     if unless_pending is not None and waiting is not None:
         for text, by in waiting():
             unless_pending(codec.load_event(rows.text(text)), rows.maybe_text(by))
-    return inbox.send_put(tx, instance_id, event, dedupe_key, at=now(), actor=actor, reason=reason)
+    return inbox.send_put(
+        tx, instance_id, event, dedupe_key, at=rows.integer(at), actor=actor, reason=reason
+    )
 
 
 #: What a person or the client may close: an open human task, a waiting async call.

@@ -113,14 +113,6 @@ class Store:
         with self.backend.read() as rtx:
             return rows.scalar(rtx.query(f"SELECT {self.dialect.now}"))
 
-    def _sent_now(self, tx: Tx) -> Callable[[], int]:
-        """The store's clock as ``now`` gives it, its query (if it needs one) sent now to
-        be answered with the statements that follow (``Tx.send``): read by calling."""
-        if self.clock is not None or self.dialect.local_clock:
-            return self.now
-        answer = tx.send(f"SELECT {self.dialect.now}")
-        return lambda: rows.scalar(answer())
-
     def _write(self, fn: Callable[[Tx], T], *, pipelined: bool = True) -> T:
         """Run ``fn`` in a write transaction, again if the database asks for a retry;
         ``pipelined`` (``Backend.transaction``): what it writes waits for no answer, and
@@ -323,7 +315,9 @@ class Store:
         """
 
         def run(tx: Tx) -> Pending:
-            now = self._sent_now(tx)
+            # The database's clock is read with the lock, not by a statement of its own.
+            local = self.clock is not None or self.dialect.local_clock
+            now = self.now() if local else self.dialect.now
             written = ops.deliver(
                 tx, self.dialect, instance_id, event, dedupe_key=dedupe_key, now=now,
                 actor=actor, reason=reason, unless_pending=unless_pending,

@@ -15,6 +15,7 @@ a time in a savepoint, and the one that fails is dead-lettered with the reason.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 from collections.abc import Callable, Iterator, Sequence
 
@@ -104,7 +105,11 @@ class Advance:
         self.transitions = 0
         self.scheduled = 0  # tasks and inbox rows this transaction made for others
         self.decoded: dict[str, rt.Instance] = {}  # for the store's cache, once committed
-        self.updates: list[tuple[Param, ...]] = []
+        #: the instance rows to write: which columns besides ``state`` and ``seq``
+        #: changed (indexes of ``_MOVING``), then the values to set and the id
+        self.updates: list[tuple[tuple[int, ...], tuple[Param, ...]]] = []
+        #: each written instance's ``_MOVING`` columns as this transaction left them
+        self.columns: dict[str, tuple[Param, ...]] = {}
         self.history: list[tuple[Param, ...]] = []
         self.consumed: list[tuple[Param, ...]] = []
         self.fired: list[tuple[Param, ...]] = []
@@ -377,7 +382,8 @@ class Advance:
         added to this transaction's pending rows and counts."""
         lengths = (len(self.updates), len(self.history), len(self.consumed), len(self.fired),
                    len(self.finished), len(self.statuses), len(self.outbox))  # fmt: skip
-        mark = (self.claims.mark(), dict(self.decoded), self.scheduled, self.transitions)
+        mark = (self.claims.mark(), dict(self.decoded), dict(self.columns), self.scheduled,
+                self.transitions)  # fmt: skip
         self.tx.execute("SAVEPOINT wf_step")
         try:
             yield
@@ -388,7 +394,7 @@ class Advance:
             del self.updates[n_up:], self.history[n_hist:], self.consumed[n_cons:]
             del self.fired[n_fired:], self.finished[n_fin:]
             del self.statuses[n_stat:], self.outbox[n_out:]
-            claims, self.decoded, self.scheduled, self.transitions = mark
+            claims, self.decoded, self.columns, self.scheduled, self.transitions = mark
             self.claims.restore(claims)
             raise
         self.tx.execute("RELEASE SAVEPOINT wf_step")
@@ -434,7 +440,15 @@ class Advance:
         # what it waits on, for `wf list --waiting-on` (none once it has finished)
         waits = None if inst.status.finished else " ".join(waiting_on(inst.tokens)) or None
         state = codec.dump_instance(inst)
-        self.updates.append((state, inst.status.value, inst.seq, wake, waits, self.now, w.id))
+        # Only the columns that changed are set: an index on a column left out of the
+        # statement is not touched, and on SQLite each index page it would rewrite is one
+        # more page the commit writes (a step in a chain changes none of these but the time).
+        row = w.row
+        old = self.columns.get(w.id) or (row.status, row.wake_at, row.waiting_on, row.updated_at)
+        new = (inst.status.value, wake, waits, self.now)
+        self.columns[w.id] = new
+        changed = tuple(i for i in range(len(new)) if new[i] != old[i])
+        self.updates.append((changed, (state, inst.seq, *(new[i] for i in changed), w.id)))
         before = 0 if w.instance is None else w.instance.seq
         compaction.after_steps(self.tx, self.history_policy, w.id, before, inst, state, self.now)
         self.history.extend(history)
@@ -502,12 +516,11 @@ class Advance:
     def _flush(self) -> None:
         """Write what the steps produced for their own instances, a statement per table,
         and forget it (written)."""
-        if self.updates:
-            self.tx.executemany(
-                "UPDATE wf_instance SET state = ?, status = ?, seq = ?, wake_at = ?, "
-                "waiting_on = ?, updated_at = ? WHERE id = ?",
-                self.updates,
-            )
+        by_columns: dict[tuple[int, ...], list[tuple[Param, ...]]] = {}
+        for changed, params in self.updates:
+            by_columns.setdefault(changed, []).append(params)
+        for changed, params_list in by_columns.items():
+            self.tx.executemany(_update_instance(changed), params_list)
         self.tx.executemany(
             "INSERT INTO wf_history (instance_id, seq, at, event, input, decisions, commands, "
             "changes, idempotency_key, actor, reason, worker) "
@@ -526,6 +539,17 @@ class Advance:
         self.claims.flush()
         self.updates, self.history, self.consumed, self.fired = [], [], [], []
         self.outbox = []
+
+
+#: The columns of an instance row that a step may leave as they were, in this order.
+_MOVING = ("status", "wake_at", "waiting_on", "updated_at")
+
+
+@functools.cache
+def _update_instance(changed: tuple[int, ...]) -> str:
+    """The UPDATE of an instance's state and seq and of these ``_MOVING`` columns."""
+    sets = "".join(f", {_MOVING[i]} = ?" for i in changed)
+    return f"UPDATE wf_instance SET state = ?, seq = ?{sets} WHERE id = ?"
 
 
 _OUTBOX_INSERT = (

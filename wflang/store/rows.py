@@ -156,7 +156,8 @@ def version_info(row: Row, latest: Mapping[str, int]) -> VersionInfo:
 
 #: The columns of an instance row an ``advance`` locks (``Locked``).
 LOCKED_COLUMNS = (
-    "id, table_hash, seq, state, input, seed, parent_id, parent_key, created_by, created_reason"
+    "id, table_hash, seq, state, input, seed, parent_id, parent_key, created_by, created_reason, "
+    "status, wake_at, waiting_on, updated_at"
 )
 
 
@@ -173,15 +174,22 @@ class Locked(NamedTuple):
     parent_key: str | None
     created_by: str | None
     created_reason: str | None
+    #: the columns a step may leave as they are (``advance``: only changed ones are set)
+    status: str
+    wake_at: int | None
+    waiting_on: str | None
+    updated_at: int
 
 
 def locked(row: Row) -> Locked:
-    iid, digest, seq, state, inp, seed, pid, pkey, by, why = row
+    iid, digest, seq, state, inp, seed, pid, pkey, by, why, status, wake, waits, moved = row
     # Inline, not through maybe_text: this runs for every instance of every advance.
     return Locked(
         str(iid), str(digest), integer(seq), None if state is None else str(state), str(inp),
         integer(seed), None if pid is None else str(pid), None if pkey is None else str(pkey),
         None if by is None else str(by), None if why is None else str(why),
+        str(status), None if wake is None else integer(wake),
+        None if waits is None else str(waits), integer(moved),
     )  # fmt: skip
 
 

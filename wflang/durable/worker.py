@@ -35,6 +35,7 @@ from types import ModuleType
 from attrs import define, field
 
 from wflang import faults
+from wflang.durable.heartbeats import HEARTBEATS
 from wflang.handlers.load import load
 from wflang.handlers.registry import Registry
 from wflang.handlers.verify import verify
@@ -263,13 +264,15 @@ class Worker:
         """Do everything that is due now, handlers inline, until nothing is left.
 
         The store's clock decides what is due (a virtual clock in tests); the
-        number of transitions committed is returned. A background thread renews
-        the lease of the call running inline, so a call longer than its lease
-        keeps it.
+        number of transitions committed is returned. The heartbeat thread of the
+        process (``heartbeats``) renews the lease of the call running inline, so a
+        call longer than its lease keeps it.
         """
         total = 0
         pending: list[TaskResult] = []
-        with self._heartbeats() as current:
+        current: list[tuple[str, int]] = []  # the lease of the call running, if any
+        renew = functools.partial(self._renew_inline, current)
+        with HEARTBEATS.renewing(renew, self.lease_ms / 3000):
             for _ in range(max_rounds):
                 if self.group_commit or not pending:
                     batch, pending = pending, []
@@ -285,25 +288,11 @@ class Worker:
                     return total
         raise RuntimeError(f"still busy after {max_rounds} rounds")
 
-    @contextlib.contextmanager
-    def _heartbeats(self) -> Iterator[list[tuple[str, int]]]:
-        """A list of leases that a background thread renews every third of the lease."""
-        current: list[tuple[str, int]] = []
-        done = threading.Event()
-
-        def beat() -> None:
-            while not done.wait(self.lease_ms / 3000):
-                leases = list(current)
-                if leases and self.store.heartbeat(self.id, leases, self.lease_ms):
-                    self.counters.lost_leases += 1
-
-        thread = threading.Thread(target=beat, name="wf-heartbeat", daemon=True)
-        thread.start()
-        try:
-            yield current
-        finally:
-            done.set()
-            thread.join()
+    def _renew_inline(self, current: list[tuple[str, int]]) -> None:
+        """Renew the lease of the call ``run_until_idle`` runs (in the heartbeat thread)."""
+        leases = list(current)
+        if leases and self.store.heartbeat(self.id, leases, self.lease_ms):
+            self.counters.lost_leases += 1
 
     # -- the process loop --------------------------------------------------------------
 

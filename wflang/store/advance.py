@@ -18,6 +18,8 @@ import contextlib
 import functools
 import logging
 from collections.abc import Callable, Iterator, Sequence
+from itertools import compress
+from operator import ne
 
 from attrs import define, evolve, field
 
@@ -106,8 +108,8 @@ class Advance:
         self.scheduled = 0  # tasks and inbox rows this transaction made for others
         self.decoded: dict[str, rt.Instance] = {}  # for the store's cache, once committed
         #: the instance rows to write: which columns besides ``state`` and ``seq``
-        #: changed (indexes of ``_MOVING``), then the values to set and the id
-        self.updates: list[tuple[tuple[int, ...], tuple[Param, ...]]] = []
+        #: changed (a flag per column of ``_MOVING``), then the values to set and the id
+        self.updates: list[tuple[tuple[bool, ...], tuple[Param, ...]]] = []
         #: each written instance's ``_MOVING`` columns as this transaction left them
         self.columns: dict[str, tuple[Param, ...]] = {}
         self.history: list[tuple[Param, ...]] = []
@@ -447,8 +449,8 @@ class Advance:
         old = self.columns.get(w.id) or (row.status, row.wake_at, row.waiting_on, row.updated_at)
         new = (inst.status.value, wake, waits, self.now)
         self.columns[w.id] = new
-        changed = tuple(i for i in range(len(new)) if new[i] != old[i])
-        self.updates.append((changed, (state, inst.seq, *(new[i] for i in changed), w.id)))
+        changed = tuple(map(ne, new, old))
+        self.updates.append((changed, (state, inst.seq, *compress(new, changed), w.id)))
         before = 0 if w.instance is None else w.instance.seq
         compaction.after_steps(self.tx, self.history_policy, w.id, before, inst, state, self.now)
         self.history.extend(history)
@@ -516,7 +518,7 @@ class Advance:
     def _flush(self) -> None:
         """Write what the steps produced for their own instances, a statement per table,
         and forget it (written)."""
-        by_columns: dict[tuple[int, ...], list[tuple[Param, ...]]] = {}
+        by_columns: dict[tuple[bool, ...], list[tuple[Param, ...]]] = {}
         for changed, params in self.updates:
             by_columns.setdefault(changed, []).append(params)
         for changed, params_list in by_columns.items():
@@ -546,9 +548,10 @@ _MOVING = ("status", "wake_at", "waiting_on", "updated_at")
 
 
 @functools.cache
-def _update_instance(changed: tuple[int, ...]) -> str:
-    """The UPDATE of an instance's state and seq and of these ``_MOVING`` columns."""
-    sets = "".join(f", {_MOVING[i]} = ?" for i in changed)
+def _update_instance(changed: tuple[bool, ...]) -> str:
+    """The UPDATE of an instance's state and seq and of the ``_MOVING`` columns that
+    ``changed`` says."""
+    sets = "".join(f", {column} = ?" for column in compress(_MOVING, changed))
     return f"UPDATE wf_instance SET state = ?, seq = ?{sets} WHERE id = ?"
 
 

@@ -137,7 +137,7 @@ class Advance:
         locking = reads.send_lock(tx, d, ids)
         fencing = reads.send_fence(tx, at, [(r.key, r.epoch, keyed.get(r.key)) for r in results])
         ready = reads.send_ready(tx, d, at, limit, len(ids)) if limit > 0 else []
-        read = set(ids).union(hinted)
+        read = self._inboxes_to_read(set(ids).union(hinted), ready, limit + len(ids))
         inboxes = reads.send_inbox(tx, at, sorted(read))
         if not results and not d.single_writer:
             # 5.'s candidates, in this round trip, for a worker woken by new work (a
@@ -215,6 +215,17 @@ class Advance:
             ):
                 keyed[rows.text(key)] = rows.text(iid)
         return keyed
+
+    def _inboxes_to_read(self, ids: set[str], ready: Sequence[Pending], asked: int) -> set[str]:
+        """Of these instances, those whose inbox may hold a row due: all of them, but on
+        SQLite, which answered the ready query already (it has no pipeline to wait for):
+        when that found fewer than the ``asked``, it found every instance with a row due,
+        and the others' inboxes need no query (a chain's step reads none)."""
+        if ready and self.d.single_writer:
+            found = ready[0]()
+            if len(found) < asked:
+                ids.intersection_update(rows.text(r[0]) for r in found)
+        return ids
 
     def _take_ready(self, sent: Sequence[Pending], limit: int, work: dict[str, Work]) -> list[str]:
         """Up to ``limit`` of the ready instances locked (``reads.send_ready``) that this

@@ -491,7 +491,9 @@ class Advance:
             self.scheduled += messages.resubscribe(
                 tx,
                 self.d,
-                lambda t, iid, event, dedupe: inbox.put(t, iid, event, dedupe, at=now),
+                lambda t, iid, event, dedupe: inbox.written(
+                    inbox.put(t, iid, event, dedupe, at=now)
+                ),
                 lambda digest, name, data: self.catalog.message_taken(tx, digest, name, data),
                 now=now,
                 instance_id=w.id,

@@ -28,30 +28,20 @@ def put(
     at: int,
     actor: str | None = None,
     reason: str | None = None,
-) -> bool:
-    """Put an event in an instance's inbox, due at ``at``; False if its dedupe key was
-    already there (nothing is written)."""
-    return (
-        tx.execute(_PUT, (instance_id, codec.dump_event(event), dedupe_key, actor, reason, at)) > 0
-    )
-
-
-def send_put(
-    tx: Tx,
-    instance_id: str,
-    event: rt.Event,
-    dedupe_key: str | None,
-    *,
-    at: int,
-    actor: str | None = None,
-    reason: str | None = None,
 ) -> Pending:
-    """``put``, its answer read later (``Tx.send``): a row if it was written, none if
-    its dedupe key was already there."""
+    """Put an event in an instance's inbox, due at ``at``. The answer, read by calling
+    the result (``Tx.send``: on PostgreSQL it may come with a later statement, the
+    COMMIT), is a row if it was written, none if its dedupe key was already there
+    (nothing is written): ``written`` says which."""
     return tx.send(
         _PUT + " RETURNING id",
         (instance_id, codec.dump_event(event), dedupe_key, actor, reason, at),
     )
+
+
+def written(answer: Pending) -> bool:
+    """Whether ``put`` wrote its row (waiting for the answer if it has not come)."""
+    return bool(answer())
 
 
 def post(

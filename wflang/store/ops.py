@@ -133,7 +133,7 @@ def deliver(
     if unless_pending is not None and waiting is not None:
         for text, by in waiting():
             unless_pending(codec.load_event(rows.text(text)), rows.maybe_text(by))
-    return inbox.send_put(
+    return inbox.put(
         tx, instance_id, event, dedupe_key, at=rows.integer(at), actor=actor, reason=reason
     )
 

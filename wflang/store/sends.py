@@ -34,7 +34,9 @@ def send(
         published = messages.publish(
             tx,
             dialect,
-            lambda t, iid, event, dedupe: inbox.put(t, iid, event, dedupe, at=now, reason=reason),
+            lambda t, iid, event, dedupe: inbox.written(
+                inbox.put(t, iid, event, dedupe, at=now, reason=reason)
+            ),
             lambda digest, name, data: catalog.message_taken(tx, digest, name, data),
             now=now,
             message=c.name,
@@ -67,4 +69,5 @@ def _signal(tx: Tx, catalog: Catalog, now: int, reason: str, c: rt.Send) -> tupl
         return ()
     event = rt.SignalReceived(c.name, data, c.key)
     dedupe = delivery_key(Delivery.SIGNAL, c.name, c.key)
-    return (c.to,) if inbox.put(tx, c.to, event, dedupe, at=now, reason=reason) else ()
+    delivered = inbox.written(inbox.put(tx, c.to, event, dedupe, at=now, reason=reason))
+    return (c.to,) if delivered else ()

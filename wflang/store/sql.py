@@ -351,8 +351,8 @@ class Store:
             published = messages.publish(
                 tx,
                 self.dialect,
-                lambda t, iid, event, dedupe: inbox.put(
-                    t, iid, event, dedupe, at=now, actor=actor, reason=reason
+                lambda t, iid, event, dedupe: inbox.written(
+                    inbox.put(t, iid, event, dedupe, at=now, actor=actor, reason=reason)
                 ),
                 lambda digest, name, data: self.catalog.message_taken(tx, digest, name, data),
                 now=now,

@@ -1,10 +1,13 @@
 """The syntax of the event-based choice (issue 15 item 1): ``first NAME { … }`` parses
 into a ``FirstNode`` of typed arms, formats canonically (comments kept, an arm's block
 only when it has an ``output``), refuses a clause an arm does not take (WF003) and an
-``after`` arm with a block (a syntax error), and is drawn as BPMN's event-based gateway
+``after`` arm with a block (a syntax error), reports a message arm twice however its
+correlation is written (WF366), and is drawn as BPMN's event-based gateway
 with each arm's event on its edge."""
 
 from __future__ import annotations
+
+import pytest
 
 from wflang.compiler.check import check
 from wflang.dsl import expr as ex
@@ -127,3 +130,38 @@ def test_a_removed_arm_is_drawn_as_an_arm_in_a_diff() -> None:
     diff = (str(fixture / "old.wf"), str(fixture / "new.wf"))
     mermaid = render(Request(None, "mermaid", diff=diff)).decode("utf-8")
     assert 'n_outcome -->|"on signal reject"| n_refused' in mermaid
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [
+        ("input.id", "(input.id)"),
+        ('input.id + "/" + input.id', '(input.id + "/") + input.id'),
+        ("input.id + string(1d)", "input.id + string(24h)"),
+        ("string(2026-01-01T00:00:00Z)", "string(2026-01-01T01:00:00+01:00)"),
+    ],
+)
+def test_a_message_arm_twice_with_its_correlation_written_otherwise_is_wf366(
+    one: str, other: str
+) -> None:
+    """WF366 compares correlations by their parsed form, as ``wf diff`` does (WF666,
+    WF667): the same correlation written otherwise waits for the same message; another
+    correlation is another arm."""
+
+    def duplicates(correlation: str) -> list[str]:
+        source = HEAD + (
+            "first f {\n"
+            f"    on message paid correlate {one} -> e\n"
+            f"    on message paid correlate {correlation} -> e\n"
+            "    after 2d -> e\n"
+            "}\n"
+            "end e: completed\n"
+        )
+        result = parse(source, "f.wf")
+        assert result.diagnostics == ()
+        return [d.message for d in check([result]).diagnostics if d.code == "WF366"]
+
+    assert duplicates(other) == [
+        "first 'f' waits for message paid twice: only one of the arms could win"
+    ]
+    assert duplicates(f"{other} + {other}") == []

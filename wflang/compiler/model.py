@@ -109,9 +109,10 @@ def arm_label(arm: sp.EventArm) -> str:
 
 
 def arm_key(arm: sp.EventArm) -> str:
-    """What makes two arms of a ``first`` the same event (``wf check``'s duplicates, ``wf
-    diff``'s pairs): a signal's name, a message's name with its correlation as written,
-    any ``after``."""
+    """What an arm of a ``first`` waits for, in words (``wf diff``'s messages and
+    fingerprints): a signal's name, a message's name with its correlation as written,
+    any ``after``. Whether two arms wait for the same event is ``meaning.arm_event``'s
+    to say (the correlation by its parsed form)."""
     t = arm.trigger
     if isinstance(t, sp.SignalTrigger):
         return f"signal {t.signal.text}"

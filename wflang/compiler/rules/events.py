@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from functools import partial
 
-from wflang.compiler.model import Model, arm_key, arm_label
+from wflang.compiler.meaning import arm_event
+from wflang.compiler.model import Model, arm_label
 from wflang.compiler.registry import Finding, Pass, rule
 from wflang.compiler.symbols import did_you_mean
 from wflang.dsl import spec as sp
@@ -219,7 +220,9 @@ def first_too_few_arms(m: Model) -> Iterator[Finding]:
 def duplicate_arm(m: Model) -> Iterator[Finding]:
     """Two arms for the same signal, for the same message with the same correlation, or
     two ``after`` arms: only the first of them could ever win (a signal is taken by one
-    arm; the earlier timer fires first), so the other's route is dead.
+    arm; the earlier timer fires first), so the other's route is dead. Correlations are
+    compared as parsed, as ``wf diff`` compares them: ``(input.id)`` is ``input.id``,
+    ``1d`` is ``24h``.
 
     Bad:
 
@@ -240,12 +243,12 @@ def duplicate_arm(m: Model) -> Iterator[Finding]:
     for node in m.all_nodes():
         if not isinstance(node, sp.FirstNode):
             continue
-        seen: dict[str, sp.EventArm] = {}
+        seen: dict[object, sp.EventArm] = {}
         for arm in node.arms:
-            key = arm_key(arm)
-            first = seen.setdefault(key, arm)
+            first = seen.setdefault(arm_event(arm), arm)
             if first is not arm:
-                what = "a timer" if key == "after" else arm_label(first)
+                timer = isinstance(arm.trigger, sp.AfterTrigger)
+                what = "a timer" if timer else arm_label(first)
                 yield Finding(
                     f"first '{node.name.text}' waits for {what} twice: "
                     "only one of the arms could win",

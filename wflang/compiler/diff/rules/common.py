@@ -5,14 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterator
 
-import attrs
-
 from wflang.compiler.diff.pairing import Pair, Pairing
 from wflang.compiler.diff.registry import Category, Level
 from wflang.compiler.diff.types import Change, compare
-from wflang.compiler.lower import timestamp_ms
 from wflang.compiler.registry import Finding
-from wflang.dsl import expr as ex
 from wflang.dsl import spec as sp
 from wflang.dsl.span import Span
 
@@ -38,34 +34,6 @@ def kind(node: sp.Node) -> str:
         work = type(node.work).__name__.removesuffix("Work").lower()
         return f"{work} task"
     return type(node).__name__.removesuffix("Node").lower()
-
-
-def same_expr(a: ex.Expr, b: ex.Expr) -> bool:
-    """Whether two expressions are the same once parsed, however they are written:
-    spans and parentheses take no part, and a literal is the value it stands for
-    (``1d`` is ``24h``, an instant is the same in any offset). A decimal keeps its
-    digits (``1.50`` is not ``1.5``): its text is what a string of it gives."""
-    return parsed_form(a) == parsed_form(b)
-
-
-def parsed_form(v: object) -> object:
-    """An expression (or a part of one) as nested tuples of what it means, hashable: equal
-    for two expressions ``same_expr`` finds the same."""
-    if isinstance(v, ex.DurationLit):
-        return ("duration", v.millis)
-    if isinstance(v, ex.TimestampLit):
-        try:  # as the table holds it (the parser took only a valid one)
-            return ("timestamp", timestamp_ms(v.text))
-        except ValueError:
-            return ("timestamp", v.text)
-    if isinstance(v, ex.DecimalLit):
-        return ("decimal", str(v.value))
-    if isinstance(v, tuple):
-        return tuple(parsed_form(i) for i in v)
-    cls = type(v)
-    if attrs.has(cls):
-        return (cls.__name__, *(parsed_form(getattr(v, f.name)) for f in attrs.fields(cls) if f.eq))
-    return v
 
 
 def removed(p: Pairing, message: str, *, was: Span, key: str) -> Finding:

@@ -19,8 +19,8 @@ from wflang.compiler.diff.rules.common import (
     changed,
     key,
     removed,
-    same_expr,
 )
+from wflang.compiler.meaning import same_expr
 from wflang.compiler.registry import Finding
 from wflang.dsl import spec as sp
 from wflang.dsl.formatter import format_expr

@@ -15,8 +15,8 @@ from wflang.compiler.diff.rules.common import (
     WARNING,
     changed,
     key,
-    parsed_form,
 )
+from wflang.compiler.meaning import arm_event
 from wflang.compiler.model import arm_key
 from wflang.compiler.registry import Finding
 from wflang.dsl import expr as ex
@@ -316,8 +316,8 @@ def first_arms_changed(p: Pairing) -> Iterator[Finding]:
         old, new = x.old.node, x.new.node
         if not (isinstance(old, sp.FirstNode) and isinstance(new, sp.FirstNode)):
             continue
-        before = {_event(a): a for a in old.arms}
-        after = {_event(a): a for a in new.arms}
+        before = {arm_event(a): a for a in old.arms}
+        after = {arm_event(a): a for a in new.arms}
         for event, arm in after.items():
             if event not in before:
                 yield changed(
@@ -337,12 +337,3 @@ def first_arms_changed(p: Pairing) -> Iterator[Finding]:
                     was=arm.span,
                     key=key(f"node:{x.key}/arm", arm_key(arm), "removed"),
                 )
-
-
-def _event(arm: sp.EventArm) -> object:
-    """What an arm waits for, by what it means: a message's correlation by its parsed form
-    (``1d`` is ``24h``), so that the same arm written otherwise pairs with itself."""
-    t = arm.trigger
-    if isinstance(t, sp.MessageTrigger):
-        return ("message", t.message.text, parsed_form(t.correlation))
-    return arm_key(arm)

@@ -13,6 +13,7 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 from wflang.compiler.compile import compile_workflow
 from wflang.dsl.parser import parse_file
+from wflang.runtime import instance as rt
 from wflang.runtime.keys import Delivery, parse_delivery
 from wflang.runtime.table import Table
 from wflang.store import Clock, Store, open_store
@@ -181,6 +182,17 @@ def history_gaps(store: Store, instance_id: str, rows: list[HistoryRow] | None =
             f"{instance_id}: instance at seq {info.instance.seq}, history has {len(seqs)}"
         )
     return problems
+
+
+def signals_taken(store: Store, instance_id: str) -> collections.Counter[str]:
+    """How many times the instance's history records it took each signal, by name (a
+    crash test's exactly-once: each signal sent once is taken once, however the worker
+    died)."""
+    return collections.Counter(
+        row.entry.event.name
+        for row in store.history(instance_id)
+        if isinstance(row.entry.event, rt.SignalReceived)
+    )
 
 
 def committed_by(store: Store, instance_ids: Iterable[str]) -> dict[str, str | None]:

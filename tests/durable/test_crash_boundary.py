@@ -8,16 +8,14 @@ history has its steps without a gap."""
 
 from __future__ import annotations
 
-import collections
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from wflang.runtime import instance as rt
 from wflang.store import Store
 
-from .helpers import expire_leases, finish, fixture_table, history_gaps, start_worker
+from .helpers import expire_leases, finish, fixture_table, history_gaps, signals_taken, start_worker
 
 N = 4
 POINTS = [
@@ -55,11 +53,7 @@ def test_a_boundary_signal_during_an_in_flight_task_survives_a_crash(
         if inst.context.get("nudged") != 1:
             problems.append(f"{iid}: the nudge's side path ran {inst.context.get('nudged')}x")
         problems += history_gaps(store, iid)
-        taken = collections.Counter(
-            r.entry.event.name
-            for r in store.history(iid)
-            if isinstance(r.entry.event, rt.SignalReceived)
-        )
+        taken = signals_taken(store, iid)
         if taken != {"nudge": 1, "stop": 1}:
             problems.append(f"{iid} took {dict(taken)}")
         caught = [d for r in store.history(iid) for d in r.entry.decisions if " caught " in d]

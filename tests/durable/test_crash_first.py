@@ -7,7 +7,6 @@ takes 'approve' exactly once, ends along its arm, and keeps no timer or subscrip
 
 from __future__ import annotations
 
-import collections
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,11 +14,10 @@ import pytest
 
 from wflang.durable.client import Client
 from wflang.durable.worker import Worker
-from wflang.runtime import instance as rt
 from wflang.store import Store
 from wflang.store.rows import scalar
 
-from .helpers import crash_then_finish, fixture_table, history_gaps
+from .helpers import crash_then_finish, fixture_table, history_gaps, signals_taken
 
 N = 4
 POINTS = [
@@ -64,11 +62,7 @@ def test_the_first_signal_wins_once_across_a_crash(
         if info.instance.output != {"by": f"p{i}"}:
             problems.append(f"{iid} ended with {info.instance.output}")
         problems += history_gaps(store, iid)
-        taken = collections.Counter(
-            r.entry.event.name
-            for r in store.history(iid)
-            if isinstance(r.entry.event, rt.SignalReceived)
-        )
+        taken = signals_taken(store, iid)
         if taken["approve"] != 1 or taken["reject"] > 1:
             problems.append(f"{iid} took {dict(taken)}")
     assert not problems, "\n".join(problems)

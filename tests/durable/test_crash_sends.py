@@ -15,10 +15,9 @@ import pytest
 from wflang.compiler.compile import compile_workflow
 from wflang.dsl.parser import parse_file
 from wflang.durable.worker import Worker
-from wflang.runtime import instance as rt
 from wflang.store import Store
 
-from .helpers import REPO, crash_then_finish, fixture_table, history_gaps
+from .helpers import REPO, crash_then_finish, fixture_table, history_gaps, signals_taken
 
 N = 4
 POINTS = [
@@ -59,11 +58,7 @@ def test_a_send_happens_once_with_its_step(
             if store.instance(iid).status != "completed":
                 problems.append(f"{iid}: {store.instance(iid).status}")
             problems += history_gaps(store, iid)
-        taken = collections.Counter(
-            r.entry.event.name
-            for r in store.history(f"shop{i}")
-            if isinstance(r.entry.event, rt.SignalReceived)
-        )
+        taken = signals_taken(store, f"shop{i}")
         if taken != {"packed": 1, "shipped": 1}:
             problems.append(f"shop{i} took {dict(taken)}")
         output = store.instance(f"shop{i}").instance

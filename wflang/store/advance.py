@@ -125,29 +125,32 @@ class Advance:
         work: dict[str, Work] = {}
         keyed = self._result_instances(results)
         ids = sorted(set(keyed.values()))
-        # 1-3 are sent together and answered in one round trip (PostgreSQL's pipeline),
-        # with, when no results come, the calls due for the worker's free slots (5.):
+        # 1-3 are sent together and answered in one round trip (PostgreSQL's pipeline;
+        # two statements there, ``reads.send_reads``), with the database's clock and,
+        # when no results come, the calls due for the worker's free slots (5.):
         # 1. lock the instances the results belong to (waiting: their steps are short);
         # 2. fence each result: it commits only under the epoch it ran with, unexpired;
         # 3. lock other ready instances, skipping those another worker holds;
         # and read the inbox of the first ones and of those a delivery announced (of the
         # others, if any, it follows).
         tx, d, at = self.tx, self.d, self._at()
-        clock = tx.send(f"SELECT {self.now_sql}") if self.now_sql else None
-        locking = reads.send_lock(tx, d, ids)
-        fencing = reads.send_fence(tx, at, [(r.key, r.epoch, keyed.get(r.key)) for r in results])
-        ready = reads.send_ready(tx, d, at, limit, len(ids)) if limit > 0 else []
-        read = self._inboxes_to_read(set(ids).union(hinted), ready, limit + len(ids))
-        inboxes = reads.send_inbox(tx, at, sorted(read))
-        if not results and not d.single_writer:
-            # 5.'s candidates, in this round trip, for a worker woken by new work (a
-            # signal's step claims one call of several free slots, and asks for the
-            # others after it would cost two more). With results to commit their steps
-            # mostly fill the slots they freed: asked after the steps, if any slot is
-            # left. SQLite has no round trips to spare.
-            self.claims.send_due(at)
+        clock = reads.Clocked(self.now_sql) if self.now_sql else None
+        fence = [(r.key, r.epoch, keyed.get(r.key)) for r in results]
+        read = set(ids).union(hinted)
+        # 5.'s candidates, in this round trip, for a worker woken by new work (a signal's
+        # step claims one call of several free slots). With results to commit their
+        # steps mostly fill the slots they freed: asked after the steps, if any slot is
+        # left (not locking calls that other workers could take meanwhile). SQLite has
+        # no round trips to spare.
+        asks = not results and not d.single_writer
+        due = self.claims.due_queries(at) if asks else []
+        locking, fencing, ready, inboxes, found = reads.send_reads(
+            tx, d, at, ids, fence, limit, clock, inboxes_of=sorted(read), due=due
+        )
+        if asks:
+            self.claims.found(found)
         if clock is not None:
-            self.now = rows.scalar(clock())
+            self.now = clock.now()
             self.claims.start(self.now)
         for answer in locking:
             self._add([rows.locked(r) for r in answer()], work)
@@ -216,23 +219,13 @@ class Advance:
                 keyed[rows.text(key)] = rows.text(iid)
         return keyed
 
-    def _inboxes_to_read(self, ids: set[str], ready: Sequence[Pending], asked: int) -> set[str]:
-        """Of these instances, those whose inbox may hold a row due: all of them, but on
-        SQLite, which answered the ready query already (it has no pipeline to wait for):
-        when that found fewer than the ``asked``, it found every instance with a row due,
-        and the others' inboxes need no query (a chain's step reads none)."""
-        if ready and self.d.single_writer:
-            found = ready[0]()
-            if len(found) < asked:
-                ids.intersection_update(rows.text(r[0]) for r in found)
-        return ids
-
     def _take_ready(self, sent: Sequence[Pending], limit: int, work: dict[str, Work]) -> list[str]:
         """Up to ``limit`` of the ready instances locked (``reads.send_ready``) that this
         transaction did not hold already, added to ``work``: their ids."""
         fresh: list[str] = []
         for answer in sent:
-            found = [r for r in map(rows.locked, answer()) if r.id not in work]
+            # an instance due for two reasons comes twice
+            found = list({r.id: r for r in map(rows.locked, answer()) if r.id not in work}.values())
             taken = found[: max(0, limit - len(fresh))]
             self._add(taken, work)
             fresh += [r.id for r in taken if r.id in work]  # not those set aside
@@ -530,18 +523,25 @@ class Advance:
 
     def _flush(self) -> None:
         """Write what the steps produced for their own instances, a statement per table,
-        and forget it (written)."""
-        by_columns: dict[tuple[bool, ...], list[tuple[Param, ...]]] = {}
-        for changed, params in self.updates:
-            by_columns.setdefault(changed, []).append(params)
-        for changed, params_list in by_columns.items():
-            self.tx.executemany(_update_instance(changed), params_list)
-        self.tx.executemany(
-            "INSERT INTO wf_history (instance_id, seq, at, event, input, decisions, commands, "
-            "changes, idempotency_key, actor, reason, worker) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            self.history,
-        )
+        and forget it (written). One instance's row and history (a sequential step) go
+        as parts of the statement that inserts its next call where the database can
+        (``backend.fused``): two statements fewer per step."""
+        carried: list[tuple[str, Sequence[Param]]] = []
+        fuse = self.d.fuses_writes and len(self.updates) == 1
+        if fuse and 0 < len(self.history) <= _FUSED_HISTORY:
+            values = ", ".join([_HISTORY_ROW] * len(self.history))
+            ((changed, params),) = self.updates
+            carried += [
+                (_update_instance(changed), params),
+                (f"{_HISTORY_INSERT}{values}", [x for row in self.history for x in row]),
+            ]
+        else:
+            by_columns: dict[tuple[bool, ...], list[tuple[Param, ...]]] = {}
+            for changed, params in self.updates:
+                by_columns.setdefault(changed, []).append(params)
+            for changed, params_list in by_columns.items():
+                self.tx.executemany(_update_instance(changed), params_list)
+            self.tx.executemany(f"{_HISTORY_INSERT}{_HISTORY_ROW}", self.history)
         self.tx.executemany(
             "UPDATE wf_inbox SET consumed_seq = ? WHERE id = ? AND consumed_seq IS NULL",
             self.consumed,
@@ -551,7 +551,7 @@ class Advance:
         )
         if self.outbox:
             self.tx.executemany(_OUTBOX_INSERT, self.outbox)
-        self.claims.flush()
+        self.claims.flush(carried)
         self.updates, self.history, self.consumed, self.fired = [], [], [], []
         self.outbox = []
 
@@ -566,6 +566,16 @@ def _update_instance(changed: tuple[bool, ...]) -> str:
     ``changed`` says."""
     sets = "".join(f", {column} = ?" for column in compress(_MOVING, changed))
     return f"UPDATE wf_instance SET state = ?, seq = ?{sets} WHERE id = ?"
+
+
+_HISTORY_INSERT = (
+    "INSERT INTO wf_history (instance_id, seq, at, event, input, decisions, commands, "
+    "changes, idempotency_key, actor, reason, worker) VALUES "
+)
+_HISTORY_ROW = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+#: The most history rows written as one part of a fused statement: each count of rows is
+#: a statement of its own for the server to prepare; more go a row at a time.
+_FUSED_HISTORY = 8
 
 
 _OUTBOX_INSERT = (

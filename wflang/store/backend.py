@@ -45,6 +45,9 @@ class Dialect:
     #: The transaction's start in epoch milliseconds, the same in each of its statements,
     #: for statements to compute the time themselves ("": the store reads it first).
     tx_now: str = ""
+    #: Whether a statement may carry other writes as data-modifying ``WITH`` parts
+    #: (``fused``): a sequential step's writes in one statement on PostgreSQL.
+    fuses_writes: bool = False
 
 
 class Tx(Protocol):
@@ -151,3 +154,16 @@ def redact(text: str, secrets: Sequence[str]) -> str:
     for secret in secrets:
         text = text.replace(secret, "***")
     return text
+
+
+def fused(
+    parts: Sequence[tuple[str, Sequence[Param]]], sql: str, params: Sequence[Param]
+) -> tuple[str, tuple[Param, ...]]:
+    """``sql`` carrying the writes ``parts`` as data-modifying ``WITH`` queries: one
+    statement (each costs the client ~45 us of CPU in psycopg, issue 18). The parts run
+    once each, with the statement's snapshot, so they must touch other tables than
+    each other and ``sql`` (``Dialect.fuses_writes``)."""
+    if not parts:
+        return sql, tuple(params)
+    ctes = ", ".join(f"wf_write{i} AS ({part})" for i, (part, _) in enumerate(parts))
+    return f"WITH {ctes} {sql}", (*(p for _, ps in parts for p in ps), *params)

@@ -18,7 +18,7 @@ from wflang.runtime import instance as rt
 from wflang.runtime.keys import task_delivery
 from wflang.runtime.outcome import interrupted
 from wflang.store import inbox, rows
-from wflang.store.backend import Dialect, Param, Pending, Tx, placeholders
+from wflang.store.backend import Dialect, Param, Pending, Tx, fused, placeholders
 from wflang.store.reads import At
 from wflang.store.records import ClaimedTask
 from wflang.store.status import TaskKind, TaskStatus
@@ -99,23 +99,27 @@ class Claims:
         self.left += len(self.eager) - len(kept)
         self.eager = kept
 
-    def flush(self) -> None:
+    def flush(self, carried: Sequence[tuple[str, Sequence[Param]]] = ()) -> None:
         """Insert the calls claimed at once, a statement per 200, not waiting for the
-        answers (``settle`` reads them once the transaction has committed)."""
+        answers (``settle`` reads them once the transaction has committed); the first
+        statement carries the writes ``carried`` (``backend.fused``: other tables'),
+        which are sent alone if there is no call to insert."""
         rows_ = [self.eager_rows[t.key] for t in self.eager if t.key in self.eager_rows]
         for i in range(0, len(rows_), 200):
             part = rows_[i : i + 200]
             values = ", ".join([_LEASED_ROW] * len(part))
-            self.inserting.append(
-                self.tx.send(
-                    "INSERT INTO wf_task (key, instance_id, node, kind, service, args, attempt, "
-                    "status, run_at, at_most_once, claims, lease_owner, lease_epoch, "
-                    f"lease_expires_at, created_at, updated_at) VALUES {values} "
-                    "ON CONFLICT (key) DO NOTHING RETURNING key",
-                    tuple(x for row in part for x in row),
-                )
+            sql, params = fused(
+                carried if i == 0 else (),
+                "INSERT INTO wf_task (key, instance_id, node, kind, service, args, attempt, "
+                "status, run_at, at_most_once, claims, lease_owner, lease_epoch, "
+                f"lease_expires_at, created_at, updated_at) VALUES {values} "
+                "ON CONFLICT (key) DO NOTHING RETURNING key",
+                tuple(x for row in part for x in row),
             )
+            self.inserting.append(self.tx.send(sql, params))
             self.sent.update(rows.text(row[0]) for row in part)
+        if carried and not rows_:
+            self.tx.write(*fused(carried[:-1], *carried[-1]))
         self.eager_rows = {}
 
     def settle(self, claimed: Sequence[ClaimedTask]) -> tuple[ClaimedTask, ...]:
@@ -138,33 +142,41 @@ class Claims:
         commit. ``due`` leases those that the
         slots left after this transaction's steps can take, and only those that are still
         due then (a step of this transaction may have cancelled one)."""
+        self.candidates = [self.tx.send(sql, args) for sql, args in self.due_queries(at)]
+
+    def due_queries(self, at: At) -> list[tuple[str, tuple[Param, ...]]]:
+        """``send_due``'s queries (each of one column, the key), for ``send_due`` to send
+        or for another statement to carry as its parts (``reads.send_reads``, which
+        hands their answers to ``found``)."""
         n, services = self.left, self.services
-        self.candidates = []
         if n <= 0 or services == []:
-            return
+            return []
         now, now_params = at
         only = "" if services is None else f" AND service IN ({placeholders(len(services))})"
         params: tuple[Param, ...] = tuple(services or ())
         if self.d.single_writer:  # due and expired calls in one statement
-            self.candidates = [
-                self.tx.send(
+            return [
+                (
                     f"{_DUE_ONE_WRITER.format(now=now)}{only} LIMIT ?",
                     (*now_params, *now_params, *params, n),
                 )
             ]
-            return
-        self.candidates = [
-            self.tx.send(
+        return [
+            (
                 f"SELECT key FROM wf_task WHERE {_READY} AND run_at <= {now}{only} "
                 f"ORDER BY run_at, key LIMIT ?{self.d.skip_locked}",
                 (*now_params, *params, n),
             ),
-            self.tx.send(
+            (
                 f"SELECT key FROM wf_task WHERE {_EXPIRED} AND lease_expires_at < {now}{only} "
                 f"ORDER BY lease_expires_at, key LIMIT ?{self.d.skip_locked}",
                 (*now_params, *params, n),
             ),
         ]
+
+    def found(self, candidates: list[Pending]) -> None:
+        """The answers of ``due_queries`` sent by another statement."""
+        self.candidates = candidates
 
     def due(self) -> tuple[ClaimedTask, ...]:
         """Lease up to ``left`` of the due calls ``send_due`` found that are still due, by

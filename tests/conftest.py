@@ -1,8 +1,24 @@
-"""Shared test setup: no test reads or writes the user's cache of ``wf check`` results."""
+"""Shared test setup: no test reads or writes the user's cache of ``wf check`` results,
+and the connection pool's background threads leave the global ``random`` alone."""
 
 from __future__ import annotations
 
+import random
+
 import pytest
+
+try:
+    from psycopg_pool import base as _pool_base
+except ImportError:  # pragma: no cover - the postgres extra is installed in CI
+    pass
+else:
+    # psycopg_pool jitters each new connection's lifetime with the global ``random``,
+    # from its own worker threads. Hypothesis checks that the global generator's state
+    # does not change while it draws an example, so a connection opened in the
+    # background during a draw fails a property test on PostgreSQL at random
+    # ("Do not use the `random` module inside strategies"). The pool gets a generator
+    # of its own: same jitter, no shared state.
+    _pool_base.random = random.Random().random  # type: ignore[attr-defined]
 
 
 @pytest.fixture(autouse=True)

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from datetime import UTC, datetime, timedelta
 from typing import assert_never
 
 from attrs import define, field
 
 from wflang.compiler.inference import typing_of
+from wflang.compiler.meaning import timestamp_ms
 from wflang.compiler.model import Model
 from wflang.compiler.types import DECIMAL, DURATION, UNKNOWN, ListT, Placed, Type, place_of, strip
 from wflang.dsl import expr as ex
@@ -36,16 +36,6 @@ _BINARY = {
 _UNARY = {"not": "not", "-": "neg", "+": "pos"}
 #: Operators and builtins whose meaning depends on whether their type is int or decimal.
 _BY_TYPE = frozenset({"add", "sub", "mul", "mod", "neg", "abs", "sum"})
-
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
-
-def timestamp_ms(text: str) -> int:
-    """Milliseconds since the epoch of an RFC 3339 timestamp literal, exactly (a float's
-    ``timestamp() * 1000`` is a millisecond short for some instants); a finer fraction
-    is cut off, towards the past."""
-    return (datetime.fromisoformat(text) - _EPOCH) // timedelta(milliseconds=1)
 
 
 @define

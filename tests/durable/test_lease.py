@@ -6,13 +6,14 @@ from __future__ import annotations
 import collections
 import os
 import signal
+import sqlite3
 import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 from wflang.runtime import instance as rt
-from wflang.store import Store
+from wflang.store import Store, sqlite_path
 from wflang.store.records import ClaimedTask, TaskResult
 
 from .helpers import (
@@ -123,6 +124,35 @@ def _wait_for_effect(log: EffectLog, proc: subprocess.Popen[str], timeout: float
     raise AssertionError(f"no effect from worker {proc.pid} within {timeout}s")
 
 
+def _stop_between_transactions(proc: subprocess.Popen[str], store_url: str) -> None:
+    """SIGSTOP ``proc`` at a moment it holds no SQLite write lock. Its main loop writes
+    a heartbeat every 100 ms besides the handler that runs; stopped inside one of those
+    transactions, it would keep every other writer of the file out (SQLite has one) and
+    the test would see a hang, not a lease. PostgreSQL's leases hold no lock between
+    statements: stopped anywhere."""
+    path = sqlite_path(store_url)
+    while True:
+        os.kill(proc.pid, signal.SIGSTOP)
+        _, status = os.waitpid(proc.pid, os.WUNTRACED)  # returns once it has stopped
+        assert os.WIFSTOPPED(status), status
+        if path is None:
+            return
+        probe = sqlite3.connect(path, timeout=0, isolation_level=None)
+        try:
+            probe.execute("BEGIN IMMEDIATE")
+            probe.execute("ROLLBACK")
+            return
+        except sqlite3.OperationalError:  # stopped in a write: let it finish, then again
+            os.kill(proc.pid, signal.SIGCONT)
+            try:
+                proc.wait(timeout=0.01)  # not a sleep: it may exit, which is a failure
+            except subprocess.TimeoutExpired:
+                continue
+            raise AssertionError(f"worker exited ({proc.returncode}) while being stopped") from None
+        finally:
+            probe.close()
+
+
 def test_stopped_worker_process_cannot_commit(
     store_url: str, make_store: Callable[..., Store], tmp_path: Path
 ) -> None:
@@ -138,7 +168,7 @@ def test_stopped_worker_process_cannot_commit(
     a = start_worker(store_url, effects, "two_step", mode="run", lease_ms=300, extra_env=slow)
     try:
         _wait_for_effect(log, a, timeout=30)
-        os.kill(a.pid, signal.SIGSTOP)
+        _stop_between_transactions(a, store_url)
         b = start_worker(store_url, effects, "two_step", mode="run")
         rc_b, out_b = finish(b)
         assert rc_b == 0, out_b

@@ -294,9 +294,20 @@ def test_a_client_that_goes_interrupts_its_command(running: dict[str, str]) -> N
     client's terminal. Here ``wf check -`` waits on a pipe we keep open: once the
     client is interrupted, the worker ends and with it the last reader of the pipe."""
     read, write = os.pipe()
+    # Ctrl-C as a terminal delivers it: a test run in the background (`cmd &` in a
+    # script, nohup) inherits SIGINT ignored, and so would the client, which would then
+    # never see it. exec keeps the default set here.
+    as_in_a_terminal = (
+        "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+        "os.execv(sys.argv[1], sys.argv[1:])"
+    )
     # not pipes: a worker left running would hold them open, and we would wait on it
     client = subprocess.Popen(
-        [WF, "check", "-"], env=running, stdin=read, stdout=DEVNULL, stderr=DEVNULL
+        [sys.executable, "-c", as_in_a_terminal, WF, "check", "-"],
+        env=running,
+        stdin=read,
+        stdout=DEVNULL,
+        stderr=DEVNULL,
     )
     os.close(read)
     try:

@@ -6,11 +6,12 @@ handler's result, steps the instance and claims its next call in one transaction
 
 On PostgreSQL the cost is round trips: the test counts them on the wire, through a
 proxy between the store and the server (a round trip is an answer from the server
-after the client has sent something). A step takes two: the reads (the lock, the
-fence, the ready instances with the database clock, the inbox) in one pipeline, then
-the writes with the Sync that commits them. The proxy counts the statements too (each
-costs the client ~45 us of CPU in psycopg, round trip or not). On SQLite the test counts the statements the step runs (SQLite's
-trace callback), the commit's fsync being the only wait.
+after the client has sent something). A step takes one: it is carried over from the
+step before it (``wflang.store.carried``), so it reads nothing first; its guard and its
+writes go in one pipeline with the Sync that commits them. The proxy counts the
+statements too (each costs the client ~45 us of CPU in psycopg, round trip or not). On
+SQLite the test counts the statements the step runs (SQLite's trace callback), the
+commit's fsync being the only wait.
 """
 
 from __future__ import annotations
@@ -35,16 +36,15 @@ from wflang.store.sqlite import SqliteBackend
 from .helpers import fixture_table
 
 #: The most a sequential step may cost: PostgreSQL round trips, SQLite statements
-#: (BEGIN, lock, fence, ready instances, instance, history, the next call, COMMIT: no
-#: inbox read, the ready instances say it has no row due; the worker's default writes
-#: no status outbox row for a task).
-PG_ROUND_TRIPS = 2
-#: PostgreSQL statements: the locks (of the result's instance, then of other ready ones,
-#: with the database's clock), the fence with the inbox, the next call carrying the
-#: instance and its history row (each statement made of parts); no BEGIN or COMMIT (a
-#: pipeline's implicit transaction).
-PG_STATEMENTS = 3
-SQLITE_STATEMENTS = 8
+#: (BEGIN, the guard's check of the instance and its inbox, the fence, the instance, its
+#: history, the next call, COMMIT; the worker's default writes no status outbox row for
+#: a task).
+PG_ROUND_TRIPS = 1
+#: PostgreSQL statements: the guard (the fence, the instance's lock and the check of its
+#: inbox and of the time), the next call carrying the instance and its history row (each
+#: statement made of parts); no BEGIN or COMMIT (a pipeline's implicit transaction).
+PG_STATEMENTS = 2
+SQLITE_STATEMENTS = 7
 CHAIN = 4  # calls in tests/data/durable/chain.wf
 
 
@@ -197,7 +197,7 @@ def step_costs(store: Store, cost: Callable[[], tuple[int, ...]]) -> list[tuple[
     return steps
 
 
-def test_a_sequential_step_on_postgresql_takes_two_round_trips_and_three_statements(
+def test_a_sequential_step_on_postgresql_takes_one_round_trip_and_two_statements(
     pg_url: str, make_store: Callable[..., Store], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The pool checks a connection idle for a while (a round trip): not here, however
@@ -231,7 +231,7 @@ def test_an_idle_poll_on_postgresql_sends_one_statement(
         assert min(polls) == (2, 1), polls
 
 
-def test_a_sequential_step_on_sqlite_runs_eight_statements(
+def test_a_sequential_step_on_sqlite_runs_seven_statements(
     tmp_path: Path, make_store: Callable[..., Store]
 ) -> None:
     store = make_store(f"sqlite:///{tmp_path / 'state.db'}")

@@ -15,8 +15,8 @@ a time in a savepoint, and the one that fails is dead-lettered with the reason.
 from __future__ import annotations
 
 import contextlib
-import functools
 import logging
+import time
 from collections.abc import Callable, Iterator, Sequence
 from itertools import compress
 from operator import ne
@@ -38,14 +38,22 @@ from wflang.runtime.limits import Limits
 from wflang.runtime.outcome import bounded, checked
 from wflang.runtime.table import Table, asynchronous
 from wflang.runtime.waiting import waiting_on
-from wflang.store import compaction, inbox, messages, reads, rows
+from wflang.store import carried, compaction, inbox, messages, reads, rows
 from wflang.store.backend import Dialect, Param, Pending, Tx, chunks, placeholders
 from wflang.store.catalog import Catalog
 from wflang.store.claims import Claims
 from wflang.store.effects import StoreEffects, cancel_calls, outbox_end, stop_work
 from wflang.store.instance_cache import InstanceCache
 from wflang.store.records import Advanced, TaskResult
-from wflang.store.status import OutboxKind, StatusRows, TaskStatus, ended
+from wflang.store.status import StatusRows, TaskStatus, ended
+from wflang.store.step_rows import (
+    FUSED_HISTORY,
+    HISTORY_INSERT,
+    HISTORY_ROW,
+    OUTBOX_INSERT,
+    outbox_row,
+    update_instance,
+)
 
 log = logging.getLogger("wflang.store")
 
@@ -108,16 +116,19 @@ class Advance:
         self.scheduled = 0  # tasks and inbox rows this transaction made for others
         self.decoded: dict[str, rt.Instance] = {}  # for the store's cache, once committed
         #: the instance rows to write: which columns besides ``state`` and ``seq``
-        #: changed (a flag per column of ``_MOVING``), then the values to set and the id
+        #: changed (a flag per column of ``step_rows.MOVING``), then the values to set and the id
         self.updates: list[tuple[tuple[bool, ...], tuple[Param, ...]]] = []
-        #: each written instance's ``_MOVING`` columns as this transaction left them
-        self.columns: dict[str, tuple[Param, ...]] = {}
+        #: each written instance's ``step_rows.MOVING`` columns as this transaction left them
+        self.columns: dict[str, carried.Moving] = {}
         self.history: list[tuple[Param, ...]] = []
         self.consumed: list[tuple[Param, ...]] = []
         self.fired: list[tuple[Param, ...]] = []
         self.finished: list[str] = []
         self.statuses: list[StatusEvent] = []  # for the worker's hooks, once committed
         self.outbox: list[tuple[Param, ...]] = []  # their outbox rows, until ``_flush``
+        self.rows: dict[str, rows.Locked] = {}  # the instance rows locked, as read
+        #: this machine's clock when the database's was read (``now_sql``), if it was
+        self.read_at: int | None = None
 
     def run(
         self, results: Sequence[TaskResult], limit: int, hinted: Sequence[str] = ()
@@ -151,6 +162,7 @@ class Advance:
             self.claims.found(found)
         if clock is not None:
             self.now = clock.now()
+            self.read_at = time.time_ns() // 1_000_000
             self.claims.start(self.now)
         for answer in locking:
             self._add([rows.locked(r) for r in answer()], work)
@@ -184,6 +196,24 @@ class Advance:
             inboxes += reads.send_inbox(self.tx, self._at(), unread)
         # 4. Gather each instance's events in time order, step it, write what it did.
         self._gather(work, accepted, inboxes)
+        return self._conclude(work, committed, stale)
+
+    def run_carried(self, c: carried.Carry, clock_sql: str) -> Advanced:
+        """Step one result without first reads, behind a guard (``wflang.store.carried``:
+        it raises ``Moved``, here or at the commit, if the general path must run);
+        ``clock_sql``: the database's clock, which ``now`` must be just before ("": none)."""
+        carried.send_guard(self.tx, self.d, c, self.now, clock_sql)
+        self.claims.start(self.now)
+        row, r = c.row, c.result
+        w = Work(row.id, row, self.catalog.table_for(self.tx, row.hash), c.instance)
+        self.rows[row.id] = row
+        event = checked(w.table, c.node, r.event)
+        work = {row.id: w}
+        self._gather(work, [(row.id, TaskResult(r.key, r.epoch, event, row.id))], ())
+        return self._conclude(work, 1, 0)
+
+    def _conclude(self, work: dict[str, Work], committed: int, stale: int) -> Advanced:
+        """Step the instances with their events, write what they did, and lease due calls."""
         self._step_all(sorted(work.values(), key=lambda w: w.id))
         # 5. Claim due tasks for the worker's free slots left (found with the reads).
         claimed = tuple(self.claims.eager)
@@ -244,6 +274,7 @@ class Advance:
                     self._unreadable(row, table, err)
                     continue
             work[row.id] = Work(row.id, row, table, instance)
+            self.rows[row.id] = row
 
     def _unreadable(self, row: rows.Locked, table: Table, err: Exception) -> None:
         """Dead-letter an instance whose stored state cannot be decoded (a corrupt or
@@ -266,7 +297,7 @@ class Advance:
                              INSTANCE, dead, error=reason)  # fmt: skip
         self.statuses.append(change)
         if self.status_rows is not StatusRows.NONE:
-            self.tx.execute(_OUTBOX_INSERT, _outbox_row(change))
+            self.tx.execute(OUTBOX_INSERT, outbox_row(change))
 
     def _at(self) -> reads.At:
         """The time in a statement: SQL and its parameters (the database's clock while
@@ -460,9 +491,9 @@ class Advance:
         self.history.extend(history)
         self.statuses += statuses
         if self.status_rows is StatusRows.ALL:
-            self.outbox += map(_outbox_row, statuses)
+            self.outbox += map(outbox_row, statuses)
         elif self.status_rows is StatusRows.INSTANCES:
-            self.outbox += [_outbox_row(e) for e in statuses if e.subject == INSTANCE]
+            self.outbox += [outbox_row(e) for e in statuses if e.subject == INSTANCE]
         self.consumed.extend(consumed)
         self.fired.extend((w.id, e.timer) for e, *_ in done if isinstance(e, rt.TimerFired))
         effects = StoreEffects(
@@ -528,20 +559,20 @@ class Advance:
         (``backend.fused``): two statements fewer per step."""
         carried: list[tuple[str, Sequence[Param]]] = []
         fuse = self.d.fuses_writes and len(self.updates) == 1
-        if fuse and 0 < len(self.history) <= _FUSED_HISTORY:
-            values = ", ".join([_HISTORY_ROW] * len(self.history))
+        if fuse and 0 < len(self.history) <= FUSED_HISTORY:
+            values = ", ".join([HISTORY_ROW] * len(self.history))
             ((changed, params),) = self.updates
             carried += [
-                (_update_instance(changed), params),
-                (f"{_HISTORY_INSERT}{values}", [x for row in self.history for x in row]),
+                (update_instance(changed), params),
+                (f"{HISTORY_INSERT}{values}", [x for row in self.history for x in row]),
             ]
         else:
             by_columns: dict[tuple[bool, ...], list[tuple[Param, ...]]] = {}
             for changed, params in self.updates:
                 by_columns.setdefault(changed, []).append(params)
             for changed, params_list in by_columns.items():
-                self.tx.executemany(_update_instance(changed), params_list)
-            self.tx.executemany(f"{_HISTORY_INSERT}{_HISTORY_ROW}", self.history)
+                self.tx.executemany(update_instance(changed), params_list)
+            self.tx.executemany(f"{HISTORY_INSERT}{HISTORY_ROW}", self.history)
         self.tx.executemany(
             "UPDATE wf_inbox SET consumed_seq = ? WHERE id = ? AND consumed_seq IS NULL",
             self.consumed,
@@ -550,47 +581,7 @@ class Advance:
             "DELETE FROM wf_timer WHERE instance_id = ? AND timer_id = ?", self.fired
         )
         if self.outbox:
-            self.tx.executemany(_OUTBOX_INSERT, self.outbox)
+            self.tx.executemany(OUTBOX_INSERT, self.outbox)
         self.claims.flush(carried)
         self.updates, self.history, self.consumed, self.fired = [], [], [], []
         self.outbox = []
-
-
-#: The columns of an instance row that a step may leave as they were, in this order.
-_MOVING = ("status", "wake_at", "waiting_on", "updated_at")
-
-
-@functools.cache
-def _update_instance(changed: tuple[bool, ...]) -> str:
-    """The UPDATE of an instance's state and seq and of the ``_MOVING`` columns that
-    ``changed`` says."""
-    sets = "".join(f", {column} = ?" for column in compress(_MOVING, changed))
-    return f"UPDATE wf_instance SET state = ?, seq = ?{sets} WHERE id = ?"
-
-
-_HISTORY_INSERT = (
-    "INSERT INTO wf_history (instance_id, seq, at, event, input, decisions, commands, "
-    "changes, idempotency_key, actor, reason, worker) VALUES "
-)
-_HISTORY_ROW = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-#: The most history rows written as one part of a fused statement: each count of rows is
-#: a statement of its own for the server to prepare; more go a row at a time.
-_FUSED_HISTORY = 8
-
-
-_OUTBOX_INSERT = (
-    "INSERT INTO wf_outbox (instance_id, seq, kind, payload, created_at) VALUES (?, ?, ?, ?, ?)"
-)
-
-
-def _outbox_row(e: StatusEvent) -> tuple[Param, ...]:
-    """A status change as an ``instance.status`` or ``task.status`` outbox row."""
-    payload: dict[str, Value] = {"workflow": e.workflow, "version": e.version, "status": e.status}
-    if e.subject == INSTANCE:
-        kind = OutboxKind.INSTANCE_STATUS.value
-    else:
-        kind = OutboxKind.TASK_STATUS.value
-        payload.update(node=e.node, key=e.key, attempt=e.attempt)
-    if e.error is not None:
-        payload["error"] = e.error
-    return (e.instance_id, e.seq, kind, codec.dumps(payload), e.at)

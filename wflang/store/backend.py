@@ -48,6 +48,13 @@ class Dialect:
     #: Whether a statement may carry other writes as data-modifying ``WITH`` parts
     #: (``fused``): a sequential step's writes in one statement on PostgreSQL.
     fuses_writes: bool = False
+    #: A call that fails the statement, and the transaction, with ``MOVED_SQLSTATE``
+    #: (``wflang.store.carried``'s guard; "": the store checks the guard's answer itself).
+    moved: str = ""
+
+
+#: The SQLSTATE of a carried step's guard failing (``wflang.store.carried``).
+MOVED_SQLSTATE = "WF409"
 
 
 class Tx(Protocol):

@@ -5,28 +5,41 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from wflang.runtime import instance as rt
+from wflang.store import rows
 
 
 class InstanceCache:
     """Instances as this process last committed them, by id: decoding the stored
-    document again is the costliest part of locking an instance."""
+    document again is the costliest part of locking an instance; with its row's
+    columns as committed, a step can be carried (``wflang.store.carried``)."""
 
     def __init__(self, size: int = 10_000) -> None:
         self.size = size
-        self._decoded: dict[str, rt.Instance] = {}
+        self._decoded: dict[str, tuple[rt.Instance, rows.Locked | None]] = {}
 
     def get(self, instance_id: str, seq: int) -> rt.Instance | None:
         """The instance, if nobody stepped it since this process did."""
         hit = self._decoded.get(instance_id)
-        return hit if hit is not None and hit.seq == seq else None
+        return hit[0] if hit is not None and hit[0].seq == seq else None
 
-    def remember(self, decoded: Mapping[str, rt.Instance]) -> None:
-        """Keep what a committed transaction stepped (not what has finished)."""
+    def carried(self, instance_id: str) -> tuple[rows.Locked, rt.Instance] | None:
+        """The instance's row (its state not kept) and the instance, as this process
+        last committed them, if it knows the row."""
+        hit = self._decoded.get(instance_id)
+        if hit is None or hit[1] is None:
+            return None
+        return hit[1], hit[0]
+
+    def remember(
+        self, decoded: Mapping[str, rt.Instance], written: Mapping[str, rows.Locked] | None = None
+    ) -> None:
+        """Keep what a committed transaction stepped (not what has finished), with the
+        rows it ``written``, as they are now."""
         cache = self._decoded
         for iid, inst in decoded.items():
             cache.pop(iid, None)
             if not inst.status.finished:
-                cache[iid] = inst
+                cache[iid] = (inst, None if written is None else written.get(iid))
         while len(cache) > self.size:
             del cache[next(iter(cache))]  # the least recently stepped
 

@@ -34,7 +34,8 @@ def migrate(tx: Tx, dialect: Dialect, m: Migration, now: int) -> bool:
     )
     if tx.query("SELECT 1 FROM wf_schema WHERE version = ?", (m.version,)):
         return False
-    for statement in m.statements:
+    extra = m.postgresql if dialect.name == "postgresql" else ()
+    for statement in (*m.statements, *extra):
         tx.execute(
             statement.format(
                 json=dialect.json, autoid=dialect.autoid, without_rowid=dialect.without_rowid

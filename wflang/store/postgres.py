@@ -38,6 +38,7 @@ DIALECT = Dialect(
     key_lock="SELECT pg_advisory_xact_lock(hashtext(?))",
     tx_now="CAST(EXTRACT(EPOCH FROM transaction_timestamp()) * 1000 AS bigint)",
     fuses_writes=True,
+    moved="wf_moved()",  # created by migration 8
 )
 
 _MIGRATION_LOCK = 0x77666C616E67  # "wflang"

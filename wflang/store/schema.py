@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from attrs import frozen
 
+from wflang.store.backend import MOVED_SQLSTATE
 from wflang.store.status import ACTIVE_SQL
 
 
@@ -26,6 +27,8 @@ class Migration:
     version: int
     name: str
     statements: tuple[str, ...]
+    #: Statements only PostgreSQL runs (after ``statements``): functions.
+    postgresql: tuple[str, ...] = ()
 
 
 MIGRATIONS: tuple[Migration, ...] = (
@@ -251,6 +254,21 @@ MIGRATIONS: tuple[Migration, ...] = (
                 changes {json},
                 archived_at bigint NOT NULL,
                 PRIMARY KEY (instance_id, seq)){without_rowid}""",
+        ),
+    ),
+    Migration(
+        8,
+        "carried steps: the guard's error",
+        (),
+        (
+            # A carried step's guard (``wflang.store.carried``) calls it when something
+            # moved: the error rolls back the step's pipelined transaction, whose writes
+            # were sent with the guard, and tells the worker to run the general path.
+            f"""CREATE OR REPLACE FUNCTION wf_moved() RETURNS integer LANGUAGE plpgsql AS $$
+                BEGIN
+                    RAISE EXCEPTION 'the instance or its call moved since its step was carried'
+                        USING ERRCODE = '{MOVED_SQLSTATE}';
+                END $$""",
         ),
     ),
 )

@@ -43,6 +43,7 @@ from wflang.runtime.table import Table
 from wflang.store import (
     activity,
     browse,
+    carried,
     catalog,
     compaction,
     inbox,
@@ -92,6 +93,9 @@ class Store:
         self.clock = clock
         self.catalog = Catalog()
         self.cache = InstanceCache()  # instances as this process last committed them
+        #: whether a sequential step may skip its first reads (``wflang.store.carried``)
+        self.carries = True
+        self.carrying = carried.Carrying()
 
     @property
     def url(self) -> str:
@@ -441,37 +445,75 @@ class Store:
         wanted = None if services is None else sorted(set(services))
         done: list[Advance] = []
 
-        def run(careful: bool) -> Callable[[Tx], Advanced]:
+        def run(
+            careful: bool, c: carried.Carry | None = None, at: int = 0
+        ) -> Callable[[Tx], Advanced]:
             def body(tx: Tx) -> Advanced:
-                # The database's clock comes with the first reads where it can (``Advance``).
+                # The database's clock comes with the first reads where it can (``Advance``);
+                # a carried step has its time already, checked against it by its guard.
                 now_sql = self.dialect.tx_now if self.clock is None else ""
-                now = 0 if now_sql else self.now(tx)
+                now = at if c is not None else 0 if now_sql else self.now(tx)
                 claims = Claims(tx, self.dialect, worker=worker, now=now, lease_ms=lease_ms,
                                 slots=claim, services=wanted, once=once)  # fmt: skip
                 adv = Advance(
                     tx, self.dialect, now=now, worker=worker, catalog=self.catalog,
                     cache=self.cache, unavailable=self.backend.unavailable, claims=claims,
                     limits=limits, careful=careful, status_rows=status_rows,
-                    history=history, now_sql=now_sql,
+                    history=history, now_sql="" if c is not None else now_sql,
                 )  # fmt: skip
                 done[:] = [adv]
+                if c is not None:
+                    return adv.run_carried(c, now_sql)
                 return adv.run(results, instances, hinted)
 
             return body
 
-        try:
-            advanced = self._write(run(careful=False))
-        except Exception as err:
-            # An instance cannot be stepped or stored: each on its own now, each write
-            # waited for (a pipelined write's error shows only at a later statement).
-            if not isinstance(err, Poisoned) and self.backend.unavailable(err):
-                raise
-            advanced = self._write(run(careful=True), pipelined=False)
-        self.cache.remember(done[0].decoded)  # committed: safe to reuse
-        claimed = done[0].claims.settle(advanced.claimed)
+        advanced = self._carried(results, hinted, run)
+        if advanced is None:
+            try:
+                advanced = self._write(run(careful=False))
+            except Exception as err:
+                # An instance cannot be stepped or stored: each on its own now, each write
+                # waited for (a pipelined write's error shows only at a later statement).
+                if not isinstance(err, Poisoned) and self.backend.unavailable(err):
+                    raise
+                advanced = self._write(run(careful=True), pipelined=False)
+            read_at = done[0].read_at
+            self.carrying.general(advanced.at, None if read_at is None else advanced.at - read_at)
+        adv = done[0]
+        self.cache.remember(adv.decoded, carried.written(adv.rows, adv.columns, adv.decoded))
+        claimed = adv.claims.settle(advanced.claimed)
         if len(claimed) == len(advanced.claimed):  # as always: no copy
             return advanced
         return evolve(advanced, claimed=claimed)
+
+    def _carried(
+        self,
+        results: Sequence[TaskResult],
+        hinted: Sequence[str],
+        run: Callable[[bool, carried.Carry | None, int], Callable[[Tx], Advanced]],
+    ) -> Advanced | None:
+        """Commit ``results`` as a carried step (``wflang.store.carried``), if it can be
+        and nothing moved; None: the general path must run."""
+        c = carried.carry(self.cache, self.catalog, results, hinted) if self.carries else None
+        if c is None:
+            return None
+        if self.clock is not None or self.dialect.local_clock:
+            at = self.now()
+        elif self.carrying.offset is None:
+            return None
+        else:  # the database's clock as the last general advance found it
+            at = max(time.time_ns() // 1_000_000 + self.carrying.offset, c.row.updated_at)
+        if not self.carrying.allows(at):
+            return None
+        try:
+            advanced = self._write(run(False, c, at))
+        except Exception as err:
+            if carried.moved(err) or not self.backend.unavailable(err):
+                return None  # moved, or it cannot be stepped: the general path decides
+            raise
+        self.carrying.carried()
+        return advanced
 
     # -------------------------------------------------------------------- outbox
 

@@ -1,0 +1,180 @@
+"""A sequential step carried over from the transaction before it: no first reads.
+
+A worker that committed an instance's step, and with it leased the call that step
+scheduled, knows when the handler answers all that the first reads of the next
+``advance`` would tell it: the instance as it committed it and its row's columns
+(``InstanceCache.carried``), and its lease. That next step then reads nothing first
+(issue 18: on PostgreSQL one round trip a step instead of two). Its first statement,
+the guard (``send_guard``), makes the whole transaction fail unless nothing moved
+meanwhile: the call is still leased under the same epoch (and it closes it, as the
+fence does), the instance row has the same ``seq`` and status (locked, as the lock
+does), no inbox row is due for the instance, and the time the step was computed at is
+within a second before the database's. The step's writes follow it in the same round
+trip. If anything moved the transaction rolls back whole (``Moved``) and the general
+``advance`` runs instead, reads first: one of the two commits, never both, and what
+commits is what the general path would have written.
+
+Only one result of an instance this process stepped last qualifies (``carry``), not an
+asynchronous call's handing-off, and not when deliveries were announced (``hinted``):
+the general path reads those inboxes. It also finds other instances' due work, which a
+carried step does not look for: ``Carrying`` lets a worker carry steps for a short
+while at a time only (``CARRY_MS``), so none waits long for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from attrs import frozen
+
+from wflang.runtime import instance as rt
+from wflang.runtime.keys import parse_task_key
+from wflang.runtime.table import asynchronous
+from wflang.store import rows
+from wflang.store.backend import MOVED_SQLSTATE, Dialect, Tx
+from wflang.store.catalog import Catalog
+from wflang.store.instance_cache import InstanceCache
+from wflang.store.records import TaskResult
+from wflang.store.status import TaskStatus
+
+#: How long after its last general ``advance`` a store carries steps (in the store's
+#: clock): the longest that another instance's due timer or unannounced inbox row waits
+#: for a worker that only carries steps.
+CARRY_MS = 100
+#: The most steps carried in a row, whatever the clock says (a virtual clock stands still).
+CARRY_STEPS = 64
+#: How far before the database's clock a carried step's time may be (``Carrying.now``).
+CLOCK_SLACK_MS = 1_000
+
+
+#: An instance row's columns that a step may leave as they were (``step_rows.MOVING``).
+Moving = tuple[str, int | None, str | None, int]
+
+
+class Moved(Exception):
+    """The guard of a carried step found that something moved: the transaction rolled
+    back, and the general ``advance`` steps the result instead."""
+
+
+@frozen
+class Carry:
+    """A result whose step can be carried: the instance as this process committed it."""
+
+    result: TaskResult
+    row: rows.Locked
+    instance: rt.Instance
+    node: str
+
+
+def carry(
+    cache: InstanceCache, catalog: Catalog, results: Sequence[TaskResult], hinted: Sequence[str]
+) -> Carry | None:
+    """The ``Carry`` of ``results``, if its step can be carried (see the module)."""
+    if len(results) != 1 or hinted:
+        return None
+    (result,) = results
+    iid = result.instance_id
+    parsed = parse_task_key(result.key)
+    if iid is None or parsed is None or parsed.instance != iid:
+        return None
+    held = cache.carried(iid)
+    if held is None:
+        return None
+    row, instance = held
+    table = catalog.cached(row.hash)
+    if table is None:
+        return None
+    if result.event.__class__ is rt.TaskCompleted and asynchronous(table, parsed.node):
+        return None  # handed off to wait for its client: the general path
+    return Carry(result, row, instance, parsed.node)
+
+
+class Carrying:
+    """When a store carries steps, and the time it steps them at (``now``)."""
+
+    def __init__(self) -> None:
+        self.general_at: int | None = None  # the store's clock at the last general advance
+        self.in_a_row = 0
+        #: the database's clock minus this machine's, as the last general advance read it
+        self.offset: int | None = None
+
+    def general(self, at: int, offset: int | None) -> None:
+        """A general ``advance`` committed at ``at`` (its clock ``offset``, if it read it)."""
+        self.general_at, self.in_a_row = at, 0
+        if offset is not None:
+            self.offset = offset
+
+    def allows(self, now: int) -> bool:
+        """Whether a step may be carried at ``now``."""
+        at = self.general_at
+        return at is not None and now - at <= CARRY_MS and self.in_a_row < CARRY_STEPS
+
+    def carried(self) -> None:
+        self.in_a_row += 1
+
+
+def written(
+    locked: Mapping[str, rows.Locked],
+    columns: Mapping[str, Moving],
+    decoded: Mapping[str, rt.Instance],
+) -> dict[str, rows.Locked]:
+    """The rows of the instances an ``advance`` stepped, as it left them (their state not
+    kept): what a carried step starts from, once committed. ``locked``: the rows as it
+    read them; ``columns``: their moving columns as it wrote them."""
+    found: dict[str, rows.Locked] = {}
+    for iid, inst in decoded.items():
+        row, moving = locked.get(iid), columns.get(iid)
+        if row is not None and moving is not None:
+            status, wake_at, waiting_on, updated_at = moving
+            found[iid] = row._replace(seq=inst.seq, state=None, status=status, wake_at=wake_at,
+                                      waiting_on=waiting_on, updated_at=updated_at)  # fmt: skip
+    return found
+
+
+def send_guard(tx: Tx, d: Dialect, c: Carry, now: int, now_sql: str) -> None:
+    """Fail the transaction (``Moved``) unless nothing moved since ``c`` was committed
+    (see the module); on PostgreSQL in one statement whose answer is not waited for (it
+    raises ``MOVED_SQLSTATE`` in the server, ``Dialect.moved``), elsewhere at once. ``now_sql``:
+    the database's clock, which ``now`` (the step's time, estimated) must be within
+    ``CLOCK_SLACK_MS`` before ("": ``now`` is the store's clock itself)."""
+    r, row = c.result, c.row
+    fence = (
+        f"UPDATE wf_task SET status = '{TaskStatus.DONE}', lease_owner = NULL, "
+        "lease_expires_at = NULL, updated_at = ? WHERE key = ? AND lease_epoch = ? "
+        f"AND instance_id = ? AND (status = '{TaskStatus.RUNNING}' "
+        f"AND lease_expires_at >= {now_sql or '?'}) IS TRUE"
+    )
+    fence_params = (now, r.key, r.epoch, row.id, *(() if now_sql else (now,)))
+    inbox_due = (
+        "EXISTS (SELECT 1 FROM wf_inbox WHERE instance_id = ? AND consumed_seq IS NULL "
+        "AND available_at <= ?)"
+    )
+    if not d.moved:  # one writer: the statements run at once, the answers are read here
+        held = tx.query(f"SELECT seq, status, {inbox_due} FROM wf_instance WHERE id = ?",
+                        (row.id, now, row.id))  # fmt: skip
+        if not held or (rows.integer(held[0][0]), rows.text(held[0][1])) != (row.seq, row.status):
+            raise Moved(f"instance {row.id} was stepped or set aside since")
+        if held[0][2]:
+            raise Moved(f"instance {row.id} has an inbox row due")
+        if tx.execute(fence, fence_params) != 1:
+            raise Moved(f"the call {r.key} lost its lease")
+        return
+    clock = f" AND ? BETWEEN {now_sql} - {CLOCK_SLACK_MS} AND {now_sql}" if now_sql else ""
+    tx.write(
+        f"WITH wf_held AS (SELECT seq, status FROM wf_instance WHERE id = ?{d.lock}), "
+        f"wf_fenced AS ({fence} RETURNING key) "
+        f"SELECT {d.moved} WHERE NOT (EXISTS (SELECT 1 FROM wf_held WHERE seq = ? AND "
+        f"status = ?) AND EXISTS (SELECT 1 FROM wf_fenced) AND NOT {inbox_due}{clock})",
+        (row.id, *fence_params, row.seq, row.status, row.id, now,
+         *((now,) if now_sql else ())),
+    )  # fmt: skip
+
+
+def moved(err: BaseException) -> bool:
+    """Whether ``err`` (or what caused it) is a carried step's guard failing."""
+    seen: BaseException | None = err
+    while seen is not None:
+        if isinstance(seen, Moved) or getattr(seen, "sqlstate", None) == MOVED_SQLSTATE:
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False

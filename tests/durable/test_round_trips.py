@@ -7,8 +7,8 @@ handler's result, steps the instance and claims its next call in one transaction
 On PostgreSQL the cost is round trips: the test counts them on the wire, through a
 proxy between the store and the server (a round trip is an answer from the server
 after the client has sent something). A step takes one: it is carried over from the
-step before it (``wflang.store.carried``), so it reads nothing first; its guard and its
-writes go in one pipeline with the Sync that commits them. The proxy counts the
+step before it (``wflang.store.carried``), so it reads nothing first; its guard rides in
+the statement that writes it, sent with the Sync that commits it. The proxy counts the
 statements too (each costs the client ~45 us of CPU in psycopg, round trip or not). On
 SQLite the test counts the statements the step runs (SQLite's trace callback), the
 commit's fsync being the only wait.
@@ -40,10 +40,10 @@ from .helpers import fixture_table
 #: history, the next call, COMMIT; the worker's default writes no status outbox row for
 #: a task).
 PG_ROUND_TRIPS = 1
-#: PostgreSQL statements: the guard (the fence, the instance's lock and the check of its
-#: inbox and of the time), the next call carrying the instance and its history row (each
-#: statement made of parts); no BEGIN or COMMIT (a pipeline's implicit transaction).
-PG_STATEMENTS = 2
+#: PostgreSQL statements: the next call, carrying the guard (the fence, the instance's
+#: lock and the check of its inbox and of the time), the instance and its history row as
+#: ``WITH`` parts; no BEGIN or COMMIT (a pipeline's implicit transaction).
+PG_STATEMENTS = 1
 SQLITE_STATEMENTS = 7
 CHAIN = 4  # calls in tests/data/durable/chain.wf
 

@@ -28,6 +28,7 @@ from wflang.runtime import instance as rt
 from wflang.runtime.engine import TaskCall
 from wflang.runtime.ir import Value
 from wflang.store import Store, carried, open_store
+from wflang.store.backend import Named
 from wflang.store.records import TaskResult
 
 from ..literals import same
@@ -71,20 +72,21 @@ end done: completed
 
 
 class Spy:
-    """Counts the carried steps tried (guards sent) and those the guard sent back."""
+    """Counts the carried steps tried (guards made) and those that rolled back for the
+    general path to run (``moved``: the guard raised, or a write failed before it did:
+    a statement's parts run in no set order, and any error rolls all of them back)."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.guards = self.moved = 0
         guard, moved = carried.send_guard, carried.moved
 
-        def counted_guard(*args: Any, **kw: Any) -> None:
+        def counted_guard(*args: Any, **kw: Any) -> list[Named]:
             self.guards += 1
-            guard(*args, **kw)
+            return guard(*args, **kw)
 
         def counted_moved(err: BaseException) -> bool:
-            found = moved(err)
-            self.moved += found
-            return found
+            self.moved += 1  # asked of every carried transaction that failed
+            return moved(err)
 
         monkeypatch.setattr(carried, "send_guard", counted_guard)
         monkeypatch.setattr(carried, "moved", counted_moved)
@@ -347,3 +349,26 @@ def test_carried_and_general_steps_write_identical_histories(
 def renamed(value: Any, iid: str) -> Any:
     """``value`` with the instance id in its texts replaced (the two runs' ids differ)."""
     return codec.loads(codec.dumps(value).replace(iid, "IID")) if value is not None else None
+
+
+def test_an_instance_row_deleted_meanwhile_gets_nothing_written(
+    store: Store, clock: VirtualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The guard runs even when the instance row is gone (deleted by hand while its
+    call ran): no history row and no next call are written for an instance that is
+    not there; the general path then refuses the result."""
+    spy = Spy(monkeypatch)
+
+    def deleting(task: TaskCall, **kw: Value) -> dict[str, Value]:
+        if task.node == "b":
+            with store.backend.transaction() as tx:
+                tx.execute("DELETE FROM wf_instance WHERE id = ?", (task.instance,))
+        return {"v": 1}
+
+    durable = Durable(store, clock, {"s.op": deleting}, CHAIN)
+    durable.start("chain", {}, "i1")
+    assert (spy.guards, spy.moved) == (2, 1)
+    assert [r.idempotency_key.split(":")[2] for r in store.history("i1")[1:]] == ["a"]
+    with store.backend.read() as tx:
+        nodes = [str(n) for (n,) in tx.query("SELECT node FROM wf_task ORDER BY node")]
+    assert nodes == ["a", "b"]  # no call of c

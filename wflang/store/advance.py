@@ -38,7 +38,8 @@ from wflang.runtime.limits import Limits
 from wflang.runtime.outcome import bounded, checked
 from wflang.runtime.table import Table, asynchronous
 from wflang.runtime.waiting import waiting_on
-from wflang.store import carried, compaction, inbox, messages, reads, rows
+from wflang.store import carried as carried_step
+from wflang.store import compaction, inbox, messages, reads, rows
 from wflang.store.backend import Dialect, Param, Pending, Tx, chunks, placeholders
 from wflang.store.catalog import Catalog
 from wflang.store.claims import Claims
@@ -119,7 +120,7 @@ class Advance:
         #: changed (a flag per column of ``step_rows.MOVING``), then the values to set and the id
         self.updates: list[tuple[tuple[bool, ...], tuple[Param, ...]]] = []
         #: each written instance's ``step_rows.MOVING`` columns as this transaction left them
-        self.columns: dict[str, carried.Moving] = {}
+        self.columns: dict[str, carried_step.Moving] = {}
         self.history: list[tuple[Param, ...]] = []
         self.consumed: list[tuple[Param, ...]] = []
         self.fired: list[tuple[Param, ...]] = []
@@ -127,6 +128,8 @@ class Advance:
         self.statuses: list[StatusEvent] = []  # for the worker's hooks, once committed
         self.outbox: list[tuple[Param, ...]] = []  # their outbox rows, until ``_flush``
         self.rows: dict[str, rows.Locked] = {}  # the instance rows locked, as read
+        #: a carried step's transaction, its guard not sent yet (``_flush`` may carry it)
+        self.guarded: carried_step.Guarded | None = None
         #: this machine's clock when the database's was read (``now_sql``), if it was
         self.read_at: int | None = None
 
@@ -198,11 +201,13 @@ class Advance:
         self._gather(work, accepted, inboxes)
         return self._conclude(work, committed, stale)
 
-    def run_carried(self, c: carried.Carry, clock_sql: str) -> Advanced:
+    def run_carried(self, c: carried_step.Carry, clock_sql: str) -> Advanced:
         """Step one result without first reads, behind a guard (``wflang.store.carried``:
         it raises ``Moved``, here or at the commit, if the general path must run);
         ``clock_sql``: the database's clock, which ``now`` must be just before ("": none)."""
-        carried.send_guard(self.tx, self.d, c, self.now, clock_sql)
+        guard = carried_step.send_guard(self.tx, self.d, c, self.now, clock_sql)
+        if guard:
+            self.tx = self.guarded = carried_step.Guarded(self.tx, guard)
         self.claims.start(self.now)
         row, r = c.row, c.result
         w = Work(row.id, row, self.catalog.table_for(self.tx, row.hash), c.instance)
@@ -508,23 +513,15 @@ class Advance:
 
     def _resubscribe(self, w: Work, inst: rt.Instance) -> None:
         """Keep the instance's message subscriptions in line with its tokens."""
-        before = awaited_messages(w.instance)
-        after = awaited_messages(inst)
+        before, after = awaited_messages(w.instance), awaited_messages(inst)
         if before != after:
             tx, now = self.tx, self.now
             self.scheduled += messages.resubscribe(
-                tx,
-                self.d,
-                lambda t, iid, event, dedupe: inbox.written(
-                    inbox.put(t, iid, event, dedupe, at=now)
-                ),
+                tx, self.d,
+                lambda t, iid, ev, dedupe: inbox.written(inbox.put(t, iid, ev, dedupe, at=now)),
                 lambda digest, name, data: self.catalog.message_taken(tx, digest, name, data),
-                now=now,
-                instance_id=w.id,
-                table_hash=w.row.hash,
-                before=before,
-                after=after,
-            )
+                now=now, instance_id=w.id, table_hash=w.row.hash, before=before, after=after,
+            )  # fmt: skip
 
     def _history_row(
         self,
@@ -557,16 +554,9 @@ class Advance:
         and forget it (written). One instance's row and history (a sequential step) go
         as parts of the statement that inserts its next call where the database can
         (``backend.fused``): two statements fewer per step."""
-        carried: list[tuple[str, Sequence[Param]]] = []
-        fuse = self.d.fuses_writes and len(self.updates) == 1
-        if fuse and 0 < len(self.history) <= FUSED_HISTORY:
-            values = ", ".join([HISTORY_ROW] * len(self.history))
-            ((changed, params),) = self.updates
-            carried += [
-                (update_instance(changed), params),
-                (f"{HISTORY_INSERT}{values}", [x for row in self.history for x in row]),
-            ]
-        else:
+        one = len(self.updates) == 1 and 0 < len(self.history) <= FUSED_HISTORY
+        fuse = self.d.fuses_writes and one
+        if not fuse:
             by_columns: dict[tuple[bool, ...], list[tuple[Param, ...]]] = {}
             for changed, params in self.updates:
                 by_columns.setdefault(changed, []).append(params)
@@ -582,6 +572,20 @@ class Advance:
         )
         if self.outbox:
             self.tx.executemany(OUTBOX_INSERT, self.outbox)
-        self.claims.flush(carried)
+        # A carried step's guard not sent yet (nothing went before it): the first write
+        # carries it, its instance's update reading it (``carried.GUARDED``).
+        guard = self.guarded.take() if self.guarded is not None else []
+        carried: list[tuple[str, Sequence[Param]]] = []
+        if fuse:
+            values = ", ".join([HISTORY_ROW] * len(self.history))
+            ((changed, params),) = self.updates
+            carried += [
+                (update_instance(changed) + (carried_step.GUARDED if guard else ""), params),
+                (f"{HISTORY_INSERT}{values}", [x for row in self.history for x in row]),
+            ]
+        elif guard:  # nothing was written: the guard alone
+            self.tx.write(*carried_step.alone(guard))
+            guard = []
+        self.claims.flush(carried, guard)
         self.updates, self.history, self.consumed, self.fired = [], [], [], []
         self.outbox = []

@@ -163,14 +163,29 @@ def redact(text: str, secrets: Sequence[str]) -> str:
     return text
 
 
+#: A named ``WITH`` query: (name, SQL, parameters).
+Named = tuple[str, str, Sequence[Param]]
+
+
 def fused(
-    parts: Sequence[tuple[str, Sequence[Param]]], sql: str, params: Sequence[Param]
+    parts: Sequence[tuple[str, Sequence[Param]]],
+    sql: str,
+    params: Sequence[Param],
+    head: Sequence[Named] = (),
 ) -> tuple[str, tuple[Param, ...]]:
     """``sql`` carrying the writes ``parts`` as data-modifying ``WITH`` queries: one
     statement (each costs the client ~45 us of CPU in psycopg, issue 18). The parts run
     once each, with the statement's snapshot, so they must touch other tables than
-    each other and ``sql`` (``Dialect.fuses_writes``)."""
-    if not parts:
+    each other and ``sql`` (``Dialect.fuses_writes``). ``head``: named queries before
+    them, which they may refer to (a carried step's guard, ``wflang.store.carried``)."""
+    if not parts and not head:
         return sql, tuple(params)
-    ctes = ", ".join(f"wf_write{i} AS ({part})" for i, (part, _) in enumerate(parts))
-    return f"WITH {ctes} {sql}", (*(p for _, ps in parts for p in ps), *params)
+    ctes = ", ".join(
+        [f"{name} AS ({part})" for name, part, _ in head]
+        + [f"wf_write{i} AS ({part})" for i, (part, _) in enumerate(parts)]
+    )
+    return f"WITH {ctes} {sql}", (
+        *(p for _, _, ps in head for p in ps),
+        *(p for _, ps in parts for p in ps),
+        *params,
+    )

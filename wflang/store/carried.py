@@ -4,15 +4,16 @@ A worker that committed an instance's step, and with it leased the call that ste
 scheduled, knows when the handler answers all that the first reads of the next
 ``advance`` would tell it: the instance as it committed it and its row's columns
 (``InstanceCache.carried``), and its lease. That next step then reads nothing first
-(issue 18: on PostgreSQL one round trip a step instead of two). Its first statement,
-the guard (``send_guard``), makes the whole transaction fail unless nothing moved
-meanwhile: the call is still leased under the same epoch (and it closes it, as the
-fence does), the instance row has the same ``seq`` and status (locked, as the lock
-does), no inbox row is due for the instance, and the time the step was computed at is
-within a second before the database's. The step's writes follow it in the same round
-trip. If anything moved the transaction rolls back whole (``Moved``) and the general
-``advance`` runs instead, reads first: one of the two commits, never both, and what
-commits is what the general path would have written.
+(issue 18: on PostgreSQL one round trip a step instead of two). Its guard
+(``send_guard``), sent before anything else it writes, makes the whole transaction fail
+unless nothing moved meanwhile: the call is still leased under the same epoch (and it
+closes it, as the fence does), the instance row has the same ``seq`` and status (locked,
+as the lock does), no inbox row is due for the instance, and the time the step was
+computed at is within a second before the database's. On PostgreSQL the guard rides as
+``WITH`` queries of the statement that writes the step (``Guarded``): one statement, one
+round trip. If anything moved the transaction rolls back whole (``Moved``) and the
+general ``advance`` runs instead, reads first: one of the two commits, never both, and
+what commits is what the general path would have written.
 
 Only one result of an instance this process stepped last qualifies (``carry``), not an
 asynchronous call's handing-off, and not when deliveries were announced (``hinted``):
@@ -31,7 +32,7 @@ from wflang.runtime import instance as rt
 from wflang.runtime.keys import parse_task_key
 from wflang.runtime.table import asynchronous
 from wflang.store import rows
-from wflang.store.backend import MOVED_SQLSTATE, Dialect, Tx
+from wflang.store.backend import MOVED_SQLSTATE, Dialect, Named, Param, Pending, Row, Tx, fused
 from wflang.store.catalog import Catalog
 from wflang.store.instance_cache import InstanceCache
 from wflang.store.records import TaskResult
@@ -131,20 +132,21 @@ def written(
     return found
 
 
-def send_guard(tx: Tx, d: Dialect, c: Carry, now: int, now_sql: str) -> None:
-    """Fail the transaction (``Moved``) unless nothing moved since ``c`` was committed
-    (see the module); on PostgreSQL in one statement whose answer is not waited for (it
-    raises ``MOVED_SQLSTATE`` in the server, ``Dialect.moved``), elsewhere at once. ``now_sql``:
-    the database's clock, which ``now`` (the step's time, estimated) must be within
-    ``CLOCK_SLACK_MS`` before ("": ``now`` is the store's clock itself)."""
+def send_guard(tx: Tx, d: Dialect, c: Carry, now: int, clock_sql: str) -> list[Named]:
+    """The guard of a carried step (see the module): where the database runs it
+    (``Dialect.moved``: it raises ``MOVED_SQLSTATE`` in the server), its named queries
+    for the step's first write to carry (``GUARDED``, ``alone``); elsewhere checked at
+    once, raising ``Moved`` (nothing to carry). ``clock_sql``: the database's clock,
+    which ``now`` (the step's time, estimated) must be within ``CLOCK_SLACK_MS`` before
+    ("": ``now`` is the store's clock itself)."""
     r, row = c.result, c.row
     fence = (
         f"UPDATE wf_task SET status = '{TaskStatus.DONE}', lease_owner = NULL, "
         "lease_expires_at = NULL, updated_at = ? WHERE key = ? AND lease_epoch = ? "
         f"AND instance_id = ? AND (status = '{TaskStatus.RUNNING}' "
-        f"AND lease_expires_at >= {now_sql or '?'}) IS TRUE"
+        f"AND lease_expires_at >= {clock_sql or '?'}) IS TRUE"
     )
-    fence_params = (now, r.key, r.epoch, row.id, *(() if now_sql else (now,)))
+    fence_params = (now, r.key, r.epoch, row.id, *(() if clock_sql else (now,)))
     inbox_due = (
         "EXISTS (SELECT 1 FROM wf_inbox WHERE instance_id = ? AND consumed_seq IS NULL "
         "AND available_at <= ?)"
@@ -158,16 +160,74 @@ def send_guard(tx: Tx, d: Dialect, c: Carry, now: int, now_sql: str) -> None:
             raise Moved(f"instance {row.id} has an inbox row due")
         if tx.execute(fence, fence_params) != 1:
             raise Moved(f"the call {r.key} lost its lease")
-        return
-    clock = f" AND ? BETWEEN {now_sql} - {CLOCK_SLACK_MS} AND {now_sql}" if now_sql else ""
-    tx.write(
-        f"WITH wf_held AS (SELECT seq, status FROM wf_instance WHERE id = ?{d.lock}), "
-        f"wf_fenced AS ({fence} RETURNING key) "
-        f"SELECT {d.moved} WHERE NOT (EXISTS (SELECT 1 FROM wf_held WHERE seq = ? AND "
-        f"status = ?) AND EXISTS (SELECT 1 FROM wf_fenced) AND NOT {inbox_due}{clock})",
-        (row.id, *fence_params, row.seq, row.status, row.id, now,
-         *((now,) if now_sql else ())),
-    )  # fmt: skip
+        return []
+    clock = f" AND ? BETWEEN {clock_sql} - {CLOCK_SLACK_MS} AND {clock_sql}" if clock_sql else ""
+    return [
+        ("wf_held", f"SELECT seq, status FROM wf_instance WHERE id = ?{d.lock}", (row.id,)),
+        ("wf_fenced", f"{fence} RETURNING key", fence_params),
+        (
+            "wf_guard",
+            f"SELECT {d.moved} AS moved WHERE NOT (EXISTS (SELECT 1 FROM wf_held WHERE seq = ? "
+            f"AND status = ?) AND EXISTS (SELECT 1 FROM wf_fenced) AND NOT {inbox_due}{clock})",
+            (row.seq, row.status, row.id, now, *((now,) if clock_sql else ())),
+        ),
+    ]
+
+
+#: The tail of a write that carries the guard's queries (``send_guard``): it reads the
+#: guard, so that the guard runs, and raises there if anything moved.
+GUARDED = " AND NOT EXISTS (SELECT 1 FROM wf_guard)"
+
+
+def alone(guard: Sequence[Named]) -> tuple[str, tuple[Param, ...]]:
+    """The guard's queries as a statement of their own (no write to carry them)."""
+    *head, (_, sql, params) = guard
+    return fused((), sql, params, head)
+
+
+class Guarded:
+    """A transaction whose first statement is a carried step's guard (``send_guard``):
+    the step's first write carries it (``take``), unless another statement goes first,
+    which then sends it alone before itself: nothing a step writes (a call it cancels,
+    a row of its inbox) may go before the guard has checked what it checks."""
+
+    def __init__(self, tx: Tx, guard: Sequence[Named]) -> None:
+        self.tx = tx
+        self.guard = list(guard)
+
+    def take(self) -> list[Named]:
+        """The guard, if no statement has sent it yet: the caller's to send."""
+        guard, self.guard = self.guard, []
+        return guard
+
+    def _before(self) -> None:
+        if self.guard:
+            self.tx.write(*alone(self.take()))
+
+    def execute(self, sql: str, params: Sequence[Param] = ()) -> int:
+        self._before()
+        return self.tx.execute(sql, params)
+
+    def write(self, sql: str, params: Sequence[Param] = ()) -> None:
+        self._before()
+        self.tx.write(sql, params)
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Param]]) -> None:
+        if rows:
+            self._before()
+            self.tx.executemany(sql, rows)
+
+    def query(self, sql: str, params: Sequence[Param] = ()) -> list[Row]:
+        self._before()
+        return self.tx.query(sql, params)
+
+    def send(self, sql: str, params: Sequence[Param] = ()) -> Pending:
+        self._before()
+        return self.tx.send(sql, params)
+
+    def announce(self, instance_id: str = "") -> None:
+        self._before()
+        self.tx.announce(instance_id)
 
 
 def moved(err: BaseException) -> bool:

@@ -18,7 +18,7 @@ from wflang.runtime import instance as rt
 from wflang.runtime.keys import task_delivery
 from wflang.runtime.outcome import interrupted
 from wflang.store import inbox, rows
-from wflang.store.backend import Dialect, Param, Pending, Tx, fused, placeholders
+from wflang.store.backend import Dialect, Named, Param, Pending, Tx, fused, placeholders
 from wflang.store.reads import At
 from wflang.store.records import ClaimedTask
 from wflang.store.status import TaskKind, TaskStatus
@@ -99,11 +99,14 @@ class Claims:
         self.left += len(self.eager) - len(kept)
         self.eager = kept
 
-    def flush(self, carried: Sequence[tuple[str, Sequence[Param]]] = ()) -> None:
+    def flush(
+        self, carried: Sequence[tuple[str, Sequence[Param]]] = (), head: Sequence[Named] = ()
+    ) -> None:
         """Insert the calls claimed at once, a statement per 200, not waiting for the
         answers (``settle`` reads them once the transaction has committed); the first
         statement carries the writes ``carried`` (``backend.fused``: other tables'),
-        which are sent alone if there is no call to insert."""
+        and the queries ``head`` before them, which are sent alone if there is no call
+        to insert."""
         rows_ = [self.eager_rows[t.key] for t in self.eager if t.key in self.eager_rows]
         for i in range(0, len(rows_), 200):
             part = rows_[i : i + 200]
@@ -115,11 +118,12 @@ class Claims:
                 f"lease_expires_at, created_at, updated_at) VALUES {values} "
                 "ON CONFLICT (key) DO NOTHING RETURNING key",
                 tuple(x for row in part for x in row),
+                head if i == 0 else (),
             )
             self.inserting.append(self.tx.send(sql, params))
             self.sent.update(rows.text(row[0]) for row in part)
         if carried and not rows_:
-            self.tx.write(*fused(carried[:-1], *carried[-1]))
+            self.tx.write(*fused(carried[:-1], *carried[-1], head))
         self.eager_rows = {}
 
     def settle(self, claimed: Sequence[ClaimedTask]) -> tuple[ClaimedTask, ...]:

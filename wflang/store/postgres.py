@@ -160,7 +160,6 @@ class PostgresBackend:
             timeout=timeout,  # how long a request waits for a connection
             kwargs={"autocommit": True, "connect_timeout": max(1, int(timeout))},
             check=self._check,
-            reset=self._returned,
             open=True,
             name="wflang",
         )
@@ -168,8 +167,16 @@ class PostgresBackend:
     #: When each pooled connection was last given back (for ``_check``).
     _idle_since: weakref.WeakKeyDictionary[Conn, float]
 
-    def _returned(self, conn: Conn) -> None:
-        self._idle_since[conn] = time.monotonic()
+    @contextmanager
+    def _borrowed(self) -> Iterator[Conn]:
+        """A pooled connection, its return time noted here: a ``reset`` callback would
+        have the pool return every connection through its worker thread, a thread
+        wake-up per transaction (issue 18)."""
+        with self.pool.connection() as conn:
+            try:
+                yield conn
+            finally:
+                self._idle_since[conn] = time.monotonic()
 
     def _check(self, conn: Conn) -> None:
         """Check a connection taken from the pool that has been idle a while (a
@@ -182,10 +189,10 @@ class PostgresBackend:
     @contextmanager
     def transaction(self, *, pipelined: bool = False) -> Iterator[_Tx]:
         if not pipelined:
-            with self.pool.connection() as conn, conn.transaction():
+            with self._borrowed() as conn, conn.transaction():
                 yield _Tx(conn)
             return
-        with self.pool.connection() as conn:
+        with self._borrowed() as conn:
             committed = False
             try:
                 # No BEGIN and no COMMIT: the statements of a pipeline up to its Sync
@@ -232,7 +239,7 @@ class PostgresBackend:
 
     @contextmanager
     def read(self) -> Iterator[_Tx]:
-        with self.pool.connection() as conn, conn.transaction():
+        with self._borrowed() as conn, conn.transaction():
             yield _Tx(conn)
 
     @contextmanager

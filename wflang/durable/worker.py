@@ -334,7 +334,11 @@ class Worker:
                 if time.monotonic() >= next_beat:
                     self._heartbeat()
                     next_beat = time.monotonic() + self.lease_ms / 3000
-                busy = adv.transitions or adv.claimed or results
+                # An advance that took all the work there was (``Advanced.more``) is not
+                # followed by another at once: the worker waits for a result, a
+                # notification or its poll. The handler it has just started then runs
+                # at once, not after the next advance's CPU (they share the GIL).
+                busy = adv.more and (adv.transitions or adv.claimed or results)
                 if not busy:
                     wait = self.poll_ms / 1000
                     if self._running:  # a long poll must not hold up the heartbeat

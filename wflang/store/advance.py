@@ -48,10 +48,12 @@ from wflang.store.instance_cache import InstanceCache
 from wflang.store.records import Advanced, TaskResult
 from wflang.store.status import StatusRows, TaskStatus, ended
 from wflang.store.step_rows import (
+    CONSUME,
     FUSED_HISTORY,
     HISTORY_INSERT,
     HISTORY_ROW,
     OUTBOX_INSERT,
+    fusable,
     outbox_row,
     update_instance,
 )
@@ -132,6 +134,7 @@ class Advance:
         self.guarded: carried_step.Guarded | None = None
         #: this machine's clock when the database's was read (``now_sql``), if it was
         self.read_at: int | None = None
+        self.more = False  # ``Advanced.more``
 
     def run(
         self, results: Sequence[TaskResult], limit: int, hinted: Sequence[str] = ()
@@ -208,6 +211,7 @@ class Advance:
         guard = carried_step.send_guard(self.tx, self.d, c, self.now, clock_sql)
         if guard:
             self.tx = self.guarded = carried_step.Guarded(self.tx, guard)
+        self.more = True  # it does not look for other instances' work
         self.claims.start(self.now)
         row, r = c.row, c.result
         w = Work(row.id, row, self.catalog.table_for(self.tx, row.hash), c.instance)
@@ -239,6 +243,7 @@ class Advance:
             finished=tuple(self.finished),
             at=self.now,
             statuses=tuple(self.statuses),
+            more=self.more or self.scheduled > 0 or self.claims.interrupted,
         )
 
     # -- locking and gathering ----------------------------------------------------
@@ -258,9 +263,11 @@ class Advance:
         """Up to ``limit`` of the ready instances locked (``reads.send_ready``) that this
         transaction did not hold already, added to ``work``: their ids."""
         fresh: list[str] = []
+        self.more |= limit <= 0  # it did not look
         for answer in sent:
             # an instance due for two reasons comes twice
             found = list({r.id: r for r in map(rows.locked, answer()) if r.id not in work}.values())
+            self.more |= len(found) >= limit  # others may be ready beyond the limit
             taken = found[: max(0, limit - len(fresh))]
             self._add(taken, work)
             fresh += [r.id for r in taken if r.id in work]  # not those set aside
@@ -507,6 +514,7 @@ class Advance:
         )  # fmt: skip
         interpret(effects, w.id, w.row.parent_key, commands)
         self.scheduled += effects.scheduled
+        self.more |= effects.due_now
         self.transitions += len(history)
         if ended(inst.status) and (w.instance is None or not ended(w.instance.status)):
             self.finished.append(w.id)
@@ -551,11 +559,13 @@ class Advance:
 
     def _flush(self) -> None:
         """Write what the steps produced for their own instances, a statement per table,
-        and forget it (written). One instance's row and history (a sequential step) go
-        as parts of the statement that inserts its next call where the database can
-        (``backend.fused``): two statements fewer per step."""
+        and forget it (written). One instance's row and history (a sequential step), and
+        the inbox rows it took and its outbox rows, go as parts of the statement that
+        inserts its next call where the database can (``backend.fused``)."""
         one = len(self.updates) == 1 and 0 < len(self.history) <= FUSED_HISTORY
         fuse = self.d.fuses_writes and one
+        # and a general step's inbox and outbox rows (a carried step's go before: ``Guarded``)
+        parts = fusable(self.consumed, self.outbox) if fuse and self.guarded is None else []
         if not fuse:
             by_columns: dict[tuple[bool, ...], list[tuple[Param, ...]]] = {}
             for changed, params in self.updates:
@@ -563,10 +573,7 @@ class Advance:
             for changed, params_list in by_columns.items():
                 self.tx.executemany(update_instance(changed), params_list)
             self.tx.executemany(f"{HISTORY_INSERT}{HISTORY_ROW}", self.history)
-        self.tx.executemany(
-            "UPDATE wf_inbox SET consumed_seq = ? WHERE id = ? AND consumed_seq IS NULL",
-            self.consumed,
-        )
+        self.tx.executemany(CONSUME, self.consumed)
         self.tx.executemany(
             "DELETE FROM wf_timer WHERE instance_id = ? AND timer_id = ?", self.fired
         )
@@ -582,6 +589,7 @@ class Advance:
             carried += [
                 (update_instance(changed) + (carried_step.GUARDED if guard else ""), params),
                 (f"{HISTORY_INSERT}{values}", [x for row in self.history for x in row]),
+                *parts,
             ]
         elif guard:  # nothing was written: the guard alone
             self.tx.write(*carried_step.alone(guard))

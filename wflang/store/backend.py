@@ -36,7 +36,8 @@ class Dialect:
     lock: str  # appended to a SELECT that locks rows, waiting
     skip_locked: str  # appended to a SELECT that locks rows, skipping locked ones
     #: A statement that wakes listening workers at commit, its one parameter the
-    #: instance the work is for or "" ("" for none).
+    #: instance the work is for or "" ("" for none); a SELECT with no FROM, for an
+    #: insert to send it with a FROM of its rows (``inbox.put``).
     notify: str
     single_writer: bool  # one writer at a time (SQLite): nothing to skip when claiming
     local_clock: bool  # the database runs on this machine: its clock is this process's

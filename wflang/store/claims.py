@@ -71,6 +71,7 @@ class Claims:
         self.inserting: list[Pending] = []  # the keys those inserts wrote (``settle``)
         self.sent: set[str] = set()  # the keys they tried
         self.candidates: list[Pending] | None = None  # the due calls asked for (``send_due``)
+        self.interrupted = False  # an inbox row due now (``interrupt``)
 
     def start(self, now: int) -> None:
         """The time of the transaction (known once its first answers are in)."""
@@ -215,5 +216,6 @@ class Claims:
 
     def interrupt(self, key: str, instance_id: str, node: str) -> None:
         """An at-most-once call whose worker vanished after starting it: never run again."""
+        self.interrupted = True
         self.tx.write(_INTERRUPT, (key,))
         inbox.post(self.tx, instance_id, interrupted(key, node), task_delivery(key), at=self.now)

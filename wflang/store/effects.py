@@ -62,6 +62,7 @@ class StoreEffects:
         self.dialect, self.catalog = dialect, catalog
         self.instance_id, self.table, self.seq, self.parent_id = instance_id, table, seq, parent_id
         self.scheduled = 0  # tasks and inbox rows written for others to act on
+        self.due_now = False  # it made something due now besides those (``Advanced.more``)
 
     def schedule_task(self, c: rt.ScheduleTask) -> None:
         if self.claims.takes(c.service):
@@ -88,6 +89,7 @@ class StoreEffects:
         self.tx.write(_CANCEL_TASK, (self.now, key))
 
     def start_timer(self, timer_id: str, due: int) -> None:
+        self.due_now |= due <= self.now
         self.tx.write(
             "INSERT INTO wf_timer (instance_id, timer_id, due_at) VALUES (?, ?, ?) "
             "ON CONFLICT (instance_id, timer_id) DO NOTHING",
@@ -101,6 +103,7 @@ class StoreEffects:
         )
 
     def start_child(self, child: str, seed: int, c: rt.StartChild) -> None:
+        self.due_now = True  # the child, or a not-deployed failure in this inbox
         if c.version is None:
             found = self.tx.query(
                 "SELECT version, hash FROM wf_workflow WHERE name = ? "
@@ -128,6 +131,7 @@ class StoreEffects:
         )  # fmt: skip
 
     def cancel_child(self, call_key: str, instance_ids: Sequence[str]) -> None:
+        self.due_now = True
         for (child,) in self.tx.query(
             f"SELECT id FROM wf_instance WHERE id IN ({placeholders(len(instance_ids))}) "
             "AND parent_id = ?",
@@ -148,6 +152,7 @@ class StoreEffects:
 
     def tell_parent(self, event: ChildOutcome) -> None:
         assert self.parent_id is not None, "only a child has a parent to tell"
+        self.due_now = True
         inbox.post(self.tx, self.parent_id, event, child_delivery(event.key), at=self.now)
 
 

@@ -171,6 +171,11 @@ class Advanced:
     at: int  # the database time of the transaction
     #: The status changes its steps made (``runtime.lifecycle``), each also in the outbox.
     statuses: tuple[StatusEvent, ...] = ()
+    #: Whether work may be due now that it left (a worker goes again at once): it did not
+    #: look for ready instances (a carried step) or found as many as it could take, or
+    #: its steps made work due for an instance (a child, an inbox row, a call left ready,
+    #: a timer due already). False: it took all there was when it read.
+    more: bool = True
 
 
 @frozen

@@ -327,9 +327,10 @@ class Store:
                 actor=actor, reason=reason, unless_pending=unless_pending,
                 table_for=lambda digest: self.catalog.table_for(tx, digest),
             )  # fmt: skip
-            # Before knowing whether the row was written (known at the commit): a
-            # duplicate wakes the workers for nothing, a hint as every wake-up is.
-            inbox.hint(tx, instance_id)
+            if not self.dialect.notify:  # else the insert announced it (``ops.deliver``)
+                # Before knowing whether the row was written (known at the commit): a
+                # duplicate wakes the workers for nothing, a hint as every wake-up is.
+                inbox.hint(tx, instance_id)
             return written
 
         return bool(self._write(run)())

@@ -4,6 +4,7 @@ instance's row, its history, and its status changes as outbox rows."""
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from itertools import compress
 
 from wflang.runtime import codec
@@ -37,6 +38,31 @@ FUSED_HISTORY = 8
 OUTBOX_INSERT = (
     "INSERT INTO wf_outbox (instance_id, seq, kind, payload, created_at) VALUES (?, ?, ?, ?, ?)"
 )
+#: An inbox row a step took: its ``consumed_seq`` set (if no step took it already).
+CONSUME = "UPDATE wf_inbox SET consumed_seq = ? WHERE id = ? AND consumed_seq IS NULL"
+#: The most outbox rows written as one part of a fused statement (as ``FUSED_HISTORY``).
+FUSED_OUTBOX = 4
+
+
+def fusable(
+    consumed: list[tuple[Param, ...]], outbox: list[tuple[Param, ...]]
+) -> list[tuple[str, Sequence[Param]]]:
+    """The parts of a fused statement (``backend.fused``) that write one step's consumed
+    inbox rows and its outbox rows, taken out of ``consumed`` and ``outbox`` (those left
+    there, too many to fuse, go as statements of their own): on PostgreSQL the step of a
+    delivery (a signal's) sends two statements fewer, each ~45 us of the client's CPU.
+    Each consumed row is a part of its own: distinct rows of ``wf_inbox``, which no
+    other part touches."""
+    parts: list[tuple[str, Sequence[Param]]] = []
+    if len(consumed) <= FUSED_HISTORY:
+        parts += [(CONSUME, row) for row in consumed]
+        consumed.clear()
+    if 0 < len(outbox) <= FUSED_OUTBOX:
+        values = ", ".join(["(?, ?, ?, ?, ?)"] * len(outbox))
+        parts.append((f"{OUTBOX_INSERT.removesuffix('(?, ?, ?, ?, ?)')}{values}",
+                      [x for row in outbox for x in row]))  # fmt: skip
+        outbox.clear()
+    return parts
 
 
 def outbox_row(e: StatusEvent) -> tuple[Param, ...]:

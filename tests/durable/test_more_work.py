@@ -1,0 +1,95 @@
+"""A worker goes again at once only when work may be left (``Advanced.more``, issue 18).
+
+An advance that took all there was to find (fewer ready instances than it could take,
+nothing made due for an instance) is not followed by another at once: the worker waits
+for a result, a notification or its poll. A handler it has just started then runs at
+once instead of after the next advance's CPU (in one process they share the GIL): the
+latency from a signal to its handler's start.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from wflang.durable.worker import Worker
+from wflang.runtime.ir import Value
+from wflang.store import Store
+from wflang.store.records import Advanced
+
+from .helpers import VirtualClock, fixture_table
+
+BOUND_S = 60  # a bound against a hang; the worker's own poll is an hour away
+
+
+def test_an_advance_says_whether_work_may_be_left(
+    store_url: str, make_store: Callable[..., Store], clock: VirtualClock
+) -> None:
+    store = make_store(store_url, clock=clock)
+    store.deploy(fixture_table("chain"))
+    for iid in ("c1", "c2"):
+        store.create(store.deployed("chain"), {}, iid)
+    # Each step's call is claimed at once (a call left ready is work left too).
+    full = store.advance("w", instances=1, claim=5)  # as many as it could take: one
+    assert (full.instances, full.more) == (1, True)
+    rest = store.advance("w", instances=5, claim=5)  # all there was
+    assert (rest.instances, rest.more) == (1, False)
+    idle = store.advance("w", instances=5, claim=5)
+    assert (idle.transitions, idle.more) == (0, False)
+    # A step that starts a child (here: fails for want of the callee, in its own inbox)
+    # makes work due now.
+    store.deploy(fixture_table("parent"))
+    store.create(store.deployed("parent"), {"id": "p"}, "p1")
+    started = store.advance("w", instances=5, claim=5)
+    assert (started.instances, started.more) == (1, True)
+    assert store.advance("w", instances=5, claim=5).instances == 1  # the failure, stepped
+    store.create(store.deployed("chain"), {}, "c3")
+    left = store.advance("w", instances=5, claim=0)  # its first call left ready: work left
+    assert (left.instances, left.claimed, left.more) == (1, (), True)
+
+
+def test_a_worker_that_took_all_the_work_waits_while_its_handler_runs(
+    store_url: str, make_store: Callable[..., Store]
+) -> None:
+    """The first advance starts the instance and claims its first call; the worker then
+    waits (no advance while the handler runs, which it did before)."""
+    store = make_store(store_url)
+    store.deploy(fixture_table("chain"))
+    store.create(store.deployed("chain"), {}, "c1")
+    started, release, finished = threading.Event(), threading.Event(), threading.Event()
+    advances: list[Advanced] = []
+
+    def op(**kw: Value) -> dict[str, Value]:
+        started.set()
+        assert release.wait(BOUND_S)
+        return {"value": 1}
+
+    def seen(adv: Advanced) -> None:
+        advances.append(adv)
+        if "c1" in adv.finished:
+            finished.set()
+
+    class Wake(threading.Event):
+        """The worker's wake-up event, telling each time the worker goes idle."""
+
+        idle = threading.Semaphore(0)
+
+        def wait(self, timeout: float | None = None) -> bool:
+            self.idle.release()
+            return super().wait(timeout)
+
+    worker = Worker(store, {"svc.op": op}, poll_ms=3_600_000, on_advance=seen)
+    worker.wake = wake = Wake()
+    thread = threading.Thread(target=worker.run)
+    thread.start()
+    try:
+        assert started.wait(BOUND_S)
+        assert wake.idle.acquire(timeout=BOUND_S)  # idle, the handler still running
+        assert [(a.transitions, len(a.claimed), a.more) for a in advances] == [(1, 1, False)]
+        release.set()
+        assert finished.wait(BOUND_S)
+    finally:
+        release.set()
+        worker.stop()
+        thread.join(timeout=BOUND_S)
+    assert store.instance("c1").status == "completed"

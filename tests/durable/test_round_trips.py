@@ -30,7 +30,7 @@ import pytest
 from wflang.durable.worker import Worker
 from wflang.runtime.ir import Value
 from wflang.store import Store, postgres
-from wflang.store.records import Advanced
+from wflang.store.records import Advanced, IllegalAction
 from wflang.store.sqlite import SqliteBackend
 
 from .helpers import fixture_table
@@ -229,6 +229,31 @@ def test_an_idle_poll_on_postgresql_sends_one_statement(
             assert worker.run_until_idle() == 0
             polls.append((proxy.turns - turns, proxy.statements - statements))
         assert min(polls) == (2, 1), polls
+
+
+def test_a_start_on_postgresql_takes_one_round_trip(
+    pg_url: str, make_store: Callable[..., Store], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Creating an instance is one statement (its insert announces it to the workers,
+    the time is the database's, in the statement), sent with the Sync that commits it.
+    A retried start finds the id taken and reads the instance after: the same start
+    again, or a clash refused (nothing written either way)."""
+    monkeypatch.setattr(postgres, "_FRESH_S", 3600.0)
+    with counted(pg_url) as (url, proxy):
+        store = make_store(url)
+        store.deploy(fixture_table("chain"))
+        deployed = store.deployed("chain")
+        store.create(deployed, {}, "warm")  # statements prepared
+        costs = []
+        for i in range(3):
+            turns, statements = proxy.turns, proxy.statements
+            assert store.create(deployed, {}, f"i{i}")
+            costs.append((proxy.turns - turns, proxy.statements - statements))
+        assert min(costs) == (1, 1), costs
+        assert store.create(deployed, {}, "i0") is False  # the same start again
+        with pytest.raises(IllegalAction, match="already exists with another"):
+            store.create(deployed, {"other": 1}, "i0")
+        assert [i.id for i in store.instances(limit=10)] == ["warm", "i0", "i1", "i2"]
 
 
 def test_a_sequential_step_on_sqlite_runs_seven_statements(

@@ -18,7 +18,7 @@ from wflang.runtime.keys import task_delivery
 from wflang.runtime.table import Table
 from wflang.runtime.values import identical
 from wflang.store import inbox, rows
-from wflang.store.backend import Dialect, Pending, Tx, placeholders
+from wflang.store.backend import Dialect, Param, Pending, Tx, placeholders
 from wflang.store.records import IllegalAction, UnknownInstance, UnknownTask
 from wflang.store.schema import Migration
 from wflang.store.status import PENDING, TaskKind, TaskStatus
@@ -50,36 +50,48 @@ def migrate(tx: Tx, dialect: Dialect, m: Migration, now: int) -> bool:
 
 def create(
     tx: Tx,
+    dialect: Dialect,
     *,
     workflow: str,
     version: int,
     table_hash: str,
     input: Mapping[str, Value],
     instance_id: str,
-    now: int,
+    now: int | str,
     actor: str | None,
     reason: str | None,
-) -> bool:
-    """Create an instance for a worker to start; False if the id exists with this input
-    (a retried start is the same instance, whichever version it was pinned to)."""
+) -> Pending:
+    """Insert an instance for a worker to start, unless its id is taken; the answer (a
+    row if it was written, ``Tx.send``) may come with the commit. One statement, which
+    announces the instance where the database notifies (``Dialect.notify``): on
+    PostgreSQL one round trip in all. ``now``: the time, or the database's clock as SQL.
+    An id that was taken is ``existing``'s to judge, after."""
+    clock, at = (now, ()) if isinstance(now, str) else ("?", (now,))
+    sql = (
+        "INSERT INTO wf_instance (id, workflow, version, table_hash, status, input, "
+        "seed, wake_at, created_at, updated_at, created_by, created_reason) "
+        f"VALUES (?, ?, ?, ?, ?, ?, ?, {clock}, {clock}, {clock}, ?, ?) "
+        "ON CONFLICT (id) DO NOTHING RETURNING id"
+    )
+    params: tuple[Param, ...] = (
+        instance_id, workflow, version, table_hash, PENDING, codec.dumps(dict(input)),
+        instance_seed(instance_id), *at, *at, *at, actor, reason,
+    )  # fmt: skip
+    if dialect.notify:  # a worker is woken only if the row was written
+        sql, params = f"WITH wf_new AS ({sql}) {dialect.notify} FROM wf_new", (*params, "")
+    return tx.send(sql, params)
+
+
+def existing(tx: Tx, instance_id: str, workflow: str, input: Mapping[str, Value]) -> None:
+    """A start whose id was taken (``create``): the same start again if the instance has
+    this workflow and input (whichever version it was pinned to), else refused."""
     found = tx.query("SELECT workflow, input FROM wf_instance WHERE id = ?", (instance_id,))
     if found:
         stored_workflow, stored_input = (rows.text(x) for x in found[0])
         given = codec.loads(codec.dumps(dict(input)))  # as stored: 1 is not 1.0
-        same_input = identical(codec.loads(stored_input), given)
-        if stored_workflow == workflow and same_input:
-            return False
-        raise IllegalAction(
-            f"instance '{instance_id}' already exists with another workflow or input"
-        )
-    tx.execute(
-        "INSERT INTO wf_instance (id, workflow, version, table_hash, status, input, "
-        "seed, wake_at, created_at, updated_at, created_by, created_reason) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (instance_id, workflow, version, table_hash, PENDING, codec.dumps(dict(input)),
-         instance_seed(instance_id), now, now, now, actor, reason),
-    )  # fmt: skip
-    return True
+        if stored_workflow == workflow and identical(codec.loads(stored_input), given):
+            return
+    raise IllegalAction(f"instance '{instance_id}' already exists with another workflow or input")
 
 
 #: Decides, in the delivering transaction with the instance row locked, the event to

@@ -230,17 +230,24 @@ class Store:
         gets the same instance, not a second one.
         """
 
-        def run(tx: Tx) -> bool:
-            created = ops.create(
-                tx, workflow=deployed.name, version=deployed.version, table_hash=deployed.hash,
-                input=input, instance_id=instance_id, now=self.now(tx), actor=actor,
-                reason=reason,
+        def run(tx: Tx) -> Pending:
+            # The database's clock in the insert (the same in its three columns), not
+            # read by a statement of its own.
+            local = self.clock is not None or self.dialect.local_clock
+            inserted = ops.create(
+                tx, self.dialect, workflow=deployed.name, version=deployed.version,
+                table_hash=deployed.hash, input=input, instance_id=instance_id,
+                now=self.now() if local else self.dialect.tx_now, actor=actor, reason=reason,
             )  # fmt: skip
-            if created:
+            if not self.dialect.notify and inbox.written(inserted):  # else it announced
                 inbox.hint(tx)
-            return created
+            return inserted
 
-        return self._write(run)
+        if inbox.written(self._write(run)):
+            return True
+        # Taken (rare: a client's retry): read after, as nothing was written.
+        self._read(lambda tx: ops.existing(tx, instance_id, deployed.name, input))
+        return False
 
     def instance(self, instance_id: str) -> InstanceInfo:
         return self._read(lambda tx: queries.instance(tx, instance_id))

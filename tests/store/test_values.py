@@ -154,3 +154,62 @@ def test_a_repeated_start_is_the_same_only_with_the_same_values(
             durable.client.start("negate", {"a": other}, instance_id="n-1")
     durable.run()
     assert same(durable.instance("n-1").output, {"neg": Decimal("-1.0"), "size": Decimal("1.0")})
+
+
+_DONE = """workflow done version 1
+start end_
+end end_: completed
+"""
+
+
+_COPIED = "workflow, version, table_hash, status, input, seed, wake_at, created_at, updated_at"
+
+
+def test_two_starts_of_one_id_at_once_are_one_instance(store: Store, clock: VirtualClock) -> None:
+    """A start that finds its id being inserted by another, not committed yet, waits for
+    it and is then the same start again (was: a unique-key error, its check of the id
+    having run before the other's insert)."""
+    if store.dialect.name != "postgresql":
+        pytest.skip("SQLite has one writer: no two inserts at once")
+    import threading
+    import time
+
+    import psycopg
+
+    from wflang.store.postgres import PostgresBackend
+
+    backend = store.backend
+    assert isinstance(backend, PostgresBackend)
+    durable = Durable(store, clock, {}, compile_text(_DONE))
+    deployed = store.deployed("done")
+    started: list[bool | BaseException] = []
+
+    def second() -> None:
+        try:
+            started.append(store.create(deployed, {}, "twice"))
+        except BaseException as err:
+            started.append(err)
+
+    with psycopg.connect(backend.url, autocommit=True) as first:
+        with first.transaction():
+            assert store.create(deployed, {}, "model")  # the first start's row, copied
+            first.execute(
+                f"INSERT INTO wf_instance (id, {_COPIED}) SELECT 'twice', {_COPIED} "
+                "FROM wf_instance WHERE id = 'model'"
+            )
+            thread = threading.Thread(target=second)
+            thread.start()
+            deadline = time.monotonic() + 60
+            while not first.execute(  # the second start waits on the first's row
+                "SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                "AND datname = current_database()"
+            ).fetchall():
+                assert time.monotonic() < deadline, "the second start never waited"
+                assert thread.is_alive(), started
+        thread.join(60)
+    assert started == [False]
+    durable.run()
+    assert {i.id: i.status for i in store.instances()} == {
+        "model": "completed",
+        "twice": "completed",
+    }

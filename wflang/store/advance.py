@@ -14,14 +14,11 @@ a time in a savepoint, and the one that fails is dead-lettered with the reason.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from itertools import compress
 from operator import ne
-
-from attrs import define, evolve, field
 
 from wflang import faults
 from wflang.runtime import codec
@@ -35,15 +32,16 @@ from wflang.runtime.ir import Value
 from wflang.runtime.keys import inbox_row_delivery, task_delivery, timer_delivery
 from wflang.runtime.lifecycle import INSTANCE, StatusEvent, lifecycle
 from wflang.runtime.limits import Limits
-from wflang.runtime.outcome import bounded, checked
-from wflang.runtime.table import Table, asynchronous
+from wflang.runtime.outcome import checked
+from wflang.runtime.table import asynchronous
 from wflang.runtime.waiting import waiting_on
 from wflang.store import carried as carried_step
 from wflang.store import compaction, inbox, messages, reads, rows
 from wflang.store.backend import Dialect, Param, Pending, Tx, chunks, placeholders
+from wflang.store.careful import Careful, Done, Poisoned, Work
 from wflang.store.catalog import Catalog
 from wflang.store.claims import Claims
-from wflang.store.effects import StoreEffects, cancel_calls, outbox_end, stop_work
+from wflang.store.effects import StoreEffects, cancel_calls
 from wflang.store.instance_cache import InstanceCache
 from wflang.store.records import Advanced, TaskResult
 from wflang.store.status import StatusRows, TaskStatus, ended
@@ -60,31 +58,8 @@ from wflang.store.step_rows import (
 
 log = logging.getLogger("wflang.store")
 
-#: An event to step an instance with: (event, idempotency key, actor, reason, inbox row id).
-Event = tuple[rt.Event, str, str | None, str | None, int | None]
-#: A transition taken: (event or None for the start, idempotency key, actor, reason,
-#: inbox row id, start input, the step).
-Done = tuple[
-    rt.Event | None, str, str | None, str | None, int | None, dict[str, Value] | None, st.Step
-]
 
-
-class Poisoned(Exception):
-    """Stepping or storing some instance of a batch failed: run it again, carefully."""
-
-
-@define
-class Work:
-    """One locked instance and the events to step it with, in order."""
-
-    id: str
-    row: rows.Locked
-    table: Table
-    instance: rt.Instance | None
-    events: list[Event] = field(factory=list)
-
-
-class Advance:
+class Advance(Careful):
     """One ``advance`` transaction of a worker."""
 
     def __init__(
@@ -134,7 +109,7 @@ class Advance:
         self.guarded: carried_step.Guarded | None = None
         #: this machine's clock when the database's was read (``now_sql``), if it was
         self.read_at: int | None = None
-        self.more = False  # ``Advanced.more``
+        self.more = self.carried = False  # ``Advanced.more``; a carried step's
 
     def run(
         self, results: Sequence[TaskResult], limit: int, hinted: Sequence[str] = ()
@@ -211,7 +186,7 @@ class Advance:
         guard = carried_step.send_guard(self.tx, self.d, c, self.now, clock_sql)
         if guard:
             self.tx = self.guarded = carried_step.Guarded(self.tx, guard)
-        self.more = True  # it does not look for other instances' work
+        self.more = self.carried = True  # it looks for no other work (nor due calls)
         self.claims.start(self.now)
         row, r = c.row, c.result
         w = Work(row.id, row, self.catalog.table_for(self.tx, row.hash), c.instance)
@@ -224,9 +199,10 @@ class Advance:
     def _conclude(self, work: dict[str, Work], committed: int, stale: int) -> Advanced:
         """Step the instances with their events, write what they did, and lease due calls."""
         self._step_all(sorted(work.values(), key=lambda w: w.id))
-        # 5. Claim due tasks for the worker's free slots left (found with the reads).
+        # 5. Claim due tasks for the worker's free slots left (found with the reads); a
+        # carried step leaves them to the advance that follows it (``more``).
         claimed = tuple(self.claims.eager)
-        if self.claims.left > 0:
+        if self.claims.left > 0 and not self.carried:
             claimed = tuple(sorted(claimed + self.claims.due(), key=lambda t: t.key))
         if claimed:
             faults.hit("claim.before-commit")
@@ -288,29 +264,6 @@ class Advance:
             work[row.id] = Work(row.id, row, table, instance)
             self.rows[row.id] = row
 
-    def _unreadable(self, row: rows.Locked, table: Table, err: Exception) -> None:
-        """Dead-letter an instance whose stored state cannot be decoded (a corrupt or
-        foreign document): its row says so, its calls and timers stop, an outbox event
-        tells; the state is kept as it is, for a person to repair (or purge)."""
-        reason = f"{rows.UNREADABLE}: {bounded(err)}"
-        dead = rt.Status.DEAD_LETTERED.value
-        if not self.tx.execute(
-            "UPDATE wf_instance SET status = ?, wake_at = NULL, waiting_on = NULL, updated_at = ? "
-            "WHERE id = ? AND status <> ?",
-            (dead, self.now, row.id, dead),
-        ):
-            return  # set aside already (its inbox rows wait for the repair)
-        log.error("instance dead-lettered: " + reason, extra={"instance": row.id}, exc_info=err)
-        stop_work(self.tx, self.claims, row.id, self.now)
-        end = rt.Finish(rt.Status.DEAD_LETTERED, None, reason)
-        outbox_end(self.tx, row.id, row.seq, table, end, self.now)
-        # a status change as any dead letter's, though no step made it (no state to step)
-        change = StatusEvent(row.id, table.workflow, table.version, row.seq, self.now,
-                             INSTANCE, dead, error=reason)  # fmt: skip
-        self.statuses.append(change)
-        if self.status_rows is not StatusRows.NONE:
-            self.tx.execute(OUTBOX_INSERT, outbox_row(change))
-
     def _at(self) -> reads.At:
         """The time in a statement: SQL and its parameters (the database's clock while
         ``now`` is not read yet, see ``__init__``)."""
@@ -365,88 +318,6 @@ class Advance:
             if self.unavailable(err):
                 raise
             raise Poisoned from err
-
-    def _step_alone(self, w: Work) -> None:
-        """Step one instance a transition at a time, each written at once in a savepoint
-        of its own; the first that fails dead-letters the instance instead (its event
-        taken, as any event is). The events after it stay in the inbox: the
-        dead-lettered instance takes them next time as it takes any event (ignored,
-        unless an operator's)."""
-        steps: list[Event | None] = [None] if w.instance is None else []  # None: the start
-        inst = w.instance
-        for item in [*steps, *w.events]:
-            one = evolve(w, instance=inst, events=[] if item is None else [item])
-            try:
-                with self._isolated():
-                    self._step(one)
-                    self._flush()
-            except Exception as err:
-                if self.unavailable(err):
-                    raise
-                self._dead_letter(one, item, err)
-                return
-            inst = self.decoded[w.id]
-
-    def _dead_letter(self, w: Work, item: Event | None, err: Exception) -> None:
-        """Write ``item`` (None: the start) as the transition that dead-letters ``w``."""
-        reason = bounded(err)
-        log.error(
-            "instance dead-lettered: stepping it failed",
-            extra={"instance": w.id, "reason": reason},
-            exc_info=err,
-        )
-        inst = w.instance
-        input: dict[str, Value] | None = None
-        if inst is None:  # the start failed: an instance with its input (if readable)
-            try:
-                input = dict(codec.loads(w.row.input_text))
-            except Exception:
-                input = {}
-            inst = rt.Instance(
-                w.id, w.table.workflow, w.table.version, rt.Status.RUNNING, input, {},
-                seed=w.row.seed,
-            )  # fmt: skip
-        result = st.dead_letter(w.table, inst, self.now, reason)
-        start: Event | tuple[None, str, str | None, str | None, None] = (
-            None, "start", w.row.created_by, w.row.created_reason, None
-        )  # fmt: skip
-        event, key, actor, why, row_id = item or start
-        try:
-            with self._isolated():
-                self._write(w, [(event, key, actor, why, row_id, input, result)])
-                self._flush()
-        except Exception as again:
-            if self.unavailable(again):
-                raise
-            # Nothing of it could be written: it stays as it was, and the others go on.
-            log.error(
-                "instance could not be dead-lettered",
-                extra={"instance": w.id, "reason": bounded(again)},
-                exc_info=again,
-            )
-
-    @contextlib.contextmanager
-    def _isolated(self) -> Iterator[None]:
-        """A savepoint: if the block raises, what it wrote is undone, and so is what it
-        added to this transaction's pending rows and counts."""
-        lengths = (len(self.updates), len(self.history), len(self.consumed), len(self.fired),
-                   len(self.finished), len(self.statuses), len(self.outbox))  # fmt: skip
-        mark = (self.claims.mark(), dict(self.decoded), dict(self.columns), self.scheduled,
-                self.transitions)  # fmt: skip
-        self.tx.execute("SAVEPOINT wf_step")
-        try:
-            yield
-        except BaseException:
-            self.tx.execute("ROLLBACK TO SAVEPOINT wf_step")
-            self.tx.execute("RELEASE SAVEPOINT wf_step")
-            n_up, n_hist, n_cons, n_fired, n_fin, n_stat, n_out = lengths
-            del self.updates[n_up:], self.history[n_hist:], self.consumed[n_cons:]
-            del self.fired[n_fired:], self.finished[n_fin:]
-            del self.statuses[n_stat:], self.outbox[n_out:]
-            claims, self.decoded, self.columns, self.scheduled, self.transitions = mark
-            self.claims.restore(claims)
-            raise
-        self.tx.execute("RELEASE SAVEPOINT wf_step")
 
     def _step(self, w: Work) -> None:
         """Step an instance through its events and write what it did (its own rows at

@@ -53,8 +53,9 @@ from wflang.store import (
     retention,
     rows,
 )
-from wflang.store.advance import Advance, Poisoned
+from wflang.store.advance import Advance
 from wflang.store.backend import Backend, Pending, Tx, redact_url
+from wflang.store.careful import Poisoned
 from wflang.store.catalog import Catalog
 from wflang.store.claims import Claims
 from wflang.store.instance_cache import InstanceCache

@@ -26,6 +26,7 @@ def test_an_advance_says_whether_work_may_be_left(
     store_url: str, make_store: Callable[..., Store], clock: VirtualClock
 ) -> None:
     store = make_store(store_url, clock=clock)
+    store.carries = False  # the general path's answer (a carried step's is always True)
     store.deploy(fixture_table("chain"))
     for iid in ("c1", "c2"):
         store.create(store.deployed("chain"), {}, iid)
@@ -46,6 +47,22 @@ def test_an_advance_says_whether_work_may_be_left(
     store.create(store.deployed("chain"), {}, "c3")
     left = store.advance("w", instances=5, claim=0)  # its first call left ready: work left
     assert (left.instances, left.claimed, left.more) == (1, (), True)
+
+
+def test_a_carried_start_says_work_may_be_left(
+    store_url: str, make_store: Callable[..., Store], clock: VirtualClock
+) -> None:
+    """The start of the one instance this store created is carried (no first reads,
+    ``wflang.store.carried``): it looked for no other work, so it says some may be left,
+    and the general advance after it finds that there is none."""
+    store = make_store(store_url, clock=clock)
+    store.deploy(fixture_table("chain"))
+    store.advance("w", instances=5, claim=5)  # a general advance before: carrying allowed
+    store.create(store.deployed("chain"), {}, "c1")
+    carried = store.advance("w", instances=5, claim=5)
+    assert (carried.transitions, len(carried.claimed), carried.more) == (1, 1, True)
+    general = store.advance("w", instances=5, claim=5)
+    assert (general.transitions, general.claimed, general.more) == (0, (), False)
 
 
 def test_a_worker_that_took_all_the_work_waits_while_its_handler_runs(

@@ -180,9 +180,10 @@ class Advance(Careful):
         return self._conclude(work, committed, stale)
 
     def run_carried(self, c: carried_step.Carry, clock_sql: str) -> Advanced:
-        """Step one result without first reads, behind a guard (``wflang.store.carried``:
-        it raises ``Moved``, here or at the commit, if the general path must run);
-        ``clock_sql``: the database's clock, which ``now`` must be just before ("": none)."""
+        """Step one result (or a start) without first reads, behind a guard
+        (``wflang.store.carried``: it raises ``Moved``, here or at the commit, if the
+        general path must run); ``clock_sql``: the database's clock, which ``now`` must be
+        just before ("": none)."""
         guard = carried_step.send_guard(self.tx, self.d, c, self.now, clock_sql)
         if guard:
             self.tx = self.guarded = carried_step.Guarded(self.tx, guard)
@@ -191,8 +192,11 @@ class Advance(Careful):
         row, r = c.row, c.result
         w = Work(row.id, row, self.catalog.table_for(self.tx, row.hash), c.instance)
         self.rows[row.id] = row
-        event = checked(w.table, c.node, r.event)
         work = {row.id: w}
+        if r is None:  # the start of an instance this process created
+            self._gather(work, [], ())
+            return self._conclude(work, 0, 0)
+        event = checked(w.table, c.node, r.event)
         self._gather(work, [(row.id, TaskResult(r.key, r.epoch, event, row.id))], ())
         return self._conclude(work, 1, 0)
 

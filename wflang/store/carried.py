@@ -17,9 +17,13 @@ what commits is what the general path would have written.
 
 Only one result of an instance this process stepped last qualifies (``carry``), not an
 asynchronous call's handing-off, and not when deliveries were announced (``hinted``):
-the general path reads those inboxes. It also finds other instances' due work, which a
-carried step does not look for: ``Carrying`` lets a worker carry steps for a short
-while at a time only (``CARRY_MS``), so none waits long for it.
+the general path reads those inboxes. So does the start of the one instance this process
+created and nobody has stepped yet (``InstanceCache.created``), when no result comes:
+an application that starts a workflow and runs it (the embedded worker) starts it
+without reading back the row it has just written; its guard has no call to fence. The
+general path also finds other instances' due work, which a carried step does not look
+for: ``Carrying`` lets a worker carry steps for a short while at a time only
+(``CARRY_MS``), so none waits long for it.
 """
 
 from __future__ import annotations
@@ -64,11 +68,13 @@ class Moved(Exception):
 
 @frozen
 class Carry:
-    """A result whose step can be carried: the instance as this process committed it."""
+    """A result whose step can be carried: the instance as this process committed it;
+    or, with no result, the start of an instance this process created (``instance``
+    None, its row as created)."""
 
-    result: TaskResult
+    result: TaskResult | None
     row: rows.Locked
-    instance: rt.Instance
+    instance: rt.Instance | None
     node: str
 
 
@@ -76,6 +82,11 @@ def carry(
     cache: InstanceCache, catalog: Catalog, results: Sequence[TaskResult], hinted: Sequence[str]
 ) -> Carry | None:
     """The ``Carry`` of ``results``, if its step can be carried (see the module)."""
+    if not results and not hinted:
+        fresh = cache.fresh()
+        if fresh is None or catalog.cached(fresh.hash) is None:
+            return None
+        return Carry(None, fresh, None, "")
     if len(results) != 1 or hinted:
         return None
     (result,) = results
@@ -151,30 +162,43 @@ def send_guard(tx: Tx, d: Dialect, c: Carry, now: int, clock_sql: str) -> list[N
         f"AND instance_id = ? AND (status = '{TaskStatus.RUNNING}' "
         f"AND lease_expires_at >= {clock_sql or '?'}) IS TRUE"
     )
-    fence_params = (now, r.key, r.epoch, row.id, *(() if clock_sql else (now,)))
+    fence_params: tuple[Param, ...] = ()
+    if r is not None:
+        fence_params = (now, r.key, r.epoch, row.id, *(() if clock_sql else (now,)))
     inbox_due = (
         "EXISTS (SELECT 1 FROM wf_inbox WHERE instance_id = ? AND consumed_seq IS NULL "
         "AND available_at <= ?)"
     )
+    # The step is not before the row's last change (a start: its creation, whose time
+    # this process may not know).
+    same = "seq = ? AND status = ? AND updated_at <= ?"
     if not d.moved:  # one writer: the statements run at once, the answers are read here
-        held = tx.query(f"SELECT seq, status, {inbox_due} FROM wf_instance WHERE id = ?",
-                        (row.id, now, row.id))  # fmt: skip
-        if not held or (rows.integer(held[0][0]), rows.text(held[0][1])) != (row.seq, row.status):
+        held = tx.query(f"SELECT {same}, {inbox_due} FROM wf_instance WHERE id = ?",
+                        (row.seq, row.status, now, row.id, now, row.id))  # fmt: skip
+        if not held or not held[0][0]:
             raise Moved(f"instance {row.id} was stepped or set aside since")
-        if held[0][2]:
+        if held[0][1]:
             raise Moved(f"instance {row.id} has an inbox row due")
-        if tx.execute(fence, fence_params) != 1:
+        if r is not None and tx.execute(fence, fence_params) != 1:
             raise Moved(f"the call {r.key} lost its lease")
         return []
     clock = f" AND ? BETWEEN {clock_sql} - {CLOCK_SLACK_MS} AND {clock_sql}" if clock_sql else ""
+    fenced: list[Named] = (
+        [] if r is None else [("wf_fenced", f"{fence} RETURNING key", fence_params)]
+    )
     return [
-        ("wf_held", f"SELECT seq, status FROM wf_instance WHERE id = ?{d.lock}", (row.id,)),
-        ("wf_fenced", f"{fence} RETURNING key", fence_params),
+        (
+            "wf_held",
+            f"SELECT seq, status, updated_at FROM wf_instance WHERE id = ?{d.lock}",
+            (row.id,),
+        ),
+        *fenced,
         (
             "wf_guard",
-            f"SELECT {d.moved} AS moved WHERE NOT (EXISTS (SELECT 1 FROM wf_held WHERE seq = ? "
-            f"AND status = ?) AND EXISTS (SELECT 1 FROM wf_fenced) AND NOT {inbox_due}{clock})",
-            (row.seq, row.status, row.id, now, *((now,) if clock_sql else ())),
+            f"SELECT {d.moved} AS moved WHERE NOT (EXISTS (SELECT 1 FROM wf_held WHERE {same})"
+            f"{' AND EXISTS (SELECT 1 FROM wf_fenced)' if fenced else ''} AND NOT {inbox_due}"
+            f"{clock})",
+            (row.seq, row.status, now, row.id, now, *((now,) if clock_sql else ())),
         ),
     ]
 

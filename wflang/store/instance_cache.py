@@ -16,6 +16,8 @@ class InstanceCache:
     def __init__(self, size: int = 10_000) -> None:
         self.size = size
         self._decoded: dict[str, tuple[rt.Instance, rows.Locked | None]] = {}
+        #: the rows of instances this process created that nobody has stepped here yet
+        self._created: dict[str, rows.Locked] = {}
 
     def get(self, instance_id: str, seq: int) -> rt.Instance | None:
         """The instance, if nobody stepped it since this process did."""
@@ -30,6 +32,19 @@ class InstanceCache:
             return None
         return hit[1], hit[0]
 
+    def created(self, row: rows.Locked) -> None:
+        """An instance this process has just created, its row as written."""
+        self._created[row.id] = row
+        while len(self._created) > self.size:
+            del self._created[next(iter(self._created))]
+
+    def fresh(self) -> rows.Locked | None:
+        """The row of the one instance this process created and has not stepped, if
+        there is just one: its start can be carried (more are for the general path)."""
+        if len(self._created) != 1:
+            return None
+        return next(iter(self._created.values()))
+
     def remember(
         self, decoded: Mapping[str, rt.Instance], written: Mapping[str, rows.Locked] | None = None
     ) -> None:
@@ -37,6 +52,7 @@ class InstanceCache:
         rows it ``written``, as they are now."""
         cache = self._decoded
         for iid, inst in decoded.items():
+            self._created.pop(iid, None)
             cache.pop(iid, None)
             if not inst.status.finished:
                 cache[iid] = (inst, None if written is None else written.get(iid))
@@ -46,3 +62,4 @@ class InstanceCache:
     def forget(self, ids: Sequence[str]) -> None:
         for iid in ids:
             self._decoded.pop(iid, None)
+            self._created.pop(iid, None)

@@ -61,24 +61,26 @@ def create(
     actor: str | None,
     reason: str | None,
 ) -> Pending:
-    """Insert an instance for a worker to start, unless its id is taken; the answer (a
-    row if it was written, ``Tx.send``) may come with the commit. One statement, which
-    announces the instance where the database notifies (``Dialect.notify``): on
-    PostgreSQL one round trip in all. ``now``: the time, or the database's clock as SQL.
-    An id that was taken is ``existing``'s to judge, after."""
+    """Insert an instance for a worker to start, unless its id is taken; the answer
+    (``Tx.send``), which may come with the commit, is a row if it was written, its last
+    column the time it was created at. One statement, which announces the instance where
+    the database notifies (``Dialect.notify``): on PostgreSQL one round trip in all.
+    ``now``: the time, or the database's clock as SQL. An id that was taken is
+    ``existing``'s to judge, after."""
     clock, at = (now, ()) if isinstance(now, str) else ("?", (now,))
     sql = (
         "INSERT INTO wf_instance (id, workflow, version, table_hash, status, input, "
         "seed, wake_at, created_at, updated_at, created_by, created_reason) "
         f"VALUES (?, ?, ?, ?, ?, ?, ?, {clock}, {clock}, {clock}, ?, ?) "
-        "ON CONFLICT (id) DO NOTHING RETURNING id"
+        "ON CONFLICT (id) DO NOTHING RETURNING id, created_at"
     )
     params: tuple[Param, ...] = (
         instance_id, workflow, version, table_hash, PENDING, codec.dumps(dict(input)),
         instance_seed(instance_id), *at, *at, *at, actor, reason,
     )  # fmt: skip
     if dialect.notify:  # a worker is woken only if the row was written
-        sql, params = f"WITH wf_new AS ({sql}) {dialect.notify} FROM wf_new", (*params, "")
+        sql = f"WITH wf_new AS ({sql}) {dialect.notify}, wf_new.created_at FROM wf_new"
+        params = (*params, "")
     return tx.send(sql, params)
 
 

@@ -33,9 +33,11 @@ from typing import TypeVar
 
 from attrs import evolve
 
+from wflang.runtime import codec
 from wflang.runtime import instance as rt
 from wflang.runtime.history import DEFAULT as DEFAULT_HISTORY
 from wflang.runtime.history import HistoryPolicy
+from wflang.runtime.ids import instance_seed
 from wflang.runtime.ir import Value
 from wflang.runtime.limits import DEFAULT as DEFAULT_LIMITS
 from wflang.runtime.limits import Limits
@@ -74,7 +76,7 @@ from wflang.store.records import (
 )
 from wflang.store.rows import UNREADABLE
 from wflang.store.schema import LATEST, MIGRATIONS
-from wflang.store.status import StatusRows
+from wflang.store.status import PENDING, StatusRows
 
 Clock = Callable[[], int]
 __all__ = ["UNREADABLE", "Clock", "Store"]  # UNREADABLE: see wflang.store.rows
@@ -244,7 +246,15 @@ class Store:
                 inbox.hint(tx)
             return inserted
 
-        if inbox.written(self._write(run)):
+        written = self._write(run)()
+        if written:
+            # As written, for a worker of this process to start it without reading it
+            # back (``carried``).
+            at = rows.integer(written[0][-1])
+            self.cache.created(rows.Locked(
+                instance_id, deployed.hash, -1, None, codec.dumps(dict(input)),
+                instance_seed(instance_id), None, None, actor, reason, PENDING, at, None, at,
+            ))  # fmt: skip
             return True
         # Taken (rare: a client's retry): read after, as nothing was written.
         self._read(lambda tx: ops.existing(tx, instance_id, deployed.name, input))
@@ -519,7 +529,10 @@ class Store:
             advanced = self._write(run(False, c, at))
         except Exception as err:
             if carried.moved(err) or not self.backend.unavailable(err):
-                return None  # moved, or it cannot be stepped: the general path decides
+                # Moved, or it cannot be stepped: the general path decides (and reads the
+                # instance again if it steps it).
+                self.cache.forget([c.row.id])
+                return None
             raise
         self.carrying.carried()
         return advanced

@@ -36,15 +36,15 @@ from wflang.store.sqlite import SqliteBackend
 from .helpers import fixture_table
 
 #: The most a sequential step may cost: PostgreSQL round trips, SQLite statements
-#: (BEGIN, the guard's check of the instance and its inbox, the fence, the instance, its
-#: history, the next call, COMMIT; the worker's default writes no status outbox row for
-#: a task).
+#: (BEGIN, the fence with the guard's check of the instance and its inbox, the instance,
+#: its history, the next call, COMMIT; the worker's default writes no status outbox row
+#: for a task).
 PG_ROUND_TRIPS = 1
 #: PostgreSQL statements: the next call, carrying the guard (the fence, the instance's
 #: lock and the check of its inbox and of the time), the instance and its history row as
 #: ``WITH`` parts; no BEGIN or COMMIT (a pipeline's implicit transaction).
 PG_STATEMENTS = 1
-SQLITE_STATEMENTS = 7
+SQLITE_STATEMENTS = 6
 CHAIN = 4  # calls in tests/data/durable/chain.wf
 
 
@@ -266,7 +266,7 @@ def test_a_start_on_postgresql_takes_one_round_trip(
         assert [i.id for i in store.instances(limit=10)] == ["warm", "i0", "i1", "i2"]
 
 
-def test_a_sequential_step_on_sqlite_runs_seven_statements(
+def test_a_sequential_step_on_sqlite_runs_six_statements(
     tmp_path: Path, make_store: Callable[..., Store]
 ) -> None:
     store = make_store(f"sqlite:///{tmp_path / 'state.db'}")

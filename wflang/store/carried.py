@@ -172,15 +172,16 @@ def send_guard(tx: Tx, d: Dialect, c: Carry, now: int, clock_sql: str) -> list[N
     # The step is not before the row's last change (a start: its creation, whose time
     # this process may not know).
     same = "seq = ? AND status = ? AND updated_at <= ?"
-    if not d.moved:  # one writer: the statements run at once, the answers are read here
-        held = tx.query(f"SELECT {same}, {inbox_due} FROM wf_instance WHERE id = ?",
-                        (row.seq, row.status, now, row.id, now, row.id))  # fmt: skip
-        if not held or not held[0][0]:
-            raise Moved(f"instance {row.id} was stepped or set aside since")
-        if held[0][1]:
-            raise Moved(f"instance {row.id} has an inbox row due")
-        if r is not None and tx.execute(fence, fence_params) != 1:
-            raise Moved(f"the call {r.key} lost its lease")
+    if not d.moved:  # one writer: checked at once, with the fence if there is a call
+        unmoved = (
+            f"EXISTS (SELECT 1 FROM wf_instance WHERE id = ? AND {same}) AND NOT {inbox_due}"
+        )
+        checks = (row.id, row.seq, row.status, now, row.id, now)
+        if r is None:
+            if not rows.scalar(tx.query(f"SELECT {unmoved}", checks)):
+                raise Moved(f"instance {row.id} was stepped, set aside or sent an event")
+        elif tx.execute(f"{fence} AND {unmoved}", (*fence_params, *checks)) != 1:
+            raise Moved(f"the call {r.key} lost its lease, or its instance moved")
         return []
     clock = f" AND ? BETWEEN {clock_sql} - {CLOCK_SLACK_MS} AND {clock_sql}" if clock_sql else ""
     fenced: list[Named] = (

@@ -173,9 +173,7 @@ def send_guard(tx: Tx, d: Dialect, c: Carry, now: int, clock_sql: str) -> list[N
     # this process may not know).
     same = "seq = ? AND status = ? AND updated_at <= ?"
     if not d.moved:  # one writer: checked at once, with the fence if there is a call
-        unmoved = (
-            f"EXISTS (SELECT 1 FROM wf_instance WHERE id = ? AND {same}) AND NOT {inbox_due}"
-        )
+        unmoved = f"EXISTS (SELECT 1 FROM wf_instance WHERE id = ? AND {same}) AND NOT {inbox_due}"
         checks = (row.id, row.seq, row.status, now, row.id, now)
         if r is None:
             if not rows.scalar(tx.query(f"SELECT {unmoved}", checks)):

@@ -2,8 +2,9 @@
 
 A client's signal is one transaction: the instance row locked, its status and the
 payload checked against its version's table (cached by hash: a deployed table never
-changes), the inbox row written with the COMMIT; on PostgreSQL two round trips, counted
-on the wire (``test_round_trips.TurnCounter``). The worker's advance asks for the calls
+changes), the inbox row written with the COMMIT; on PostgreSQL, once the client has
+read the table, one statement and one round trip, counted on the wire
+(``test_round_trips.TurnCounter``). The worker's advance asks for the calls
 due for its free slots with its first reads, and leases only those still due once its
 steps are done.
 """
@@ -15,12 +16,12 @@ from collections.abc import Callable
 
 import pytest
 
-from wflang.durable.client import Client
+from wflang.durable.client import Client, InvalidValue
 from wflang.durable.worker import Worker
 from wflang.runtime import instance as rt
 from wflang.runtime.table import Table
 from wflang.store import Store, postgres
-from wflang.store.records import Advanced, IllegalAction
+from wflang.store.records import Advanced, IllegalAction, UnknownInstance
 
 from .helpers import VirtualClock, fixture_table
 from .test_round_trips import counted
@@ -45,7 +46,7 @@ def _at_wait(store: Store, clock: VirtualClock | None, *ids: str) -> None:
     assert all(store.instance(iid).waiting_on == ("signal:approve",) for iid in ids)
 
 
-def test_a_signal_costs_two_round_trips_on_postgresql(
+def test_a_signal_costs_one_round_trip_on_postgresql(
     pg_url: str, make_store: Callable[..., Store], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(postgres, "_FRESH_S", 3600.0)  # no check of an idle connection
@@ -66,9 +67,32 @@ def test_a_signal_costs_two_round_trips_on_postgresql(
         second = cost()
         assert client.signal("b", "approve", {"approved": False, "by": "eve"}, key="k") is False
         duplicate = cost()
-    # (round trips, statements): the lock, then the insert, which notifies the workers
-    # itself if it wrote its row (no statement of its own).
-    assert (first, second, duplicate) == ((3, 3), (2, 2), (2, 2))
+    # (round trips, statements). The first: the lock, the table read, then the insert,
+    # which notifies the workers itself if it wrote its row (no statement of its own).
+    # Then, the table known: one statement, which locks the instance and inserts the row
+    # if the instance is unfinished and of that version (``ops.deliver_at_once``).
+    assert (first, second, duplicate) == ((3, 3), (1, 1), (1, 1))
+
+
+def test_a_signal_in_one_statement_refuses_as_the_general_path_does(
+    pg_url: str, make_store: Callable[..., Store], clock: VirtualClock
+) -> None:
+    """What the one statement cannot admit (an unknown instance, a finished one, a
+    payload its version refuses) gets the general path's answer, and nothing is written."""
+    store = make_store(pg_url, clock=clock)
+    _at_wait(store, clock, "a", "b")
+    client = Client(make_store(pg_url, clock=clock), actor="test")
+    assert client.signal("a", "approve", {"approved": True, "by": "ada"})  # the table read
+    with pytest.raises(UnknownInstance):
+        client.signal("nobody", "approve", {"approved": True, "by": "ada"})
+    with pytest.raises(InvalidValue, match="approved"):
+        client.signal("b", "approve", {"approved": "yes", "by": "ada"})
+    Worker(store, {}).run_until_idle()  # a takes its signal and ends
+    assert store.instance("a").status == "completed"
+    with pytest.raises(IllegalAction, match="'a' is completed: it cannot take the signal"):
+        client.signal("a", "approve", {"approved": True, "by": "ada"})
+    assert [e.event for e in store.pending("b")] == []
+    assert [e.event for e in store.pending("a")] == []
 
 
 def test_a_delivery_is_admitted_under_the_lock_and_a_refusal_writes_nothing(

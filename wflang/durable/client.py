@@ -209,7 +209,7 @@ class Client:
 
         dedupe = None if key is None else delivery_key(kind, name, key)
         return self.store.deliver(instance_id, admit, dedupe_key=dedupe, actor=self.actor,
-                                  reason=reason)  # fmt: skip
+                                  reason=reason, admits_unfinished=True)  # fmt: skip
 
     def publish(
         self,

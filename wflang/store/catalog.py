@@ -59,6 +59,10 @@ class Catalog:
         """The table with this hash if this process has read it (no query)."""
         return self._tables.get(digest)
 
+    def read(self) -> dict[str, Table]:
+        """The tables this process has read, by hash."""
+        return dict(self._tables)
+
     def table_for(self, tx: Tx, digest: str) -> Table:
         table = self._tables.get(digest)
         if table is None:

@@ -21,7 +21,7 @@ from wflang.store import inbox, rows
 from wflang.store.backend import Dialect, Param, Pending, Tx, placeholders
 from wflang.store.records import IllegalAction, UnknownInstance, UnknownTask
 from wflang.store.schema import Migration
-from wflang.store.status import PENDING, TaskKind, TaskStatus
+from wflang.store.status import FINISHED, PENDING, TaskKind, TaskStatus
 
 INT64_MAX = 2**63 - 1
 
@@ -153,6 +153,60 @@ def deliver(
     # ``inbox.hint``); a duplicate wakes no worker.
     return inbox.put(tx, instance_id, event, dedupe_key, at=rows.integer(at), actor=actor,
                      reason=reason, announce=dialect.notify)  # fmt: skip
+
+
+def deliver_at_once(
+    write: Callable[[Callable[[Tx], Pending]], Pending],
+    dialect: Dialect,
+    instance_id: str,
+    admit: Admit,
+    tables: Mapping[str, Table],
+    *,
+    dedupe_key: str | None,
+    now: int | str,
+    actor: str | None,
+    reason: str | None,
+) -> bool | None:
+    """``deliver`` as one statement (PostgreSQL: one round trip with its commit), run by
+    ``write`` (a write transaction), for an ``admit`` that refuses the finished statuses
+    and judges the others by the table alone (a signal's). It is asked first of each of
+    ``tables`` (those this process has read); the row goes in if the instance, locked,
+    is unfinished and of one of the versions that admitted the same event. The answer:
+    whether the row was written (False: its dedupe key was there); None if this could
+    not tell (no version, or not one event, admitted; the instance finished, or of
+    another version): ``deliver`` then decides, and says why if it refuses."""
+    admitted: dict[str, set[str]] = {}
+    for digest, table in tables.items():
+        try:
+            event = admit(rt.Status.RUNNING.value, table)
+        except Exception:  # not this version's: ``deliver`` says why, if it is its
+            continue
+        admitted.setdefault(codec.dump_event(event), set()).add(digest)
+    if len(admitted) != 1:
+        return None
+    ((text, digests),) = admitted.items()
+    clock, at = (now, ()) if isinstance(now, str) else ("?", (now,))
+    finished = ", ".join(f"'{s}'" for s in FINISHED)
+    sql = (
+        f"WITH wf_target AS (SELECT status, table_hash FROM wf_instance WHERE id = ?"
+        f"{dialect.lock}), wf_put AS (INSERT INTO wf_inbox (instance_id, event, dedupe_key, "
+        f"actor, reason, available_at) SELECT ?, ?, ?, ?, ?, {clock} FROM wf_target WHERE "
+        f"status NOT IN ({finished}) AND table_hash IN ({placeholders(len(digests))}) "
+        "ON CONFLICT (instance_id, dedupe_key) DO NOTHING RETURNING id) "
+        "SELECT status, table_hash, (SELECT count(*) FROM wf_put)"
+        f"{f', ({dialect.notify} FROM wf_put)' if dialect.notify else ''} FROM wf_target"
+    )
+    params = (instance_id, instance_id, text, dedupe_key, actor, reason, *at, *sorted(digests),
+              *((instance_id,) if dialect.notify else ()))  # fmt: skip
+    found = write(lambda tx: tx.send(sql, params))()
+    if not found:
+        raise UnknownInstance(instance_id)
+    state, version, written = found[0][:3]
+    if rows.integer(written):
+        return True
+    if rows.text(state) in FINISHED or rows.text(version) not in digests:
+        return None
+    return False  # its dedupe key was there
 
 
 #: What a person or the client may close: an open human task, a waiting async call.

@@ -274,3 +274,18 @@ MIGRATIONS: tuple[Migration, ...] = (
 )
 
 LATEST = MIGRATIONS[-1].version
+
+
+def schema_problem(found: int, url: str) -> str | None:
+    """What is wrong with a store at schema version ``found`` for this wflang, if any."""
+    if found < LATEST:
+        return (
+            f"the store at {url} has schema version {found}, this wflang needs "
+            f"{LATEST}: run `wf store migrate --store {url}`"
+        )
+    if found > LATEST:
+        return (
+            f"the store at {url} has schema version {found}, newer than this "
+            f"wflang knows ({LATEST}): upgrade wflang"
+        )
+    return None

@@ -75,7 +75,7 @@ from wflang.store.records import (
     VersionInfo,
 )
 from wflang.store.rows import UNREADABLE
-from wflang.store.schema import LATEST, MIGRATIONS
+from wflang.store.schema import MIGRATIONS, schema_problem
 from wflang.store.status import PENDING, StatusRows
 
 Clock = Callable[[], int]
@@ -153,17 +153,9 @@ class Store:
         return applied
 
     def check_schema(self) -> None:
-        found = self.schema_version()
-        if found < LATEST:
-            raise StoreError(
-                f"the store at {self.url} has schema version {found}, this wflang needs "
-                f"{LATEST}: run `wf store migrate --store {self.url}`"
-            )
-        if found > LATEST:
-            raise StoreError(
-                f"the store at {self.url} has schema version {found}, newer than this "
-                f"wflang knows ({LATEST}): upgrade wflang"
-            )
+        problem = schema_problem(self.schema_version(), self.url)
+        if problem is not None:
+            raise StoreError(problem)
 
     # ------------------------------------------------------------------ versions
 
@@ -247,9 +239,7 @@ class Store:
             return inserted
 
         written = self._write(run)()
-        if written:
-            # As written, for a worker of this process to start it without reading it
-            # back (``carried``).
+        if written:  # as written, for a worker here to start without reading it back
             at = rows.integer(written[0][-1])
             self.cache.created(rows.Locked(
                 instance_id, deployed.hash, -1, None, codec.dumps(dict(input)),
@@ -325,6 +315,7 @@ class Store:
         actor: str | None = None,
         reason: str | None = None,
         unless_pending: Callable[[rt.Event, str | None], None] | None = None,
+        admits_unfinished: bool = False,
     ) -> bool:
         """Put an event in an instance's inbox; False if its dedupe key was already there.
 
@@ -333,12 +324,22 @@ class Store:
         of a signal's payload). It and ``unless_pending``, which sees each event still
         waiting in the inbox and raises to refuse the delivery, run in the delivering
         transaction with the instance row locked: two requests at once cannot both pass
-        them, and a refusal writes nothing.
+        them, and a refusal writes nothing. ``admits_unfinished``: the Admit refuses only
+        finished statuses, else judges by the table (``ops.deliver_at_once``).
         """
+        local = self.clock is not None or self.dialect.local_clock
+        at_once = self.dialect.fuses_writes and admits_unfinished and unless_pending is None
+        if at_once and callable(event):
+            delivered = ops.deliver_at_once(
+                self._write, self.dialect, instance_id, event, self.catalog.read(),
+                dedupe_key=dedupe_key, now=self.now() if local else self.dialect.now,
+                actor=actor, reason=reason,
+            )  # fmt: skip
+            if delivered is not None:
+                return delivered
 
         def run(tx: Tx) -> Pending:
             # The database's clock is read with the lock, not by a statement of its own.
-            local = self.clock is not None or self.dialect.local_clock
             now = self.now() if local else self.dialect.now
             written = ops.deliver(
                 tx, self.dialect, instance_id, event, dedupe_key=dedupe_key, now=now,

@@ -284,7 +284,9 @@ class Worker:
                     current[:] = [(task.key, task.epoch)]
                     pending.append(run_handler(self.handlers[task.service], task))
                     current.clear()
-                if not pending and not adv.claimed and not adv.transitions and not adv.stale:
+                # Nothing left: it did nothing, or took all there was (``Advanced.more``).
+                done = not adv.transitions or not adv.more
+                if done and not pending and not adv.claimed and not adv.stale:
                     return total
         raise RuntimeError(f"still busy after {max_rounds} rounds")
 

@@ -37,7 +37,7 @@ from wflang.runtime.table import asynchronous
 from wflang.runtime.waiting import waiting_on
 from wflang.store import carried as carried_step
 from wflang.store import compaction, inbox, messages, reads, rows
-from wflang.store.backend import Dialect, Param, Pending, Tx, chunks, placeholders
+from wflang.store.backend import Dialect, Param, Pending, Tx, chunks, fused, placeholders
 from wflang.store.careful import Careful, Done, Poisoned, Work
 from wflang.store.catalog import Catalog
 from wflang.store.claims import Claims
@@ -110,6 +110,8 @@ class Advance(Careful):
         #: this machine's clock when the database's was read (``now_sql``), if it was
         self.read_at: int | None = None
         self.more = self.carried = False  # ``Advanced.more``; a carried step's
+        #: a carried step's answer to whether anything is due for the slot it frees
+        self.probed: Pending | None = None
 
     def run(
         self, results: Sequence[TaskResult], limit: int, hinted: Sequence[str] = ()
@@ -187,7 +189,7 @@ class Advance(Careful):
         guard = carried_step.send_guard(self.tx, self.d, c, self.now, clock_sql)
         if guard:
             self.tx = self.guarded = carried_step.Guarded(self.tx, guard)
-        self.more = self.carried = True  # it looks for no other work (nor due calls)
+        self.carried = True  # it looks for no other work (nor due calls) but ``probed``
         self.claims.start(self.now)
         row, r = c.row, c.result
         w = Work(row.id, row, self.catalog.table_for(self.tx, row.hash), c.instance)
@@ -223,7 +225,10 @@ class Advance(Careful):
             finished=tuple(self.finished),
             at=self.now,
             statuses=tuple(self.statuses),
-            more=self.more or self.scheduled > 0 or self.claims.interrupted,
+            more=self.more
+            or self.scheduled > 0
+            or self.claims.interrupted
+            or (self.carried and self.probed is None),
         )
 
     # -- locking and gathering ----------------------------------------------------
@@ -469,6 +474,12 @@ class Advance(Careful):
         elif guard:  # nothing was written: the guard alone
             self.tx.write(*carried_step.alone(guard))
             guard = []
-        self.claims.flush(carried, guard)
+        if self.carried and self.claims.left > 0 and not self.claims.eager:
+            # The slot it frees: whether anything is due for it (``Store.advance`` reads
+            # the answer after the commit), as the statement's answer, no round trip more.
+            probe, params = self.claims.due_probe(self.now)
+            self.probed = self.tx.send(*fused(carried, probe, params, guard))
+        else:
+            self.claims.flush(carried, guard)
         self.updates, self.history, self.consumed, self.fired = [], [], [], []
         self.outbox = []

@@ -9,11 +9,13 @@ scheduled, knows when the handler answers all that the first reads of the next
 unless nothing moved meanwhile: the call is still leased under the same epoch (and it
 closes it, as the fence does), the instance row has the same ``seq`` and status (locked,
 as the lock does), no inbox row is due for the instance, and the time the step was
-computed at is within a second before the database's. On PostgreSQL the guard rides as
-``WITH`` queries of the statement that writes the step (``Guarded``): one statement, one
-round trip. If anything moved the transaction rolls back whole (``Moved``) and the
-general ``advance`` runs instead, reads first: one of the two commits, never both, and
-what commits is what the general path would have written.
+computed at is within a second before the database's. With the database's clock,
+"due" is by that clock, not by the step's estimated time: no inbox row, no timer that
+the general path, stepping at the database's time, would take before the result. On
+PostgreSQL the guard rides as ``WITH`` queries of the statement that writes the step
+(``Guarded``): one statement, one round trip. If anything moved the transaction rolls
+back whole (``Moved``) and the general ``advance`` runs instead, reads first: one of the
+two commits, never both, and what commits is what the general path would have written.
 
 Only one result of an instance this process stepped last qualifies (``carry``), not an
 asynchronous call's handing-off, and not when deliveries were announced (``hinted``):
@@ -182,22 +184,33 @@ def send_guard(tx: Tx, d: Dialect, c: Carry, now: int, clock_sql: str) -> list[N
             raise Moved(f"the call {r.key} lost its lease, or its instance moved")
         return []
     clock = f" AND ? BETWEEN {clock_sql} - {CLOCK_SLACK_MS} AND {clock_sql}" if clock_sql else ""
+    # With the database's clock, ``now`` is an estimate a little behind it: nothing may be
+    # due by the database's clock, as the general path (which steps at it) would take it
+    # first: no inbox row (a signal sent just before the result, by the handler itself,
+    # was missed) and no timer (the step fires those due at ``now`` itself).
+    unmoved = same
+    at: tuple[Param, ...] = (now,)
+    if clock_sql:
+        if r is not None:  # (a start's ``wake_at`` is its creation: it has no timer yet)
+            unmoved += f" AND (wake_at IS NULL OR wake_at > {clock_sql})"
+        inbox_due = inbox_due.replace("available_at <= ?", f"available_at <= {clock_sql}")
+        at = ()
     fenced: list[Named] = (
         [] if r is None else [("wf_fenced", f"{fence} RETURNING key", fence_params)]
     )
     return [
         (
             "wf_held",
-            f"SELECT seq, status, updated_at FROM wf_instance WHERE id = ?{d.lock}",
+            f"SELECT seq, status, updated_at, wake_at FROM wf_instance WHERE id = ?{d.lock}",
             (row.id,),
         ),
         *fenced,
         (
             "wf_guard",
-            f"SELECT {d.moved} AS moved WHERE NOT (EXISTS (SELECT 1 FROM wf_held WHERE {same})"
-            f"{' AND EXISTS (SELECT 1 FROM wf_fenced)' if fenced else ''} AND NOT {inbox_due}"
-            f"{clock})",
-            (row.seq, row.status, now, row.id, now, *((now,) if clock_sql else ())),
+            f"SELECT {d.moved} AS moved WHERE NOT (EXISTS (SELECT 1 FROM wf_held WHERE "
+            f"{unmoved}){' AND EXISTS (SELECT 1 FROM wf_fenced)' if fenced else ''} "
+            f"AND NOT {inbox_due}{clock})",
+            (row.seq, row.status, now, row.id, *at, *((now,) if clock_sql else ())),
         ),
     ]
 

@@ -179,6 +179,26 @@ class Claims:
             ),
         ]
 
+    def due_probe(self, now: int) -> tuple[str, tuple[Param, ...]]:
+        """One query, 1 if anything is due at ``now`` for a worker (an instance's timer or
+        inbox row, a call of its services ready or whose lease expired: what an
+        ``advance`` locks or claims), else 0. Rows others hold count too: it may say 1
+        for nothing, never 0 for something."""
+        only = (
+            "" if self.services is None else f" AND service IN ({placeholders(len(self.services))})"
+        )
+        calls = (
+            ""
+            if self.services == []
+            else f" OR EXISTS (SELECT 1 FROM wf_task WHERE {_DUE.format(now='?')}{only})"
+        )
+        sql = (
+            "SELECT CASE WHEN EXISTS (SELECT 1 FROM wf_instance WHERE wake_at <= ?) "
+            "OR EXISTS (SELECT 1 FROM wf_inbox WHERE consumed_seq IS NULL AND available_at <= ?)"
+            f"{calls} THEN 1 ELSE 0 END"
+        )
+        return sql, (now, now, *((now, now, *(self.services or ())) if calls else ()))
+
     def found(self, candidates: list[Pending]) -> None:
         """The answers of ``due_queries`` sent by another statement."""
         self.candidates = candidates

@@ -503,6 +503,8 @@ class Store:
         adv = done[0]
         self.cache.remember(adv.decoded, carried.written(adv.rows, adv.columns, adv.decoded))
         claimed = adv.claims.settle(advanced.claimed)
+        if adv.probed is not None and rows.scalar(adv.probed()):  # a carried step's
+            advanced = evolve(advanced, more=True)
         if len(claimed) == len(advanced.claimed):  # as always: no copy
             return advanced
         return evolve(advanced, claimed=claimed)

@@ -110,3 +110,35 @@ def test_a_worker_that_took_all_the_work_waits_while_its_handler_runs(
         worker.stop()
         thread.join(timeout=BOUND_S)
     assert store.instance("c1").status == "completed"
+
+
+def test_a_carried_step_that_frees_its_slot_says_whether_work_is_left(
+    store_url: str, make_store: Callable[..., Store], clock: VirtualClock
+) -> None:
+    """A carried step that leases no next call (here: the one that ends its instance)
+    asks, with its writes, whether anything is due for the slot it frees: nothing, and
+    ``run_until_idle`` stops there, with no advance to find nothing; something (an
+    instance another store created, which this one has not heard of), and it goes on."""
+    store = make_store(store_url, clock=clock)
+    store.deploy(fixture_table("chain"))
+    advances: list[Advanced] = []
+
+    def op(**kw: Value) -> dict[str, Value]:
+        return {"value": 1}
+
+    worker = Worker(store, {"svc.op": op}, concurrency=1, batch=1, group_commit=False,
+                    on_advance=advances.append)  # fmt: skip
+    store.create(store.deployed("chain"), {}, "c1")
+    worker.run_until_idle()
+    last = advances[-1]
+    assert (last.finished, last.transitions, last.more) == (("c1",), 1, False)
+    other = make_store(store_url, clock=clock)
+    store.create(store.deployed("chain"), {}, "c2")  # started without reads (carried)
+    other.create(other.deployed("chain"), {}, "c3")
+    advances.clear()
+    worker.run_until_idle()
+    assert {i.id: i.status for i in store.instances()} == {
+        "c1": "completed", "c2": "completed", "c3": "completed"
+    }  # fmt: skip
+    ended = [a for a in advances if a.finished]
+    assert [(a.finished, a.more) for a in ended] == [(("c2",), True), (("c3",), False)]

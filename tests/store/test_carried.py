@@ -482,3 +482,24 @@ def test_an_instance_row_deleted_meanwhile_gets_nothing_written(
     with store.backend.read() as tx:
         nodes = [str(n) for (n,) in tx.query("SELECT node FROM wf_task ORDER BY node")]
     assert nodes == ["a", "b"]  # no call of c
+
+
+def test_the_cache_keeps_the_last_two_instances_created_and_offers_only_a_lone_one() -> None:
+    """A client that creates many instances (a row holds the input) keeps two at most;
+    a start is carried only when one alone waits (of two, the general path starts both)."""
+    from wflang.store.instance_cache import InstanceCache
+    from wflang.store.rows import Locked
+
+    def row(iid: str) -> Locked:
+        return Locked(iid, "h", -1, None, "{}", 1, None, None, None, None, "pending", 5, None, 5)
+
+    cache = InstanceCache()
+    assert cache.fresh() is None
+    for iid in ("a", "b", "c"):
+        cache.created(row(iid))
+    assert cache.fresh() is None  # b and c wait (a was let go)
+    cache.forget(["b"])
+    fresh = cache.fresh()
+    assert fresh is not None and fresh.id == "c"
+    cache.forget(["c"])
+    assert cache.fresh() is None

@@ -33,9 +33,11 @@ class InstanceCache:
         return hit[1], hit[0]
 
     def created(self, row: rows.Locked) -> None:
-        """An instance this process has just created, its row as written."""
+        """An instance this process has just created, its row as written. Only the last
+        two are kept (a row holds the input): one is all a start carried needs, and of
+        two or more the general path starts them together."""
         self._created[row.id] = row
-        while len(self._created) > self.size:
+        while len(self._created) > 2:
             del self._created[next(iter(self._created))]
 
     def fresh(self) -> rows.Locked | None:

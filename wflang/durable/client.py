@@ -21,40 +21,33 @@ from typing import Any
 from attrs import frozen
 
 from wflang.durable import pending
+from wflang.durable.operations import LONGEST_MS, InvalidValue, Operations, refuse_finished
 from wflang.runtime import codec, validate
 from wflang.runtime import instance as rt
 from wflang.runtime.correlation import correlation_text
 from wflang.runtime.ir import Value
-from wflang.runtime.keys import delivery_key, timer_delivery
+from wflang.runtime.keys import delivery_key
 from wflang.runtime.table import CallEntry, Table, table_hash
 from wflang.runtime.validate import (
-    fit_forced,
     fit_input,
     fit_output,
     fit_payload,
     publication_problems,
     raised_on_task,
 )
-from wflang.runtime.waiting import Wait, completable
+from wflang.runtime.waiting import Wait
 from wflang.store.messages import Published
 from wflang.store.records import (
     IllegalAction,
     InstanceInfo,
-    StoreError,
     TaskInfo,
     UnknownInstance,
     UnknownWorkflow,
 )
-from wflang.store.retention import ENDED, Purged
 from wflang.store.sql import Store
-from wflang.store.status import FINISHED, TaskKind, TaskStatus
+from wflang.store.status import TaskKind, TaskStatus
 
 log = logging.getLogger("wflang.client")
-
-
-class InvalidValue(StoreError, validate.InvalidValue):
-    """A value from outside does not fit the declared type; ``problems`` lists why (a
-    refusal of the store's, and the runtime's ``InvalidValue`` the engine raises)."""
 
 
 @frozen
@@ -72,9 +65,6 @@ def default_actor() -> str:
     except (KeyError, OSError):  # no passwd entry (containers)
         return f"uid:{os.getuid()}"
 
-
-#: The longest TTL or age accepted: beyond it a number is surely a mistake.
-_LONGEST_MS = 100 * 365 * 86_400_000
 
 #: The longest instance id given to ``start``: ids are primary keys (an index entry
 #: of PostgreSQL holds at most about 2,700 bytes), printed everywhere, and the ids of
@@ -95,22 +85,9 @@ def _check_id(instance_id: object) -> None:
     raise InvalidValue("the instance id", [problem])
 
 
-#: Ops events, by what they ask for.
-_OPS_EVENTS: dict[type, str] = {
-    rt.RetryFrom: "retry (or replay)",
-    rt.CompleteStep: "force-complete",
-    rt.ForceComplete: "force-complete",
-    rt.CancelRequested: "cancel",
-    rt.SkipCompensation: "skip",
-}
+class Client(Operations):
+    """The requests of people and operators (``Operations``: the operators' own)."""
 
-
-def _refuse_finished(instance_id: str, status: str, action: str) -> None:
-    if status in FINISHED:
-        raise IllegalAction(f"instance '{instance_id}' is {status}: it cannot {action} any more")
-
-
-class Client:
     def __init__(self, store: Store, actor: str | None = None) -> None:
         self.store = store
         self.actor = actor or default_actor()
@@ -183,11 +160,6 @@ class Client:
         self.store.create(deployed, input, iid, actor=self.actor, reason=reason)
         return self.store.instance(iid)
 
-    def _running(self, instance_id: str, action: str) -> tuple[InstanceInfo, Table]:
-        info = self.store.instance(instance_id)
-        _refuse_finished(instance_id, info.status, action)
-        return info, self.store.table_for(info.table_hash)
-
     def signal(
         self,
         instance_id: str,
@@ -201,7 +173,7 @@ class Client:
         """Send a signal; False when a signal with the same key was already taken."""
 
         def admit(status: str, table: Table) -> rt.Event:  # in the delivering transaction
-            _refuse_finished(instance_id, status, f"take the {kind} '{name}'")
+            refuse_finished(instance_id, status, f"take the {kind} '{name}'")
             fitted, problems = fit_payload(table, kind, name, payload)  # ISO-8601 text as ms
             if problems:
                 raise InvalidValue(f"the {kind} '{name}'", problems)
@@ -228,7 +200,7 @@ class Client:
             text = correlation_text(correlation)
         except ValueError as err:
             raise InvalidValue("the correlation", [str(err)]) from err
-        if not 0 <= ttl_ms <= _LONGEST_MS:
+        if not 0 <= ttl_ms <= LONGEST_MS:
             raise InvalidValue("the TTL", ["must be between 0 and 100 years"])
         # It goes only to instances whose own version's declaration it fits, each taking
         # it as that declaration reads it (``store.messages``): it is kept as given.
@@ -317,221 +289,6 @@ class Client:
         )
         return self.store.task(key)
 
-    # -- ops ---------------------------------------------------------------------------
-
-    def dead_letters(self, workflow: str | None = None) -> list[InstanceInfo]:
-        return self.store.instances(status=rt.Status.DEAD_LETTERED.value, workflow=workflow)
-
-    def cancel(self, instance_id: str, *, compensate: bool, reason: str | None) -> None:
-        info = self.store.instance(instance_id)
-        if info.status != rt.Status.DEAD_LETTERED.value:  # giving up on one is allowed
-            info, _ = self._running(instance_id, "be cancelled")
-        self._ops(
-            info.id, rt.CancelRequested(compensate, reason or "cancelled by an operator"), reason
-        )
-
-    def retry(self, instance_id: str, *, reason: str | None) -> None:
-        """Put a dead-lettered instance back to work from the step that failed."""
-        self._dead_lettered(instance_id, "retried")
-        self._ops(instance_id, rt.RetryFrom(None), reason)
-
-    def replay_from(
-        self,
-        instance_id: str,
-        step: str,
-        *,
-        input: Mapping[str, Value] | None = None,
-        reason: str | None,
-    ) -> None:
-        """Re-run a dead-lettered instance from ``step``, optionally with changed input."""
-        info = self._dead_lettered(instance_id, "replayed")
-        table = self.store.table_for(info.table_hash)
-        self._state(table, step)
-        failed = _compensations_at(info, table)
-        if failed and step not in failed:
-            raise IllegalAction(
-                f"instance '{instance_id}' is dead-lettered in its compensation "
-                f"'{failed[0]}': retry it, force-complete it or skip it (replay only "
-                f"from '{failed[0]}')"
-            )
-        if input is not None:
-            merged = {**info.input, **(info.instance.input if info.instance else {}), **input}
-            fitted, problems = fit_input(table, merged)  # ISO-8601 text of times as ms
-            if problems:
-                raise InvalidValue("the new input", problems)
-            input = {name: fitted[name] for name in input}
-        event = rt.RetryFrom(step, None if input is None else dict(input))
-        self._ops(instance_id, event, reason)
-
-    def force_complete(
-        self, instance_id: str, step: str, output: Mapping[str, Value], *, reason: str | None
-    ) -> None:
-        """Finish a step that waits (or dead-lettered) as if it completed with ``output``."""
-        info = self.store.instance(instance_id)
-        table = self.store.table_for(info.table_hash)
-        self._state(table, step)
-        inst = info.instance
-        dead = info.status == rt.Status.DEAD_LETTERED.value
-        if not dead and info.status in FINISHED:
-            raise IllegalAction(f"instance '{instance_id}' is {info.status}")
-        waiting = (
-            []
-            if inst is None
-            else [
-                t
-                for t in inst.tokens
-                if table.states[t.state].name == step and completable(t.waiting)
-            ]
-        )
-        if not waiting:
-            now = sorted({table.states[t.state].name for t in inst.tokens}) if inst else []
-            raise IllegalAction(
-                f"nothing waits at '{step}' in instance '{instance_id}'"
-                + (f" (it is at {', '.join(now)})" if now else "")
-            )
-        output, problems = fit_forced(table, step, waiting[0].waiting, output)  # ISO-8601
-        if problems:
-            raise InvalidValue(f"the output of {step}", problems)
-        self._ops(instance_id, rt.CompleteStep(step, dict(output)), reason)
-
-    def skip_compensation(self, instance_id: str, step: str, *, reason: str | None) -> None:
-        """Give up on the failed (or waiting) compensation at ``step``, for a reason that
-        is recorded; the remaining compensations then run, in order."""
-        if not (reason or "").strip():
-            raise IllegalAction("skipping a compensation needs a reason (--reason)")
-        assert reason is not None
-        info = self.store.instance(instance_id)
-        table = self.store.table_for(info.table_hash)
-        self._state(table, step)
-        if info.status not in (rt.Status.DEAD_LETTERED.value, rt.Status.COMPENSATING.value):
-            raise IllegalAction(
-                f"instance '{instance_id}' is {info.status}: it runs no compensation to skip"
-            )
-        waiting = _compensations_at(info, table)
-        if step not in waiting:
-            raise IllegalAction(
-                f"no compensation waits at '{step}' in instance '{instance_id}'"
-                + (f" (it waits at {', '.join(waiting)})" if waiting else "")
-            )
-        self._ops(instance_id, rt.SkipCompensation(step, reason), reason)
-
-    def fire_timers(
-        self, instance_id: str, *, timer: str | None = None, reason: str | None
-    ) -> list[str]:
-        """Fire an instance's pending timers now (one, or all): skip a sleep or a backoff.
-
-        The timer fires as it would have at its due time (a boundary timer takes
-        its path, a sleep ends); firing it again later is a no-op.
-        """
-        info, _ = self._running(instance_id, "have its timers fired")
-        timers = info.instance.timers if info.instance else ()
-        pending = [t.id for t in timers]
-        if timer is not None:
-            # Its id, or what `wf status` prints of it: its purpose (`boundary:0`, `sleep`).
-            chosen = [t.id for t in timers if timer == t.id] or [
-                t.id for t in timers if timer == t.purpose
-            ]
-            if len(chosen) != 1:
-                what = "several pending timers" if chosen else "no pending timer"
-                raise IllegalAction(
-                    f"instance '{instance_id}' has {what} '{timer}'"
-                    + (f" (pending: {', '.join(pending)})" if pending else "")
-                )
-            pending = chosen
-        if not pending:
-            raise IllegalAction(f"instance '{instance_id}' has no pending timers")
-        for tid in pending:
-            self.store.deliver(
-                instance_id,
-                rt.TimerFired(tid),
-                dedupe_key=timer_delivery(tid),
-                actor=self.actor,
-                reason=reason,
-            )
-        return pending
-
-    def purge(
-        self,
-        older_than_ms: int,
-        *,
-        statuses: Sequence[str] = ENDED,
-        workflow: str | None = None,
-        dry_run: bool = False,
-        batch: int = 500,
-        reason: str | None = None,
-    ) -> Purged:
-        """Delete the instances that ended more than ``older_than_ms`` ago, with their
-        rows, a batch per transaction (workers go on between batches); the totals."""
-        if not 0 <= older_than_ms <= _LONGEST_MS or batch < 1:
-            raise ValueError("the age must be between 0 and 100 years and the batch >= 1")
-        if workflow is not None and workflow not in {v.name for v in self.store.versions()}:
-            raise UnknownWorkflow(f"no workflow '{workflow}' is deployed")
-        before = self.store.now() - older_than_ms
-        ids: list[str] = []
-        rows: dict[str, int] = {}
-        while True:
-            part = self.store.purge(
-                ended_before=before,
-                statuses=statuses,
-                workflow=workflow,
-                limit=batch,
-                dry_run=dry_run,
-            )
-            ids += part.instances
-            for table, n in part.rows.items():
-                rows[table] = rows.get(table, 0) + n
-            if not part.more:
-                log.info(
-                    "purged" if not dry_run else "purge dry run",
-                    extra={
-                        "instances": rows.get("wf_instance", 0),
-                        "actor": self.actor,
-                        "reason": reason,
-                    },
-                )
-                return Purged(tuple(ids), rows, more=False)
-
-    def _dead_lettered(self, instance_id: str, action: str) -> InstanceInfo:
-        info = self.store.instance(instance_id)
-        if info.status != rt.Status.DEAD_LETTERED.value:
-            raise IllegalAction(
-                f"instance '{instance_id}' is {info.status}; only dead-lettered instances "
-                f"can be {action}"
-            )
-        return info
-
-    @staticmethod
-    def _state(table: Table, step: str) -> None:
-        names = [s.name for s in table.states]
-        if step not in names:
-            raise IllegalAction(
-                f"{table.workflow} v{table.version} has no step '{step}' "
-                f"(steps: {', '.join(names)})"
-            )
-
-    def _ops(self, instance_id: str, event: rt.Event, reason: str | None) -> None:
-        """Deliver an ops action, unless another is still waiting for a worker: the
-        second would act on a state the first is about to change."""
-
-        unreadable = self.store.instance(instance_id).unreadable
-        if unreadable:  # no worker can step it: the delivery would wait forever
-            raise IllegalAction(
-                f"instance '{instance_id}' cannot be stepped ({unreadable}): repair its "
-                "stored state, or purge it"
-            )
-
-        def refuse(waiting: rt.Event, actor: str | None) -> None:
-            if type(waiting) in _OPS_EVENTS:
-                raise IllegalAction(
-                    f"instance '{instance_id}' already has a {_OPS_EVENTS[type(waiting)]} "
-                    f"waiting for a worker (asked by {actor or 'someone'}): run a worker, "
-                    "then look again"
-                )
-
-        self.store.deliver(
-            instance_id, event, actor=self.actor, reason=reason, unless_pending=refuse
-        )
-
     # -- reading -------------------------------------------------------------------------
 
     def history_document(self, instance_id: str) -> dict[str, Any]:
@@ -562,13 +319,6 @@ def _source_text(path: str | None) -> str | None:
             return file.read()
     except (OSError, UnicodeDecodeError):
         return None
-
-
-def _compensations_at(info: InstanceInfo, table: Table) -> list[str]:
-    """The steps where the instance's compensations wait (a failed one, when it is
-    dead-lettered in its saga)."""
-    tokens = info.instance.tokens if info.instance is not None else ()
-    return [table.states[t.state].name for t in tokens if t.compensating and completable(t.waiting)]
 
 
 __all__ = ["Client", "Deployment", "InvalidValue", "UnknownInstance", "default_actor"]

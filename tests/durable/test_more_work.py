@@ -11,8 +11,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import Any
+
+import pytest
 
 from wflang.durable.worker import Worker
+from wflang.runtime import instance as rt
 from wflang.runtime.ir import Value
 from wflang.store import Store
 from wflang.store.records import Advanced
@@ -142,3 +146,72 @@ def test_a_carried_step_that_frees_its_slot_says_whether_work_is_left(
     }  # fmt: skip
     ended = [a for a in advances if a.finished]
     assert [(a.finished, a.more) for a in ended] == [(("c2",), True), (("c3",), False)]
+
+
+def test_run_until_idle_goes_on_when_the_calls_it_looked_at_were_cancelled(
+    store_url: str, make_store: Callable[..., Store], clock: VirtualClock
+) -> None:
+    """A worker with one slot looks at one due call; if the step it takes cancels that
+    call (its instance was cancelled), others may still be due: the advance says so
+    (``Claims.crowded``) and ``run_until_idle`` goes on (was: it stopped, leaving b's
+    first call ready; found by review)."""
+    from wflang.durable.client import Client
+
+    store = make_store(store_url, clock=clock)
+    client = Client(store, actor="t")
+    client.deploy(fixture_table("chain"))
+    for iid in ("a", "b"):
+        client.start("chain", {}, instance_id=iid)
+    store.advance("w0", instances=5, claim=0)  # both started, their first calls left ready
+    client.cancel("a", compensate=False, reason="x")
+
+    def op(**kw: Value) -> dict[str, Value]:
+        return {"value": 1}
+
+    Worker(store, {"svc.op": op}, concurrency=1, batch=32).run_until_idle()
+    assert (store.instance("a").status, store.instance("b").status) == ("cancelled", "completed")
+
+
+def test_run_until_idle_goes_on_after_a_dead_letter_with_events_left(
+    store_url: str, make_store: Callable[..., Store], clock: VirtualClock,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """The careful path dead-letters an instance at the event it cannot step and leaves
+    the events after it in its inbox, due now: the advance says work may be left, and
+    ``run_until_idle`` takes them (was: it stopped; found by review)."""
+    from wflang.durable.client import Client
+    from wflang.runtime import step as steps
+
+    store = make_store(store_url, clock=clock)
+    client = Client(store, actor="t")
+    client.deploy(fixture_table("approval"))
+    client.start("approval", {"id": "x"}, instance_id="a1")
+    worker = Worker(store, {}, concurrency=4, batch=32)
+    worker.run_until_idle()
+    client.signal("a1", "approve", {"approved": True, "by": "p1"}, key="k1")
+    client.signal("a1", "approve", {"approved": True, "by": "p2"}, key="k2")
+    step = steps.step
+
+    def poisoned(table: Any, inst: Any, event: Any, now: int, limits: Any) -> Any:
+        if isinstance(event, rt.SignalReceived) and event.key == "k1":
+            raise ZeroDivisionError("poison")
+        return step(table, inst, event, now, limits)
+
+    monkeypatch.setattr(steps, "step", poisoned)
+    worker.run_until_idle()
+    assert store.instance("a1").status == "dead_lettered"
+    assert worker.run_until_idle() == 0  # the second signal was taken the first time
+    assert store.pending("a1") == []
+
+
+def test_a_worker_that_takes_no_instance_starts_none(
+    store_url: str, make_store: Callable[..., Store], clock: VirtualClock
+) -> None:
+    """An advance that may take no instance (a worker stopping) carries no start either
+    (found by review)."""
+    store = make_store(store_url, clock=clock)
+    store.deploy(fixture_table("chain"))
+    store.advance("w", instances=5, claim=5)  # carrying allowed from here
+    store.create(store.deployed("chain"), {}, "c1")
+    assert store.advance("w", instances=0, claim=0).transitions == 0
+    assert store.instance("c1").status == "pending"

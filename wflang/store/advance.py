@@ -112,6 +112,7 @@ class Advance(Careful):
         self.more = self.carried = False  # ``Advanced.more``; a carried step's
         #: a carried step's answer to whether anything is due for the slot it frees
         self.probed: Pending | None = None
+        self.clock_sql = ""  # a carried step's: the database's clock, if it is the store's
 
     def run(
         self, results: Sequence[TaskResult], limit: int, hinted: Sequence[str] = ()
@@ -190,6 +191,7 @@ class Advance(Careful):
         if guard:
             self.tx = self.guarded = carried_step.Guarded(self.tx, guard)
         self.carried = True  # it looks for no other work (nor due calls) but ``probed``
+        self.clock_sql = clock_sql
         self.claims.start(self.now)
         row, r = c.row, c.result
         w = Work(row.id, row, self.catalog.table_for(self.tx, row.hash), c.instance)
@@ -228,6 +230,7 @@ class Advance(Careful):
             more=self.more
             or self.scheduled > 0
             or self.claims.interrupted
+            or self.claims.crowded
             or (self.carried and self.probed is None),
         )
 
@@ -477,7 +480,9 @@ class Advance(Careful):
         if self.carried and self.claims.left > 0 and not self.claims.eager:
             # The slot it frees: whether anything is due for it (``Store.advance`` reads
             # the answer after the commit), as the statement's answer, no round trip more.
-            probe, params = self.claims.due_probe(self.now)
+            # At the database's clock (the step's own time may be a little behind it).
+            at: reads.At = (self.clock_sql, ()) if self.clock_sql else ("?", (self.now,))
+            probe, params = self.claims.due_probe(at, next(iter(self.rows)))
             self.probed = self.tx.send(*fused(carried, probe, params, guard))
         else:
             self.claims.flush(carried, guard)

@@ -74,6 +74,7 @@ class Careful:
     outbox: list[tuple[Param, ...]]
     scheduled: int
     transitions: int
+    more: bool
 
     def _step(self, w: Work) -> None:
         raise NotImplementedError
@@ -125,6 +126,7 @@ class Careful:
                 if self.unavailable(err):
                     raise
                 self._dead_letter(one, item, err)
+                self.more = True  # the events after it wait in its inbox, due now
                 return
             inst = self.decoded[w.id]
 

@@ -72,6 +72,8 @@ class Claims:
         self.sent: set[str] = set()  # the keys they tried
         self.candidates: list[Pending] | None = None  # the due calls asked for (``send_due``)
         self.interrupted = False  # an inbox row due now (``interrupt``)
+        self.asked = 0  # how many due calls each of ``due_queries`` asked for
+        self.crowded = False  # as many came: more may be due than were looked at
 
     def start(self, now: int) -> None:
         """The time of the transaction (known once its first answers are in)."""
@@ -156,6 +158,7 @@ class Claims:
         n, services = self.left, self.services
         if n <= 0 or services == []:
             return []
+        self.asked = n
         now, now_params = at
         only = "" if services is None else f" AND service IN ({placeholders(len(services))})"
         params: tuple[Param, ...] = tuple(services or ())
@@ -179,25 +182,28 @@ class Claims:
             ),
         ]
 
-    def due_probe(self, now: int) -> tuple[str, tuple[Param, ...]]:
-        """One query, 1 if anything is due at ``now`` for a worker (an instance's timer or
-        inbox row, a call of its services ready or whose lease expired: what an
-        ``advance`` locks or claims), else 0. Rows others hold count too: it may say 1
-        for nothing, never 0 for something."""
+    def due_probe(self, at: At, instance_id: str) -> tuple[str, tuple[Param, ...]]:
+        """One query, 1 if anything is due at ``at`` for a worker (another instance's timer
+        or wake-up, an inbox row, a call of its services ready or whose lease expired:
+        what an ``advance`` locks or claims), else 0; ``instance_id``: the instance the
+        transaction steps (its row, as it was, may say it is due: its start). Rows others
+        hold count too: it may say 1 for nothing, never 0 for something."""
+        now, p = at
         only = (
             "" if self.services is None else f" AND service IN ({placeholders(len(self.services))})"
         )
         calls = (
             ""
             if self.services == []
-            else f" OR EXISTS (SELECT 1 FROM wf_task WHERE {_DUE.format(now='?')}{only})"
+            else f" OR EXISTS (SELECT 1 FROM wf_task WHERE {_DUE.format(now=now)}{only})"
         )
         sql = (
-            "SELECT CASE WHEN EXISTS (SELECT 1 FROM wf_instance WHERE wake_at <= ?) "
-            "OR EXISTS (SELECT 1 FROM wf_inbox WHERE consumed_seq IS NULL AND available_at <= ?)"
-            f"{calls} THEN 1 ELSE 0 END"
+            f"SELECT CASE WHEN EXISTS (SELECT 1 FROM wf_instance WHERE wake_at <= {now} "
+            "AND id <> ?) OR EXISTS (SELECT 1 FROM wf_inbox WHERE consumed_seq IS NULL "
+            f"AND available_at <= {now}){calls} THEN 1 ELSE 0 END"
         )
-        return sql, (now, now, *((now, now, *(self.services or ())) if calls else ()))
+        due_calls = (*p, *p, *(self.services or ())) if calls else ()
+        return sql, (*p, instance_id, *p, *due_calls)
 
     def found(self, candidates: list[Pending]) -> None:
         """The answers of ``due_queries`` sent by another statement."""
@@ -210,7 +216,11 @@ class Claims:
             return ()
         if self.candidates is None:  # not asked with the first reads: now, then
             self.send_due(("?", (self.now,)))
-        keys = [rows.text(k) for answer in self.candidates or () for (k,) in answer()][: self.left]
+        found = [[rows.text(k) for (k,) in answer()] for answer in self.candidates or ()]
+        # A query that came back full may have left due calls out (``Advanced.more``),
+        # which a slot freed by a call this transaction cancels would not take.
+        self.crowded = any(len(part) >= self.asked for part in found)
+        keys = [k for part in found for k in part][: self.left]
         if not keys:
             return ()
         leased = self.tx.query(

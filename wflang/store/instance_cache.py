@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping, Sequence
 
 from wflang.runtime import instance as rt
@@ -17,7 +18,9 @@ class InstanceCache:
         self.size = size
         self._decoded: dict[str, tuple[rt.Instance, rows.Locked | None]] = {}
         #: the rows of instances this process created that nobody has stepped here yet
+        #: (a client's threads add to it while a worker's take from it: ``_lock``)
         self._created: dict[str, rows.Locked] = {}
+        self._lock = threading.Lock()
 
     def get(self, instance_id: str, seq: int) -> rt.Instance | None:
         """The instance, if nobody stepped it since this process did."""
@@ -36,16 +39,16 @@ class InstanceCache:
         """An instance this process has just created, its row as written. Only the last
         two are kept (a row holds the input): one is all a start carried needs, and of
         two or more the general path starts them together."""
-        self._created[row.id] = row
-        while len(self._created) > 2:
-            del self._created[next(iter(self._created))]
+        with self._lock:
+            self._created[row.id] = row
+            while len(self._created) > 2:
+                del self._created[next(iter(self._created))]
 
     def fresh(self) -> rows.Locked | None:
         """The row of the one instance this process created and has not stepped, if
         there is just one: its start can be carried (more are for the general path)."""
-        if len(self._created) != 1:
-            return None
-        return next(iter(self._created.values()))
+        with self._lock:
+            return next(iter(self._created.values())) if len(self._created) == 1 else None
 
     def remember(
         self, decoded: Mapping[str, rt.Instance], written: Mapping[str, rows.Locked] | None = None
@@ -53,8 +56,10 @@ class InstanceCache:
         """Keep what a committed transaction stepped (not what has finished), with the
         rows it ``written``, as they are now."""
         cache = self._decoded
+        with self._lock:
+            for iid in decoded:
+                self._created.pop(iid, None)
         for iid, inst in decoded.items():
-            self._created.pop(iid, None)
             cache.pop(iid, None)
             if not inst.status.finished:
                 cache[iid] = (inst, None if written is None else written.get(iid))
@@ -62,6 +67,8 @@ class InstanceCache:
             del cache[next(iter(cache))]  # the least recently stepped
 
     def forget(self, ids: Sequence[str]) -> None:
+        with self._lock:
+            for iid in ids:
+                self._created.pop(iid, None)
         for iid in ids:
             self._decoded.pop(iid, None)
-            self._created.pop(iid, None)

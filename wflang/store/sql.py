@@ -488,7 +488,7 @@ class Store:
 
             return body
 
-        advanced = self._carried(results, hinted, run)
+        advanced = self._carried(results, hinted, run, starts=instances > 0)
         if advanced is None:
             try:
                 advanced = self._write(run(careful=False))
@@ -514,10 +514,14 @@ class Store:
         results: Sequence[TaskResult],
         hinted: Sequence[str],
         run: Callable[[bool, carried.Carry | None, int], Callable[[Tx], Advanced]],
+        *,
+        starts: bool,
     ) -> Advanced | None:
         """Commit ``results`` as a carried step (``wflang.store.carried``), if it can be
-        and nothing moved; None: the general path must run."""
-        c = carried.carry(self.cache, self.catalog, results, hinted) if self.carries else None
+        and nothing moved; None: the general path must run. ``starts``: a start may be
+        carried (not for a worker that takes no instance: one that is stopping)."""
+        may = self.carries and (starts or bool(results))
+        c = carried.carry(self.cache, self.catalog, results, hinted) if may else None
         if c is None:
             return None
         if self.clock is not None or self.dialect.local_clock:

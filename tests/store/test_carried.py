@@ -225,21 +225,33 @@ def test_a_result_whose_lease_was_lost_is_refused_as_on_the_general_path(
     assert len(keys) == len(set(keys)) == 5
 
 
+@contextlib.contextmanager
+def on_the_database_s_clock(
+    url: str, monkeypatch: pytest.MonkeyPatch, table: Any
+) -> Iterator[tuple[Store, Spy]]:
+    """A migrated PostgreSQL store on the database's clock (no virtual one), ``table``
+    deployed, with a ``Spy``; carrying is not ended by time (``CARRY_MS``: an estimate
+    made wrong on purpose, or a loaded machine, would end it), the guard is tested."""
+    if not url.startswith("postgresql"):
+        pytest.skip("SQLite's clock is this machine's: nothing to estimate")
+    spy = Spy(monkeypatch)
+    monkeypatch.setattr(carried, "CARRY_MS", 3_600_000)
+    store = open_store(url, pool=2)
+    try:
+        store.migrate()
+        store.deploy(table)
+        yield store, spy
+    finally:
+        store.close()
+
+
 def test_a_carried_step_s_time_is_checked_against_the_database_s_clock(
     url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """With the database's clock (no virtual one), a carried step's time is this
     machine's clock plus the offset the last general advance measured; the guard refuses
     one that is after the database's time or more than a second before it."""
-    if not url.startswith("postgresql"):
-        pytest.skip("SQLite's clock is this machine's: nothing to estimate")
-    spy = Spy(monkeypatch)
-    # the estimate 5 s ahead would end carrying by itself (CARRY_MS): the guard is tested
-    monkeypatch.setattr(carried, "CARRY_MS", 3_600_000)
-    store = open_store(url, pool=2)
-    try:
-        store.migrate()
-        store.deploy(CHAIN)
+    with on_the_database_s_clock(url, monkeypatch, CHAIN) as (store, spy):
         worker = Worker(store, {"s.op": ok}, concurrency=1)
         skewed: list[Any] = []
 
@@ -258,8 +270,6 @@ def test_a_carried_step_s_time_is_checked_against_the_database_s_clock(
         assert (spy.guards, spy.moved) == (4, 1)
         ats = [r.entry.at for r in store.history("i1")]
         assert ats == sorted(ats)
-    finally:
-        store.close()
 
 
 STOPPABLE = table_of(
@@ -284,14 +294,7 @@ def test_a_signal_due_by_the_database_s_clock_is_not_missed(
     signal first (here it stops the task it interrupts). Was: the guard compared the
     inbox row with the estimate, the result was committed first, and the boundary
     signal was missed (the instance completed)."""
-    if not url.startswith("postgresql"):
-        pytest.skip("SQLite's clock is this machine's: nothing to estimate")
-    spy = Spy(monkeypatch)
-    monkeypatch.setattr(carried, "CARRY_MS", 3_600_000)  # the guard is tested
-    store = open_store(url, pool=2)
-    try:
-        store.migrate()
-        store.deploy(STOPPABLE)
+    with on_the_database_s_clock(url, monkeypatch, STOPPABLE) as (store, spy):
         client = Client(store)
 
         def stopping(task: TaskCall, **kw: Value) -> dict[str, Value]:
@@ -313,8 +316,6 @@ def test_a_signal_due_by_the_database_s_clock_is_not_missed(
         worker.run_until_idle()
         assert store.instance("i1").status == "cancelled"
         assert (spy.guards, spy.moved) == (1, 1)  # a's result: moved, then general
-    finally:
-        store.close()
 
 
 def test_carried_steps_on_the_database_s_clock_are_not_ahead_of_it(
@@ -324,15 +325,7 @@ def test_carried_steps_on_the_database_s_clock_are_not_ahead_of_it(
     millisecond against this machine's floored: taken as it is, about one carried step in
     thirty was a millisecond ahead of the database and failed its guard (a wasted round
     trip, then the general path). Kept back by ``ROUNDING_MS``, none is."""
-    if not url.startswith("postgresql"):
-        pytest.skip("SQLite's clock is this machine's: nothing to estimate")
-    spy = Spy(monkeypatch)
-    # a loaded machine may let more than CARRY_MS pass between steps: the clock is tested
-    monkeypatch.setattr(carried, "CARRY_MS", 3_600_000)
-    store = open_store(url, pool=2)
-    try:
-        store.migrate()
-        store.deploy(CHAIN)
+    with on_the_database_s_clock(url, monkeypatch, CHAIN) as (store, spy):
         worker = Worker(store, {"s.op": ok}, concurrency=1)
         for i in range(40):
             store.create(store.deployed("chain"), {}, f"i{i}")
@@ -343,8 +336,6 @@ def test_carried_steps_on_the_database_s_clock_are_not_ahead_of_it(
         # carried step that ends its instance asks whether anything else is due): 200
         # steps, 196 carried, none moved
         assert (spy.guards, spy.moved) == (196, 0)
-    finally:
-        store.close()
 
 
 def test_a_carried_step_is_only_tried_where_it_can_be(store: Store) -> None:

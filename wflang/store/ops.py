@@ -55,7 +55,7 @@ def create(
     workflow: str,
     version: int,
     table_hash: str,
-    input: Mapping[str, Value],
+    input_text: str,
     instance_id: str,
     now: int | str,
     actor: str | None,
@@ -75,7 +75,7 @@ def create(
         "ON CONFLICT (id) DO NOTHING RETURNING id, created_at"
     )
     params: tuple[Param, ...] = (
-        instance_id, workflow, version, table_hash, PENDING, codec.dumps(dict(input)),
+        instance_id, workflow, version, table_hash, PENDING, input_text,
         instance_seed(instance_id), *at, *at, *at, actor, reason,
     )  # fmt: skip
     if dialect.notify:  # a worker is woken only if the row was written

@@ -225,13 +225,14 @@ class Store:
         gets the same instance, not a second one.
         """
 
+        text = codec.dumps(dict(input))  # as stored, and as the cache keeps it
+
         def run(tx: Tx) -> Pending:
-            # The database's clock in the insert (the same in its three columns), not
-            # read by a statement of its own.
+            # the database's clock in the insert (in its 3 columns), not read on its own
             local = self.clock is not None or self.dialect.local_clock
             inserted = ops.create(
                 tx, self.dialect, workflow=deployed.name, version=deployed.version,
-                table_hash=deployed.hash, input=input, instance_id=instance_id,
+                table_hash=deployed.hash, input_text=text, instance_id=instance_id,
                 now=self.now() if local else self.dialect.tx_now, actor=actor, reason=reason,
             )  # fmt: skip
             if not self.dialect.notify and inbox.written(inserted):  # else it announced
@@ -242,7 +243,7 @@ class Store:
         if written:  # as written, for a worker here to start without reading it back
             at = rows.integer(written[0][-1])
             self.cache.created(rows.Locked(
-                instance_id, deployed.hash, -1, None, codec.dumps(dict(input)),
+                instance_id, deployed.hash, -1, None, text,
                 instance_seed(instance_id), None, None, actor, reason, PENDING, at, None, at,
             ))  # fmt: skip
             return True
@@ -488,7 +489,7 @@ class Store:
 
             return body
 
-        advanced = self._carried(results, hinted, run, starts=instances > 0)
+        advanced = self._carried(results, hinted, run, starts=instances > 0)  # not stopping
         if advanced is None:
             try:
                 advanced = self._write(run(careful=False))
@@ -517,9 +518,8 @@ class Store:
         *,
         starts: bool,
     ) -> Advanced | None:
-        """Commit ``results`` as a carried step (``wflang.store.carried``), if it can be
-        and nothing moved; None: the general path must run. ``starts``: a start may be
-        carried (not for a worker that takes no instance: one that is stopping)."""
+        """Commit ``results`` (or, if ``starts``, a start) as a carried step, if it can be
+        and nothing moved (``wflang.store.carried``); None: the general path must run."""
         may = self.carries and (starts or bool(results))
         c = carried.carry(self.cache, self.catalog, results, hinted) if may else None
         if c is None:

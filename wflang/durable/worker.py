@@ -47,6 +47,7 @@ from wflang.runtime.lifecycle import StatusHook, notify
 from wflang.runtime.limits import DEFAULT as DEFAULT_LIMITS
 from wflang.runtime.limits import Limits
 from wflang.runtime.outcome import Handler, TaskCall, call_handler, pending, returned
+from wflang.store import inbox
 from wflang.store.records import Advanced, ClaimedTask, TaskResult
 from wflang.store.sql import Store
 from wflang.store.status import StatusRows
@@ -190,10 +191,14 @@ class Worker:
         self.stop_event = threading.Event()
         self.wake = threading.Event()
         self._results: queue.SimpleQueue[TaskResult] = queue.SimpleQueue()
-        #: Instances announced with work by a delivery (LISTEN/NOTIFY's payload): their
-        #: inboxes are read with the next advance's first reads. The oldest are let go
-        #: when many come at once: the advance finds those by itself, one read later.
-        self._hinted: collections.deque[str] = collections.deque(maxlen=_HINTS_KEPT)
+        #: Instances announced with work by a delivery (LISTEN/NOTIFY's payload), with
+        #: the inbox row announced if the payload carries it (``inbox.announced``): their
+        #: inboxes are read with the next advance's first reads (or, a lone row, taken
+        #: as announced: ``wflang.store.carried``). The oldest are let go when many come
+        #: at once: the advance finds those by itself, one read later.
+        self._hinted: collections.deque[tuple[str, inbox.Announced | None]] = collections.deque(
+            maxlen=_HINTS_KEPT
+        )
         self._running: dict[str, tuple[int, Future[None]]] = {}
         self._services: dict[str, str] = {}  # task key -> service, for the outcome counters
         _freeze_startup_objects()
@@ -206,6 +211,7 @@ class Worker:
         claim: int,
         instances: int,
         hinted: Sequence[str] = (),
+        delivered: Sequence[inbox.Announced] = (),
     ) -> Advanced:
         adv = self.store.advance(
             self.id,
@@ -219,6 +225,7 @@ class Worker:
             status_rows=self.lifecycle_outbox,
             history=self.history,
             hinted=hinted,
+            delivered=delivered,
         )
         if adv.transitions:
             faults.hit("transition.after-commit")
@@ -317,9 +324,11 @@ class Worker:
                     break
                 results = kept + self._take_results()
                 free = 0 if stopping else self.concurrency - len(self._running)
-                hinted = self._take_hints()
+                hinted, delivered = self._take_hints()
                 try:
-                    adv = self._advance(results, free, 0 if stopping else self.batch, hinted)
+                    adv = self._advance(
+                        results, free, 0 if stopping else self.batch, hinted, delivered
+                    )
                 except Exception:  # the database is down or refused: keep going
                     failures += 1
                     pause = min(0.05 * 2**failures, 10.0)
@@ -383,7 +392,7 @@ class Worker:
                         pause = 0.0
                     for note in conn.notifies(timeout=0.5):
                         if note.payload:  # the instance a delivery was for
-                            self._hinted.append(note.payload)
+                            self._hinted.append(inbox.announced(note.payload))
                         self.wake.set()
                 except Exception:  # the connection is gone: open another one
                     if pause == 0.0:
@@ -435,11 +444,16 @@ class Worker:
             self._running.pop(r.key, None)
         return results
 
-    def _take_hints(self) -> list[str]:
+    def _take_hints(self) -> tuple[list[str], list[inbox.Announced]]:
+        """The instances announced (up to a batch) and the inbox rows announced with them."""
         hinted: list[str] = []
+        delivered: list[inbox.Announced] = []
         while self._hinted and len(hinted) < self.batch:
-            hinted.append(self._hinted.popleft())  # atomic: the listening thread appends
-        return hinted
+            iid, row = self._hinted.popleft()  # atomic: the listening thread appends
+            hinted.append(iid)
+            if row is not None:
+                delivered.append(row)
+        return hinted, delivered
 
     def _heartbeat(self) -> None:
         leases = [(key, epoch) for key, (epoch, _) in self._running.items()]

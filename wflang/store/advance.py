@@ -37,7 +37,7 @@ from wflang.runtime.table import asynchronous
 from wflang.runtime.waiting import waiting_on
 from wflang.store import carried as carried_step
 from wflang.store import compaction, inbox, messages, reads, rows
-from wflang.store.backend import Dialect, Param, Pending, Tx, chunks, fused, placeholders
+from wflang.store.backend import Dialect, Param, Pending, Row, Tx, chunks, fused, placeholders
 from wflang.store.careful import Careful, Done, Poisoned, Work
 from wflang.store.catalog import Catalog
 from wflang.store.claims import Claims
@@ -197,6 +197,10 @@ class Advance(Careful):
         w = Work(row.id, row, self.catalog.table_for(self.tx, row.hash), c.instance)
         self.rows[row.id] = row
         work = {row.id: w}
+        if c.delivery is not None:  # an inbox row, as announced (``carried.carry``)
+            delivery: list[Row] = [c.delivery]
+            self._gather(work, [], (lambda: delivery,))
+            return self._conclude(work, 0, 0)
         if r is None:  # the start of an instance this process created
             self._gather(work, [], ())
             return self._conclude(work, 0, 0)

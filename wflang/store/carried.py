@@ -22,7 +22,11 @@ asynchronous call's handing-off, and not when deliveries were announced (``hinte
 the general path reads those inboxes. So does the start of the one instance this process
 created and nobody has stepped yet (``InstanceCache.created``), when no result comes:
 an application that starts a workflow and runs it (the embedded worker) starts it
-without reading back the row it has just written; its guard has no call to fence. The
+without reading back the row it has just written; its guard has no call to fence. And
+so does a lone inbox row announced with its content (``inbox.announcing``: PostgreSQL's
+notification carries it) for an instance this process stepped last: an idle worker
+woken by a signal steps it without reading it (one round trip, not two), its guard
+checking that the row is there as announced, unconsumed and the only one due. The
 general path also finds other instances' due work, which a carried step does not look
 for: ``Carrying`` lets a worker carry steps for a short while at a time only
 (``CARRY_MS``), so none waits long for it.
@@ -30,6 +34,7 @@ for: ``Carrying`` lets a worker carry steps for a short while at a time only
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 
 from attrs import frozen
@@ -37,7 +42,7 @@ from attrs import frozen
 from wflang.runtime import instance as rt
 from wflang.runtime.keys import parse_task_key
 from wflang.runtime.table import asynchronous
-from wflang.store import rows
+from wflang.store import inbox, rows
 from wflang.store.backend import MOVED_SQLSTATE, Dialect, Named, Param, Pending, Row, Tx, fused
 from wflang.store.catalog import Catalog
 from wflang.store.instance_cache import InstanceCache
@@ -71,19 +76,28 @@ class Moved(Exception):
 @frozen
 class Carry:
     """A result whose step can be carried: the instance as this process committed it;
-    or, with no result, the start of an instance this process created (``instance``
-    None, its row as created)."""
+    or, with no result, an inbox row announced with its content (``delivery``, in
+    ``rows.INBOX_COLUMNS``; the instance as this process committed it), or the start of
+    an instance this process created (``instance`` None, its row as created)."""
 
     result: TaskResult | None
     row: rows.Locked
     instance: rt.Instance | None
     node: str
+    delivery: inbox.Announced | None = None
 
 
 def carry(
-    cache: InstanceCache, catalog: Catalog, results: Sequence[TaskResult], hinted: Sequence[str]
+    cache: InstanceCache,
+    catalog: Catalog,
+    results: Sequence[TaskResult],
+    hinted: Sequence[str],
+    delivered: Sequence[inbox.Announced] = (),
 ) -> Carry | None:
-    """The ``Carry`` of ``results``, if its step can be carried (see the module)."""
+    """The ``Carry`` of ``results``, or of the inbox rows ``delivered`` (announced with
+    their content: ``inbox.announced``) if its step can be carried (see the module)."""
+    if not results and delivered:
+        return _delivery(cache, catalog, hinted, delivered)
     if not results and not hinted:
         fresh = cache.fresh()
         if fresh is None or catalog.cached(fresh.hash) is None:
@@ -108,6 +122,25 @@ def carry(
     return Carry(result, row, instance, parsed.node)
 
 
+def _delivery(
+    cache: InstanceCache,
+    catalog: Catalog,
+    hinted: Sequence[str],
+    delivered: Sequence[inbox.Announced],
+) -> Carry | None:
+    """A lone inbox row announced for the lone instance announced, of an instance this
+    process stepped last: its step is carried; anything more goes the general way."""
+    if len(hinted) != 1 or len(delivered) != 1 or delivered[0][1] != hinted[0]:
+        return None
+    held = cache.carried(hinted[0])
+    if held is None:
+        return None
+    row, instance = held
+    if catalog.cached(row.hash) is None:
+        return None
+    return Carry(None, row, instance, "", delivered[0])
+
+
 class Carrying:
     """When a store carries steps, and the time it steps them at (``now``)."""
 
@@ -122,6 +155,23 @@ class Carrying:
         self.general_at, self.in_a_row = at, 0
         if offset is not None:
             self.offset = offset - ROUNDING_MS
+
+    def time_for(self, c: Carry, own: int | None) -> int | None:
+        """The time to step ``c`` at: ``own``, the store's own clock, if it has one; else
+        the database's clock as the last general advance found it (not before the row's
+        last change, nor before the inbox row it steps was due). None: it is not to be
+        carried now. A delivery is carried whenever it comes: an idle worker woken by it
+        looks for other work right after it (``Advanced.more``, or its probe), as a worker
+        that carries a chain's steps does only once ``CARRY_MS`` have passed."""
+        if own is not None:
+            at = own
+        elif self.offset is None:
+            return None
+        else:
+            at = max(time.time_ns() // 1_000_000 + self.offset, c.row.updated_at)
+            if c.delivery is not None:
+                at = max(at, c.delivery[5])
+        return at if c.delivery is not None or self.allows(at) else None
 
     def allows(self, now: int) -> bool:
         """Whether a step may be carried at ``now``."""
@@ -175,6 +225,8 @@ def send_guard(tx: Tx, d: Dialect, c: Carry, now: int, clock_sql: str) -> list[N
     # this process may not know).
     same = "seq = ? AND status = ? AND updated_at <= ?"
     if not d.moved:  # one writer: checked at once, with the fence if there is a call
+        if c.delivery is not None:  # (announced only where the database notifies)
+            raise Moved(f"an inbox row of {row.id} announced where none is")
         unmoved = f"EXISTS (SELECT 1 FROM wf_instance WHERE id = ? AND {same}) AND NOT {inbox_due}"
         checks = (row.id, row.seq, row.status, now, row.id, now)
         if r is None:
@@ -188,16 +240,28 @@ def send_guard(tx: Tx, d: Dialect, c: Carry, now: int, clock_sql: str) -> list[N
     # due by the database's clock, as the general path (which steps at it) would take it
     # first: no inbox row (a signal sent just before the result, by the handler itself,
     # was missed) and no timer (the step fires those due at ``now`` itself).
+    due_at, at = (clock_sql, ()) if clock_sql else ("?", (now,))
     unmoved = same
-    at: tuple[Param, ...] = (now,)
-    if clock_sql:
-        if r is not None:  # (a start's ``wake_at`` is its creation: it has no timer yet)
-            unmoved += f" AND (wake_at IS NULL OR wake_at > {clock_sql})"
-        inbox_due = inbox_due.replace("available_at <= ?", f"available_at <= {clock_sql}")
-        at = ()
+    if clock_sql and c.instance is not None:  # (a start's ``wake_at`` is its creation)
+        unmoved += f" AND (wake_at IS NULL OR wake_at > {clock_sql})"
     fenced: list[Named] = (
         [] if r is None else [("wf_fenced", f"{fence} RETURNING key", fence_params)]
     )
+    holds = f"EXISTS (SELECT 1 FROM wf_held WHERE {unmoved})"
+    params: tuple[Param, ...] = (row.seq, row.status, now)
+    if fenced:
+        holds += " AND EXISTS (SELECT 1 FROM wf_fenced)"
+    due = f"{inbox_due.replace('available_at <= ?', f'available_at <= {due_at}')}"
+    params = (*params, row.id, *at)
+    if c.delivery is not None:  # the row announced is there, as announced, and alone due
+        rid, _, event, actor, reason, _ = c.delivery
+        due = due[:-1] + " AND id <> ?)"
+        holds += (
+            " AND EXISTS (SELECT 1 FROM wf_inbox WHERE id = ? AND instance_id = ? AND "
+            f"consumed_seq IS NULL AND available_at <= {due_at} AND event = ? AND "
+            "actor IS NOT DISTINCT FROM ? AND reason IS NOT DISTINCT FROM ?)"
+        )
+        params = (*params[:3], rid, row.id, *at, event, actor, reason, *params[3:], rid)
     return [
         (
             "wf_held",
@@ -207,10 +271,8 @@ def send_guard(tx: Tx, d: Dialect, c: Carry, now: int, clock_sql: str) -> list[N
         *fenced,
         (
             "wf_guard",
-            f"SELECT {d.moved} AS moved WHERE NOT (EXISTS (SELECT 1 FROM wf_held WHERE "
-            f"{unmoved}){' AND EXISTS (SELECT 1 FROM wf_fenced)' if fenced else ''} "
-            f"AND NOT {inbox_due}{clock})",
-            (row.seq, row.status, now, row.id, *at, *((now,) if clock_sql else ())),
+            f"SELECT {d.moved} AS moved WHERE NOT ({holds} AND NOT {due}{clock})",
+            (*params, *((now,) if clock_sql else ())),
         ),
     ]
 

@@ -9,6 +9,8 @@ a second row with the same key for the same instance is not written.
 
 from __future__ import annotations
 
+import json
+
 from wflang.runtime import codec
 from wflang.runtime import instance as rt
 from wflang.store.backend import Param, Pending, Tx
@@ -34,14 +36,64 @@ def put(
     the result (``Tx.send``: on PostgreSQL it may come with a later statement, the
     COMMIT), is a row if it was written, none if its dedupe key was already there
     (nothing is written): ``written`` says which. ``announce``: the dialect's
-    notification (``Dialect.notify``), sent by the same statement with the instance's
-    id if the row is written (as ``hint`` would, one statement fewer)."""
-    sql = _PUT + " RETURNING id"
+    notification (``Dialect.notify``), sent by the same statement with the row itself
+    if it is written (``announcing``; as ``hint`` would, one statement fewer)."""
     params: tuple[Param, ...] = (instance_id, codec.dump_event(event), dedupe_key, actor,
                                  reason, at)  # fmt: skip
     if announce:
-        sql, params = f"WITH wf_put AS ({sql}) {announce} FROM wf_put", (*params, instance_id)
-    return tx.send(sql, params)
+        return tx.send(f"WITH wf_put AS ({_PUT} {RETURNING}) {announcing(announce)}", params)
+    return tx.send(_PUT + " RETURNING id", params)
+
+
+#: What an inbox row written in a ``wf_put`` query returns for ``announcing``.
+RETURNING = "RETURNING id, instance_id, event, actor, reason, available_at"
+#: An inbox row as a notification carries it (``announcing``): ``rows.INBOX_COLUMNS``,
+#: its event as text.
+Announced = tuple[int, str, str, str | None, str | None, int]
+#: The first character of a notification that carries the inbox row it announces.
+ROW_MARK = "\x1e"
+#: The longest notification PostgreSQL sends is 7,999 bytes; a longer row is announced
+#: by its instance's id alone.
+_LONGEST_PAYLOAD = 7_900
+
+
+def announcing(notify: str) -> str:
+    """The query (over ``wf_put``, an inbox row written with ``RETURNING``) that sends
+    ``notify`` (``Dialect.notify``: one parameter, the payload) with the row it wrote, in
+    ``inbox_row``'s columns: the worker it wakes can step the instance with it without
+    reading it first (``wflang.store.carried``), its guard checking that the row is as
+    announced. A row too long for a notification is announced by its instance's id."""
+    row = (
+        "chr(30) || json_build_array(wf_put.id, wf_put.instance_id, wf_put.event, "
+        "wf_put.actor, wf_put.reason, wf_put.available_at)::text"
+    )
+    payload = (
+        f"CASE WHEN octet_length(wf_row.p) <= {_LONGEST_PAYLOAD} THEN wf_row.p "
+        "ELSE wf_put.instance_id END"
+    )
+    return f"{notify.replace('?', payload)} FROM wf_put, LATERAL (SELECT {row} AS p) AS wf_row"
+
+
+def announced(payload: str) -> tuple[str, Announced | None]:
+    """A notification's payload read: the instance announced and the inbox row it
+    carries (``announcing``), if it carries one; anything else is an instance's id."""
+    if payload.startswith(ROW_MARK):
+        try:
+            row = json.loads(payload[1:])
+        except ValueError:
+            return payload, None
+        if (
+            isinstance(row, list)
+            and len(row) == 6
+            and type(row[0]) is int
+            and isinstance(row[1], str)
+            and isinstance(row[2], str)
+            and all(x is None or isinstance(x, str) for x in row[3:5])
+            and type(row[5]) is int
+        ):
+            rid, iid, event, actor, reason, at = row
+            return iid, (rid, iid, event, actor, reason, at)
+    return payload, None
 
 
 def written(answer: Pending) -> bool:

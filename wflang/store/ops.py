@@ -192,12 +192,11 @@ def deliver_at_once(
         f"{dialect.lock}), wf_put AS (INSERT INTO wf_inbox (instance_id, event, dedupe_key, "
         f"actor, reason, available_at) SELECT ?, ?, ?, ?, ?, {clock} FROM wf_target WHERE "
         f"status NOT IN ({finished}) AND table_hash IN ({placeholders(len(digests))}) "
-        "ON CONFLICT (instance_id, dedupe_key) DO NOTHING RETURNING id) "
+        f"ON CONFLICT (instance_id, dedupe_key) DO NOTHING {inbox.RETURNING}) "
         "SELECT status, table_hash, (SELECT count(*) FROM wf_put)"
-        f"{f', ({dialect.notify} FROM wf_put)' if dialect.notify else ''} FROM wf_target"
+        f"{f', ({inbox.announcing(dialect.notify)})' if dialect.notify else ''} FROM wf_target"
     )
-    params = (instance_id, instance_id, text, dedupe_key, actor, reason, *at, *sorted(digests),
-              *((instance_id,) if dialect.notify else ()))  # fmt: skip
+    params = (instance_id, instance_id, text, dedupe_key, actor, reason, *at, *sorted(digests))
     found = write(lambda tx: tx.send(sql, params))()
     if not found:
         raise UnknownInstance(instance_id)

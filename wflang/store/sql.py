@@ -451,6 +451,7 @@ class Store:
         status_rows: StatusRows = StatusRows.INSTANCES,
         history: HistoryPolicy | None = DEFAULT_HISTORY,
         hinted: Sequence[str] = (),
+        delivered: Sequence[inbox.Announced] = (),
     ) -> Advanced:
         """One transaction: commit handler results (fenced), step every ready instance
         (up to ``instances`` besides those the results wake; under ``limits``), and claim
@@ -460,7 +461,9 @@ class Store:
         outbox rows too. ``history``: how much history each instance keeps
         (``wflang.store.compaction``; None: all of it). ``hinted``: instances that were
         announced to have work (``Tx.announce``): their inboxes are read with the first
-        reads, in case this transaction locks them.
+        reads, in case this transaction locks them; ``delivered``: inbox rows announced
+        with their content (``inbox.announced``), a lone one of which may be stepped
+        without reading it first (``wflang.store.carried``).
         """
         once = frozenset(at_most_once)
         wanted = None if services is None else sorted(set(services))
@@ -489,7 +492,8 @@ class Store:
 
             return body
 
-        advanced = self._carried(results, hinted, run, starts=instances > 0)  # not stopping
+        # (a worker that is stopping starts nothing and takes no delivery)
+        advanced = self._carried(results, hinted, delivered, run, starts=instances > 0)
         if advanced is None:
             try:
                 advanced = self._write(run(careful=False))
@@ -514,6 +518,7 @@ class Store:
         self,
         results: Sequence[TaskResult],
         hinted: Sequence[str],
+        delivered: Sequence[inbox.Announced],
         run: Callable[[bool, carried.Carry | None, int], Callable[[Tx], Advanced]],
         *,
         starts: bool,
@@ -521,16 +526,12 @@ class Store:
         """Commit ``results`` (or, if ``starts``, a start) as a carried step, if it can be
         and nothing moved (``wflang.store.carried``); None: the general path must run."""
         may = self.carries and (starts or bool(results))
-        c = carried.carry(self.cache, self.catalog, results, hinted) if may else None
+        c = carried.carry(self.cache, self.catalog, results, hinted, delivered) if may else None
         if c is None:
             return None
-        if self.clock is not None or self.dialect.local_clock:
-            at = self.now()
-        elif self.carrying.offset is None:
-            return None
-        else:  # the database's clock as the last general advance found it
-            at = max(time.time_ns() // 1_000_000 + self.carrying.offset, c.row.updated_at)
-        if not self.carrying.allows(at):
+        own = self.clock is not None or self.dialect.local_clock
+        at = self.carrying.time_for(c, self.now() if own else None)
+        if at is None:
             return None
         try:
             advanced = self._write(run(False, c, at))

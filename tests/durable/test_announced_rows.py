@@ -28,6 +28,7 @@ from wflang.runtime import instance as rt
 from wflang.runtime.table import Table
 from wflang.store import Store, carried, inbox, postgres
 from wflang.store.backend import Named
+from wflang.store.records import Advanced
 
 from .helpers import fixture_table
 from .test_round_trips import counted
@@ -350,3 +351,31 @@ def test_an_idle_worker_woken_by_a_signal_steps_it_as_announced(
             thread.join(BOUND_S)
     assert spy.deliveries == 1 and spy.moved == 0
     assert context(store, a) == {"n": 6}
+
+
+def test_after_a_delivery_the_worker_looks_for_other_work_only_if_some_is_due(
+    pg_url: str, make_store: Callable[..., Store], notes: Notes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The step of an announced row leases the call it leads to and asks, in its
+    statement, whether anything else is due (``Advanced.more``): an idle worker woken
+    by a signal then waits for its call's result, or goes on to the work there is."""
+    spy = Spy(monkeypatch)
+    a, b, c = unique("a", "b", "c")
+    store = make_store(pg_url)
+    waiting(store, a, b, c)
+    client = Client(store)
+
+    def delivered(iid: str) -> Advanced:
+        assert client.signal(iid, "go", {"n": 1})
+        row = notes.next(iid)
+        assert row is not None
+        return store.advance(
+            "w", instances=16, claim=4, services=["svc.op"], hinted=[iid], delivered=[row]
+        )
+
+    alone = delivered(a)
+    assert (len(alone.claimed), alone.more) == (1, False)
+    assert client.signal(b, "go", {"n": 2})  # due, and not announced to this worker
+    beside = delivered(c)
+    assert (len(beside.claimed), beside.more) == (1, True)
+    assert (spy.deliveries, spy.moved) == (2, 0)

@@ -112,6 +112,7 @@ class Advance(Careful):
         self.more = self.carried = False  # ``Advanced.more``; a carried step's
         #: a carried step's answer to whether anything is due for the slot it frees
         self.probed: Pending | None = None
+        self.delivered = False  # a carried step's: it steps an inbox row as announced
         self.clock_sql = ""  # a carried step's: the database's clock, if it is the store's
 
     def run(
@@ -198,6 +199,7 @@ class Advance(Careful):
         self.rows[row.id] = row
         work = {row.id: w}
         if c.delivery is not None:  # an inbox row, as announced (``carried.carry``)
+            self.delivered = True
             delivery: list[Row] = [c.delivery]
             self._gather(work, [], (lambda: delivery,))
             return self._conclude(work, 0, 0)
@@ -451,8 +453,9 @@ class Advance(Careful):
         inserts its next call where the database can (``backend.fused``)."""
         one = len(self.updates) == 1 and 0 < len(self.history) <= FUSED_HISTORY
         fuse = self.d.fuses_writes and one
-        # and a general step's inbox and outbox rows (a carried step's go before: ``Guarded``)
-        parts = fusable(self.consumed, self.outbox) if fuse and self.guarded is None else []
+        # and the inbox and outbox rows (a carried step's too: its guard, in the statement,
+        # reads them as they were before it, and fails the whole statement if it fails)
+        parts = fusable(self.consumed, self.outbox) if fuse else []
         if not fuse:
             by_columns: dict[tuple[bool, ...], list[tuple[Param, ...]]] = {}
             for changed, params in self.updates:
@@ -481,14 +484,18 @@ class Advance(Careful):
         elif guard:  # nothing was written: the guard alone
             self.tx.write(*carried_step.alone(guard))
             guard = []
+        # Whether anything is due (``Store.advance`` reads the answer after the commit):
+        # for the slot a carried step frees, as the statement's answer, no round trip
+        # more; and after a delivery, which woke an idle worker: other work then, or the
+        # worker waits for the call it leased. At the database's clock (the step's own
+        # time may be a little behind it).
+        at: reads.At = (self.clock_sql, ()) if self.clock_sql else ("?", (self.now,))
         if self.carried and self.claims.left > 0 and not self.claims.eager:
-            # The slot it frees: whether anything is due for it (``Store.advance`` reads
-            # the answer after the commit), as the statement's answer, no round trip more.
-            # At the database's clock (the step's own time may be a little behind it).
-            at: reads.At = (self.clock_sql, ()) if self.clock_sql else ("?", (self.now,))
             probe, params = self.claims.due_probe(at, next(iter(self.rows)))
             self.probed = self.tx.send(*fused(carried, probe, params, guard))
         else:
             self.claims.flush(carried, guard)
+            if self.delivered:
+                self.probed = self.tx.send(*self.claims.due_probe(at, next(iter(self.rows))))
         self.updates, self.history, self.consumed, self.fired = [], [], [], []
         self.outbox = []

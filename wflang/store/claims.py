@@ -186,8 +186,10 @@ class Claims:
         """One query, 1 if anything is due at ``at`` for a worker (another instance's timer
         or wake-up, an inbox row, a call of its services ready or whose lease expired:
         what an ``advance`` locks or claims), else 0; ``instance_id``: the instance the
-        transaction steps (its row, as it was, may say it is due: its start). Rows others
-        hold count too: it may say 1 for nothing, never 0 for something."""
+        transaction steps (its row, as it was, may say it is due: its start; and its inbox
+        rows, as they were, one that it takes: a carried step's guard has checked that
+        no other is due). Rows others hold count too: it may say 1 for nothing, never 0
+        for something."""
         now, p = at
         only = (
             "" if self.services is None else f" AND service IN ({placeholders(len(self.services))})"
@@ -200,10 +202,10 @@ class Claims:
         sql = (
             f"SELECT CASE WHEN EXISTS (SELECT 1 FROM wf_instance WHERE wake_at <= {now} "
             "AND id <> ?) OR EXISTS (SELECT 1 FROM wf_inbox WHERE consumed_seq IS NULL "
-            f"AND available_at <= {now}){calls} THEN 1 ELSE 0 END"
+            f"AND available_at <= {now} AND instance_id <> ?){calls} THEN 1 ELSE 0 END"
         )
         due_calls = (*p, *p, *(self.services or ())) if calls else ()
-        return sql, (*p, instance_id, *p, *due_calls)
+        return sql, (*p, instance_id, *p, instance_id, *due_calls)
 
     def found(self, candidates: list[Pending]) -> None:
         """The answers of ``due_queries`` sent by another statement."""

@@ -12,14 +12,17 @@ general path's result; a forged notification cannot change what an instance does
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
+from hypothesis import HealthCheck, given, settings
 
 from wflang.durable.client import Client
 from wflang.durable.worker import Worker
@@ -30,6 +33,11 @@ from wflang.store import Store, carried, inbox, postgres
 from wflang.store.backend import Named
 from wflang.store.records import Advanced
 
+from ..literals import same
+from ..store.kit import PG_DSN, Durable, VirtualClock
+from ..store.test_carried import renamed, table_of, two_stores
+from ..store.test_differential import Handler, actions, difference, scripts, with_values
+from ..test_step_properties import workflows
 from .helpers import fixture_table
 from .test_round_trips import counted
 
@@ -76,6 +84,12 @@ class Notes:
         self.conn = psycopg.connect(url, autocommit=True)
         self.conn.execute("LISTEN wflang")
         self.seen: dict[str, list[inbox.Announced | None]] = {}
+
+    def row(self, iid: str) -> inbox.Announced:
+        """The next row announced for ``iid`` (its notifications by id alone let be)."""
+        while (found := self.next(iid)) is None:
+            pass
+        return found
 
     def next(self, iid: str) -> inbox.Announced | None:
         """The row announced with the next notification about ``iid`` (None: its id)."""
@@ -379,3 +393,64 @@ def test_after_a_delivery_the_worker_looks_for_other_work_only_if_some_is_due(
     beside = delivered(c)
     assert (len(beside.claimed), beside.more) == (1, True)
     assert (spy.deliveries, spy.moved) == (2, 0)
+
+
+_names = itertools.count()
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(workflows(), scripts, actions)
+def test_announced_deliveries_and_the_general_path_write_identical_histories(
+    tmp_path: Path,
+    source: str,
+    script: dict[str, list[tuple[Any, ...]]],
+    steps: list[tuple[Any, ...]],
+) -> None:
+    """Random workflows driven by random signals and clock moves, on two stores: one
+    whose worker, after each signal, steps the row as announced (carried where it can
+    be), one that steps it the general way. Their histories, instances and calls agree."""
+    if not PG_DSN:
+        pytest.skip("WFLANG_TEST_PG_DSN is not set")
+    name = f"deliver{next(_names)}"
+    text = with_values(source).replace("workflow prop version 1", f"workflow {name} version 1")
+    table = table_of(text)
+    clock = VirtualClock()
+    got = []
+    notes = Notes(PG_DSN)
+    try:
+        with two_stores("postgresql", tmp_path, name, clock) as stores:
+            start = clock.ms
+            # The same id on both (the same seed: retries' jitter), of this example only
+            # (other tests' notifications are let be); the stores run one after the other.
+            iid = f"{name}-{uuid.uuid4().hex[:8]}"
+            for store in stores:
+                handler = Handler(script, iid)
+                durable = Durable(store, clock, {"s.work": handler}, table)
+                clock.ms = start
+                durable.start(name, {}, iid)
+                for n, action in enumerate(steps):
+                    if action[0] == "advance":
+                        durable.advance(action[1])
+                    elif not durable.instance(iid).status.finished:
+                        key = f"k{n}" if action[2] else None
+                        if durable.client.signal(iid, "go", {"v": action[1]}, key=key):
+                            row = notes.row(iid)  # what the woken worker is told
+                            delivered = [row] if store.carries else []
+                            store.advance("w-test", instances=16, services=["s.work"],
+                                          hinted=[iid], delivered=delivered)  # fmt: skip
+                        durable.run()
+                rows = [
+                    (r.idempotency_key, r.worker, codec.unstructure_entry(r.entry))
+                    for r in store.history(iid)
+                ]
+                inst = codec.unstructure_instance(durable.instance(iid))
+                got.append(renamed((rows, inst, handler.calls), iid))
+    finally:
+        notes.conn.close()
+    for label, a, b in zip(("history", "instance", "calls"), got[0], got[1], strict=True):
+        if not same(a, b):
+            raise AssertionError(difference(label, a, b))

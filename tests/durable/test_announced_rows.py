@@ -33,10 +33,9 @@ from wflang.store import Store, carried, inbox, postgres
 from wflang.store.backend import Named
 from wflang.store.records import Advanced
 
-from ..literals import same
 from ..store.kit import PG_DSN, Durable, VirtualClock
-from ..store.test_carried import renamed, table_of, two_stores
-from ..store.test_differential import Handler, actions, difference, scripts, with_values
+from ..store.test_carried import agree, outcome, table_of, two_stores
+from ..store.test_differential import Handler, actions, scripts, with_values
 from ..test_step_properties import workflows
 from .helpers import fixture_table
 from .test_round_trips import counted
@@ -443,14 +442,7 @@ def test_announced_deliveries_and_the_general_path_write_identical_histories(
                             store.advance("w-test", instances=16, services=["s.work"],
                                           hinted=[iid], delivered=delivered)  # fmt: skip
                         durable.run()
-                rows = [
-                    (r.idempotency_key, r.worker, codec.unstructure_entry(r.entry))
-                    for r in store.history(iid)
-                ]
-                inst = codec.unstructure_instance(durable.instance(iid))
-                got.append(renamed((rows, inst, handler.calls), iid))
+                got.append(outcome(durable, iid, handler))
     finally:
         notes.conn.close()
-    for label, a, b in zip(("history", "instance", "calls"), got[0], got[1], strict=True):
-        if not same(a, b):
-            raise AssertionError(difference(label, a, b))
+    agree(*got)

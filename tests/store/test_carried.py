@@ -419,7 +419,6 @@ def test_carried_and_general_steps_write_identical_histories(
     text = with_values(source).replace("workflow prop version 1", f"workflow {name} version 1")
     table = table_of(text)
     clock = VirtualClock()
-    got = []
     with two_stores(url, tmp_path, name, clock) as stores:
         runs = []
         for store in stores:
@@ -435,14 +434,22 @@ def test_carried_and_general_steps_write_identical_histories(
                     durable.advance(action[1])
                 elif not durable.instance(iid).status.finished:
                     durable.signal(iid, "go", {"v": action[1]}, key=f"k{n}" if action[2] else None)
-        for durable, iid, handler in runs:
-            rows = [
-                (r.idempotency_key, r.worker, codec.unstructure_entry(r.entry))
-                for r in durable.store.history(iid)
-            ]
-            inst = codec.unstructure_instance(durable.instance(iid))
-            got.append((rows, inst, handler.calls))
-    for label, a, b in zip(("history", "instance", "calls"), got[0], got[1], strict=True):
+        got = [outcome(durable, iid, handler) for durable, iid, handler in runs]
+    agree(*got)
+
+
+def outcome(durable: Durable, iid: str, handler: Handler) -> tuple[Any, ...]:
+    """What a run left: the instance's history rows and state, and its calls."""
+    rows = [
+        (r.idempotency_key, r.worker, codec.unstructure_entry(r.entry))
+        for r in durable.store.history(iid)
+    ]
+    return rows, codec.unstructure_instance(durable.instance(iid)), handler.calls
+
+
+def agree(first: tuple[Any, ...], second: tuple[Any, ...]) -> None:
+    """Two runs' ``outcome``s are the same, or where they first differ is said."""
+    for label, a, b in zip(("history", "instance", "calls"), first, second, strict=True):
         if not same(a, b):
             raise AssertionError(difference(label, a, b))
 

@@ -139,6 +139,37 @@ def test_a_missed_heartbeat_times_the_task_out_by_its_timeout_route() -> None:
         e.complete(token, {"booking": "b-1"})
 
 
+def test_the_engine_refuses_a_heartbeat_as_the_durable_client_does() -> None:
+    """A call that declares no heartbeat timeout, and a human task, take no heartbeat:
+    refused with the store's words (``table.heartbeat_refused``), and nothing is sent
+    (no step notes an ignored heartbeat, as none is written on a store)."""
+    tokens: list[str] = []
+
+    def charge(order_id: str, amount: Decimal, task: TaskCall) -> None:
+        tokens.append(task.idempotency_key)
+
+    e = WorkflowEnv.from_files(DATA / "charge.wf", handlers={"payments.charge": charge})
+    iid = e.start("charge", {"order_id": "o-1", "amount": Decimal("9.50")})
+    (token,) = tokens
+    before = e.history(iid)
+    with pytest.raises(ValueError, match=rf"task '{token}' \(charge\) declares no heartbeat"):
+        e.heartbeat(token)
+    assert e.history(iid) == before
+    ops = WorkflowEnv.from_files(
+        DATA.parent / "cli_durable" / "opsflow.wf",
+        handlers={"svc.a": lambda id, amount: {"a": 1}, "svc.b": lambda id, a: {"b": 2}},
+    )
+    oid = ops.start("opsflow", {"id": "x"})
+    (human,) = ops.open_tasks(oid)
+    before = ops.history(oid)
+    with pytest.raises(
+        ValueError,
+        match=rf"task '{human}' is a human task that is open: only an async call under way",
+    ):
+        ops.heartbeat(human)
+    assert ops.history(oid) == before
+
+
 def test_heartbeats_never_keep_a_task_past_its_timeout() -> None:
     e, iid, token = booking()
     for _ in range(15):  # a heartbeat every 4 minutes, for the hour

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from wflang.runtime import instance as rt
 from wflang.runtime.keys import HEARTBEAT, boundary_index, key_token
-from wflang.runtime.table import Table, TaskEntry
+from wflang.runtime.table import Table, TaskEntry, heartbeat_refused, not_under_way
 from wflang.store.records import IllegalAction, InstanceInfo, TaskInfo
 from wflang.store.records import PendingCall as PendingCall  # noqa: PLC0414  # for the client
 from wflang.store.sql import Store
@@ -56,13 +56,11 @@ def heartbeat(store: Store, key: str, actor: str | None) -> TaskInfo:
     not a service call), or one that declares no heartbeat, is refused."""
     task = store.task(key)
     if task.kind != TaskKind.SERVICE or task.status not in (TaskStatus.RUNNING, TaskStatus.WAITING):
-        raise IllegalAction(
-            f"task '{key}' is a {task.kind} task that is {task.status}: only an async "
-            "call under way takes a heartbeat"
-        )
+        raise IllegalAction(not_under_way(key, task.kind, task.status))
     table = store.table_for(store.instance(task.instance_id).table_hash)
-    if _entry(table, task.node).heartbeat is None:
-        raise IllegalAction(f"task '{key}' ({task.node}) declares no heartbeat timeout")
+    problem = heartbeat_refused(table, key, task.node)
+    if problem is not None:
+        raise IllegalAction(problem)
     store.deliver(task.instance_id, rt.TaskHeartbeat(key), actor=actor)
     return task
 

@@ -542,3 +542,22 @@ def asynchronous(table: Table, node: str) -> bool:
             s.name for s in table.states if isinstance(s.entry, TaskEntry) and s.entry.asynchronous
         )
     return node in found
+
+
+def not_under_way(key: str, kind: str, status: str) -> str:
+    """The refusal of a heartbeat for the task ``key``, a ``kind`` task that is
+    ``status``: only an async service call under way takes one."""
+    return (
+        f"task '{key}' is a {kind} task that is {status}: only an async call under way "
+        "takes a heartbeat"
+    )
+
+
+def heartbeat_refused(table: Table, key: str, node: str) -> str | None:
+    """Why the call ``key`` at ``node``, under way, takes no heartbeat (its task declares
+    no heartbeat timeout), or None. The durable client and the engine refuse it so,
+    delivering nothing (the step would only note it ignored one)."""
+    entry = next((s.entry for s in table.states if s.name == node), None)
+    if isinstance(entry, TaskEntry) and entry.heartbeat is not None:
+        return None
+    return f"task '{key}' ({node}) declares no heartbeat timeout"

@@ -52,6 +52,9 @@ class Dialect:
     #: A call that fails the statement, and the transaction, with ``MOVED_SQLSTATE``
     #: (``wflang.store.carried``'s guard; "": the store checks the guard's answer itself).
     moved: str = ""
+    #: A table name's suffix naming the index a query must use (``{}``: its name; "": the
+    #: planner's statistics choose well enough)
+    indexed_by: str = ""
 
 
 #: The SQLSTATE of a carried step's guard failing (``wflang.store.carried``).

@@ -119,7 +119,7 @@ def instance_page(tx: Tx, dialect: Dialect, q: InstanceQuery) -> InstancePage:
             q.waiting_on,
             f"% {_like(q.waiting_on)} %",
         )
-    if q.moved_before is not None:  # the index wf_instance_moved: a range of each status
+    if q.moved_before is not None:  # the index wf_instance_still (the term its own)
         given(f"status IN ({ACTIVE_SQL}) AND updated_at <= ?", q.moved_before)
     if q.created_from is not None:
         given("created_at >= ?", q.created_from)
@@ -149,8 +149,14 @@ def instance_page(tx: Tx, dialect: Dialect, q: InstanceQuery) -> InstancePage:
         at, iid = _parse_cursor(q.after)
         given(f"({time}, id) {'<' if descending else '>'} (?, ?)", at, iid)
     way = " DESC" if descending else ""
+    # The stuck ones, filtered by nothing an index of its own holds: one walk of
+    # ``wf_instance_still`` in order (SQLite without statistics would read each active
+    # status's range of ``wf_instance_moved`` and sort them all).
+    narrow = q.status or q.workflow or q.parent_id is not None or q.waiting_on is not None
+    still = q.moved_before is not None and not narrow and bool(dialect.indexed_by)
     sql = (
         f"SELECT {rows.INSTANCE_COLUMNS} FROM wf_instance"
+        + (dialect.indexed_by.format("wf_instance_still") if still else "")
         + (" WHERE " + " AND ".join(where) if where else "")
         + f" ORDER BY {time}{way}, id{way} LIMIT ?"
     )

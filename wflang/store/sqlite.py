@@ -30,6 +30,8 @@ DIALECT = Dialect(
     without_rowid=" WITHOUT ROWID",
     notify="",
     skip_locked="",
+    # Its planner picks an index by statistics that an un-ANALYZEd file lacks.
+    indexed_by=" INDEXED BY {}",
 )
 
 

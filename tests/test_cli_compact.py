@@ -81,6 +81,66 @@ def test_compact_refusals(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert code == 1 and "no instance 'nobody'" in err
 
 
+def ticked(url: str, ids: tuple[str, ...], minutes: int) -> dict[str, int]:
+    """Ticker instances on the store at ``url``, moved ``minutes`` minutes (a tick each)
+    with no history policy (every step kept); the steps each keeps."""
+    now = [T0]
+    store = open_store(url, clock=lambda: now[0], create=True)
+    store.migrate()
+    store.deploy(data_table("ticker"))
+    for iid in ids:
+        store.create(store.deployed("ticker"), {"id": iid}, iid)
+    store.advance("w", history=None)
+    for _ in range(minutes):
+        now[0] += MINUTE
+        store.advance("w", history=None)
+    kept = {iid: len(store.history(iid)) for iid in ids}
+    store.close()
+    return kept
+
+
+def test_compact_all_compacts_those_that_keep_enough_steps(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = f"sqlite:///{tmp_path / 'state.db'}"
+    kept = ticked(url, ("t-1", "t-2"), 6)
+    assert kept == {"t-1": 7, "t-2": 7}
+    code, out, err = run(capsys, "ops", "compact", "--all", "--min-steps", "7", "--dry-run",
+                         "--store", url, "--actor", "ann")  # fmt: skip
+    assert code == 0, err
+    assert out.startswith("would compact 2 instance(s) keeping 7 steps or more (history 14 rows)")
+    store = open_store(url)
+    assert [len(store.history(i)) for i in ("t-1", "t-2")] == [7, 7]  # the dry run: nothing
+    code, out, err = run(capsys, "ops", "compact", "--all", "--min-steps", "8", "--json",
+                         "--store", url)  # fmt: skip
+    assert code == 0, err
+    assert json.loads(out) == {"dry_run": False, "instances": [], "rows": {}}
+    code, out, err = run(capsys, "ops", "compact", "--all", "--min-steps", "7", "--json",
+                         "--workflow", "ticker", "--store", url)  # fmt: skip
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["instances"] == ["t-1", "t-2"] and doc["rows"]["wf_history"] == 14
+    for iid in ("t-1", "t-2"):
+        assert store.history(iid) == []  # kept from the checkpoint of its last step
+        info = store.instance(iid)
+        assert info.instance is not None
+        assert store.kept_history(iid).checkpoint == info.instance
+    store.close()
+
+
+def test_compact_all_refusals(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    url = f"sqlite:///{tmp_path / 'state.db'}"
+    assert run(capsys, "store", "migrate", "--store", url)[0] == 0
+    for argv, said in (
+        ((), "name one instance, or --all (not both)"),
+        (("t-1", "--all"), "name one instance, or --all (not both)"),
+        (("t-1", "--dry-run"), "--workflow and --dry-run go with --all"),
+        (("--all", "--workflow", "nope"), "no workflow 'nope' is deployed"),
+    ):
+        code, _, err = run(capsys, "ops", "compact", *argv, "--store", url)
+        assert code in (1, 2) and said in err, (argv, err)
+
+
 def test_worker_history_options_are_checked(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -44,6 +44,7 @@ def test_the_constants_written_for_the_parser_equal_their_sources() -> None:
     assert worker_cli.HISTORY_EVERY == (DEFAULT_EVERY, MIN_EVERY, MAX_EVERY)
     assert ("pending", *(s.value for s in Status)) == instances.LIST_STATUSES
     assert (ops.ENDED, ops.PURGEABLE) == (ENDED, PURGEABLE)
+    assert ops.DEFAULT_EVERY == DEFAULT_EVERY
     assert stores.DEFAULT_URL == DEFAULT_URL
     assert tuple(k.value for k in OutboxKind) == durable_cli.OUTBOX_KINDS
 

@@ -23,6 +23,9 @@ from wflang.cli.values import json_arg, parse_age, positive
 #: ``store.retention.ENDED`` and ``PURGEABLE`` (a test keeps them equal).
 ENDED = ("completed", "failed", "cancelled", "compensated")
 PURGEABLE = (*ENDED, "dead_lettered")
+#: ``runtime.history.DEFAULT_EVERY`` (a test keeps them equal; building the parser
+#: imports no stage).
+DEFAULT_EVERY = 1000
 
 
 def _instance() -> Any:
@@ -215,17 +218,34 @@ def purge(req: Purge) -> Result:
         return out.done()
     n = purged.rows.get("wf_instance", 0)
     verb = "would delete" if req.dry_run else "deleted"
-    rows = ", ".join(f"{k.removeprefix('wf_')} {v}" for k, v in sorted(purged.rows.items()) if v)
     who = f"; by {durable.actor}" + (f": {req.reason}" if req.reason else "")
     out.print(f"{verb} {n} instance(s) that ended more than {req.older_than} ago"
-              + (f" ({rows} rows)" if rows else "") + who)  # fmt: skip
+              + _rows(purged.rows) + who)  # fmt: skip
     return out.done()
 
 
 @frozen(kw_only=True)
 class Compact:
-    instance: str = _instance()
+    instance: str | None = field(
+        default=None, metadata=arg(nargs="?", help="the instance id (or --all)")
+    )
+    all: bool = flag_field("--all", help="every started instance that keeps --min-steps steps")
+    workflow: str | None = field(
+        default=None, metadata=arg("--workflow", help="with --all: only this workflow's")
+    )
+    min_steps: int = field(
+        default=DEFAULT_EVERY,
+        metadata=arg(
+            "--min-steps",
+            type=positive,
+            help=f"with --all: only those keeping this many steps ({DEFAULT_EVERY:,}, what "
+            "a worker keeps at most under its default history policy)",
+        ),
+    )
     archive: bool = flag_field("--archive", help="move the steps to wf_history_archive")
+    dry_run: bool = flag_field(
+        "--dry-run", help="with --all: count what would be compacted; change nothing"
+    )
     json: bool = json_field()
     store: str | None = store_field()
     actor: str | None = actor_field()
@@ -233,18 +253,43 @@ class Compact:
 
 
 def compact(req: Compact) -> Result:
+    if (req.instance is None) == (not req.all):
+        raise UsageError("name one instance, or --all (not both)")
+    if not req.all and (req.workflow is not None or req.dry_run):
+        raise UsageError("--workflow and --dry-run go with --all")
     durable = client(req.store, req.actor)
-    done = durable.store.compact(req.instance, archive=req.archive)
+    who = f"; by {durable.actor}" + (f": {req.reason}" if req.reason else "")
     out = Out()
+    if req.all:
+        try:
+            many = durable.compact_all(min_steps=req.min_steps, workflow=req.workflow,
+                                       archive=req.archive, dry_run=req.dry_run,
+                                       reason=req.reason)  # fmt: skip
+        except ValueError as err:
+            raise UsageError(str(err)) from err
+        if req.json:
+            out.print(json_text({"dry_run": req.dry_run, "instances": list(many.instances),
+                                 "rows": many.rows}))  # fmt: skip
+            return out.done()
+        verb = "would compact" if req.dry_run else "compacted"
+        out.print(f"{verb} {len(many.instances)} instance(s) keeping {req.min_steps:,} steps "
+                  f"or more" + _rows(many.rows) + who)  # fmt: skip
+        return out.done()
+    assert req.instance is not None
+    done = durable.store.compact(req.instance, archive=req.archive)
     if req.json:
         out.print(json_text({"instance": done.instance_id, "checkpoint": done.checkpoint,
                              "rows": done.rows}))  # fmt: skip
         return out.done()
-    rows = ", ".join(f"{k.removeprefix('wf_')} {v}" for k, v in sorted(done.rows.items()) if v)
-    who = f"; by {durable.actor}" + (f": {req.reason}" if req.reason else "")
     out.print(f"{req.instance}: compacted to a checkpoint at step {done.checkpoint}"
-              + (f" ({rows} rows)" if rows else "") + who)  # fmt: skip
+              + _rows(done.rows) + who)  # fmt: skip
     return out.done()
+
+
+def _rows(counts: dict[str, int]) -> str:
+    """`` (history 6 rows, ...)``: the rows removed, by table; "" for none."""
+    rows = ", ".join(f"{k.removeprefix('wf_')} {v}" for k, v in sorted(counts.items()) if v)
+    return f" ({rows} rows)" if rows else ""
 
 
 OPS = Group(
@@ -341,13 +386,14 @@ COMMANDS = (
         ("ops", "compact"),
         Compact,
         compact,
-        help="checkpoint an instance now and drop (or --archive) the history before it",
+        help="checkpoint an instance (or --all) now and drop (or --archive) the history before it",
         description="Write the instance as it is now as its history's checkpoint and "
         "compact everything before it, as a worker does every N steps (docs/runtime.md, "
         "Bounded histories): the history rows (moved to wf_history_archive with "
         "--archive), older checkpoints, consumed inbox rows, acknowledged outbox events "
         "and finished tasks. Outbox events not acknowledged yet stay. Its history then "
         "replays from the checkpoint. The history records no compaction: it prints who "
-        "did it and why.",
+        "did it and why. With --all, every started instance that keeps --min-steps steps "
+        "or more (of --workflow), each in a transaction of its own; try --dry-run first.",
     ),
 )

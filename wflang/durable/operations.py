@@ -17,12 +17,21 @@ from wflang.runtime.keys import timer_delivery
 from wflang.runtime.table import Table
 from wflang.runtime.validate import fit_forced, fit_input
 from wflang.runtime.waiting import completable
-from wflang.store.records import IllegalAction, InstanceInfo, StoreError, UnknownWorkflow
+from wflang.store.compaction import Compactions
+from wflang.store.records import (
+    IllegalAction,
+    InstanceInfo,
+    StoreError,
+    UnknownInstance,
+    UnknownWorkflow,
+)
 from wflang.store.retention import ENDED, Purged
 from wflang.store.sql import Store
 from wflang.store.status import FINISHED
 
 log = logging.getLogger("wflang.client")
+#: Instances read at a time by ``compact_all`` (``Store.compactable``'s page).
+COMPACT_PAGE = 500
 
 
 class InvalidValue(StoreError, validate.InvalidValue):
@@ -239,6 +248,50 @@ class Operations:
                     },
                 )
                 return Purged(tuple(ids), rows, more=False)
+
+    def compact_all(
+        self,
+        *,
+        min_steps: int,
+        workflow: str | None = None,
+        archive: bool = False,
+        dry_run: bool = False,
+        reason: str | None = None,
+    ) -> Compactions:
+        """Compact every started instance that keeps at least ``min_steps`` steps (of
+        ``workflow``, if given) to a checkpoint of it as it is, each in a transaction of
+        its own (workers go on meanwhile); ``dry_run`` changes nothing and counts the
+        history rows that would go. An instance purged meanwhile is let be."""
+        if min_steps < 1:
+            raise ValueError("--min-steps must be at least 1")
+        if workflow is not None and workflow not in {v.name for v in self.store.versions()}:
+            raise UnknownWorkflow(f"no workflow '{workflow}' is deployed")
+        ids: list[str] = []
+        rows: dict[str, int] = {}
+        after = ""
+        while True:
+            page = self.store.compactable(
+                min_steps=min_steps, workflow=workflow, after=after, limit=COMPACT_PAGE
+            )
+            for iid, kept in page:
+                if dry_run:
+                    done = {"wf_history": kept}
+                else:
+                    try:
+                        done = self.store.compact(iid, archive=archive).rows
+                    except UnknownInstance:
+                        continue
+                ids.append(iid)
+                for table, n in done.items():
+                    rows[table] = rows.get(table, 0) + n
+            if len(page) < COMPACT_PAGE:
+                break
+            after = page[-1][0]
+        log.info(
+            "compacted" if not dry_run else "compact dry run",
+            extra={"instances": len(ids), "actor": self.actor, "reason": reason},
+        )
+        return Compactions(tuple(ids), rows)
 
     def _dead_lettered(self, instance_id: str, action: str) -> InstanceInfo:
         info = self.store.instance(instance_id)

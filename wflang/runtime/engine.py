@@ -42,7 +42,7 @@ from wflang.runtime.registered import (
     registered_handlers,
     unregister,
 )
-from wflang.runtime.table import Table, asynchronous, heartbeat_refused, not_under_way
+from wflang.runtime.table import Table, asynchronous, heartbeat_refused
 from wflang.runtime.validate import (
     InvalidValue,
     exact,
@@ -416,12 +416,10 @@ class Engine:
         return [t for t in tasks if isinstance(t, rt.CreateHumanTask)]
 
     def heartbeat(self, key: str) -> None:
-        """An async call's handler is alive: its heartbeat timeout starts again. Refused
-        as the durable client refuses it (``table.heartbeat_refused``), nothing sent."""
+        """An async call is alive: its heartbeat timeout restarts (or ``heartbeat_refused``)."""
         iid, task = self._find_task(key)
-        if isinstance(task, rt.CreateHumanTask):
-            raise ValueError(not_under_way(key, "human", "open"))
-        problem = heartbeat_refused(self.records[iid].table, key, task.node)
+        human = isinstance(task, rt.CreateHumanTask)
+        problem = heartbeat_refused(self.records[iid].table, key, task.node, human=human)
         if problem is not None:
             raise ValueError(problem)
         self.send(iid, rt.TaskHeartbeat(key))

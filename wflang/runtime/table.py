@@ -553,10 +553,13 @@ def not_under_way(key: str, kind: str, status: str) -> str:
     )
 
 
-def heartbeat_refused(table: Table, key: str, node: str) -> str | None:
-    """Why the call ``key`` at ``node``, under way, takes no heartbeat (its task declares
-    no heartbeat timeout), or None. The durable client and the engine refuse it so,
-    delivering nothing (the step would only note it ignored one)."""
+def heartbeat_refused(table: Table, key: str, node: str, *, human: bool = False) -> str | None:
+    """Why the task ``key`` at ``node``, under way, takes no heartbeat (a ``human`` task;
+    a call whose task declares no heartbeat timeout), or None. The durable client and
+    the engine refuse it so, delivering nothing (the step would only note it ignored
+    one)."""
+    if human:
+        return not_under_way(key, "human", "open")
     entry = next((s.entry for s in table.states if s.name == node), None)
     if isinstance(entry, TaskEntry) and entry.heartbeat is not None:
         return None

@@ -69,6 +69,15 @@ class Compacted:
 
 
 @frozen
+class Compactions:
+    """What compacting many instances did (``wf ops compact --all``): the instances and
+    the rows removed, by table (a dry run: the history rows it would remove)."""
+
+    instances: tuple[str, ...]
+    rows: dict[str, int]
+
+
+@frozen
 class KeptHistory:
     """An instance's history as a store keeps it: the steps kept, the checkpoint they
     replay from (None: the history is whole, from the start), and how many compacted
@@ -147,6 +156,22 @@ def compact_now(
         )[0][0]
     )
     return compact_to(tx, instance_id, seq_, at, archive=archive, now=now)
+
+
+def compactable(
+    tx: Tx, *, min_steps: int, workflow: str | None, after: str, limit: int
+) -> list[tuple[str, int]]:
+    """Started instances keeping at least ``min_steps`` history rows (of ``workflow``,
+    if given), with how many they keep, by id after ``after``: one walk of the history's
+    key in order, which stops once ``limit`` are found."""
+    of = " AND i.workflow = ?" if workflow is not None else ""
+    found = tx.query(
+        "SELECT h.instance_id, count(*) FROM wf_history h JOIN wf_instance i "
+        f"ON i.id = h.instance_id WHERE h.instance_id > ? AND i.state IS NOT NULL{of} "
+        "GROUP BY h.instance_id HAVING count(*) >= ? ORDER BY h.instance_id LIMIT ?",
+        (after, *((workflow,) if workflow is not None else ()), min_steps, limit),
+    )
+    return [(rows.text(iid), rows.integer(n)) for iid, n in found]
 
 
 def kept_history(tx: Tx, instance_id: str) -> KeptHistory:

@@ -47,7 +47,6 @@ from wflang.store import (
     browse,
     carried,
     catalog,
-    compaction,
     inbox,
     messages,
     ops,
@@ -60,14 +59,13 @@ from wflang.store.backend import Backend, Pending, Tx, redact_url
 from wflang.store.careful import Poisoned
 from wflang.store.catalog import Catalog
 from wflang.store.claims import Claims
+from wflang.store.histories import Histories
 from wflang.store.instance_cache import InstanceCache
 from wflang.store.records import (
     Advanced,
     Deployed,
-    HistoryRow,
     InstanceInfo,
     OutboxEvent,
-    PendingEvent,
     Stats,
     StoreError,
     TaskInfo,
@@ -83,7 +81,7 @@ __all__ = ["UNREADABLE", "Clock", "Store"]  # UNREADABLE: see wflang.store.rows
 T = TypeVar("T")
 
 
-class Store:
+class Store(Histories):
     """A durable store on a backend; thread-safe (each thread has its connection).
 
     A thin facade: each request is one transaction that calls the module that
@@ -280,32 +278,6 @@ class Store:
         """A page of instances (see ``wflang.store.browse``): filtered, in the query's
         order, after the key of the page before."""
         return self._read(lambda tx: browse.instance_page(tx, self.dialect, query))
-
-    def history(self, instance_id: str) -> list[HistoryRow]:
-        """The steps kept (all of them, or those after a checkpoint: ``kept_history``)."""
-        return self._read(lambda tx: queries.history(tx, instance_id))
-
-    def pending(self, instance_id: str) -> list[PendingEvent]:
-        """The events delivered to an instance that no step has taken yet."""
-        return self._read(lambda tx: queries.pending(tx, instance_id))
-
-    def kept_history(self, instance_id: str) -> compaction.KeptHistory:
-        """The steps kept and the checkpoint they replay from, in one snapshot."""
-        return self._read(lambda tx: compaction.kept_history(tx, instance_id))
-
-    def archived_history(self, instance_id: str) -> list[HistoryRow]:
-        """The steps compacted into ``wf_history_archive`` (an archiving policy's)."""
-        return self._read(lambda tx: compaction.archived_history(tx, instance_id))
-
-    def compact(self, instance_id: str, *, archive: bool = False) -> compaction.Compacted:
-        """Checkpoint an instance as it is now and compact its history to it (``wf ops
-        compact``; see ``wflang.store.compaction``); ``archive`` keeps the steps in
-        ``wf_history_archive``."""
-        return self._write(
-            lambda tx: compaction.compact_now(
-                tx, self.dialect, instance_id, archive=archive, now=self.now(tx)
-            )
-        )
 
     def deliver(
         self,

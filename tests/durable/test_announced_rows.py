@@ -194,6 +194,9 @@ def test_a_notification_s_payload_is_read_strictly() -> None:
         '\x1e[7, "i-1", "{}", null, null]',  # a column short
         '\x1e[7, "i-1", {}, null, null, 1]',  # the event not as text
         '\x1e{"id": 7}',
+        "\x1e" + "[" * 100_000,  # nested past the parser's recursion limit
+        '\x1e[7, "i-1", "{}", "a\\u0000", null, 1]',  # NUL: no statement takes it
+        '\x1e[7, "i-\\u0000", "{}", null, null, 1]',
     ):
         assert inbox.announced(bad) == (bad, None)
 
@@ -229,7 +232,7 @@ def test_an_announced_row_is_stepped_in_one_round_trip_as_the_general_path_steps
         assert store.pending(iid) == []
 
 
-@pytest.mark.parametrize("differs", ["event", "actor", "reason", "instance", "id"])
+@pytest.mark.parametrize("differs", ["event", "actor", "reason", "instance", "id", "available_at"])
 def test_a_row_not_as_announced_goes_the_general_way(
     pg_url: str,
     make_store: Callable[..., Store],
@@ -254,6 +257,7 @@ def test_a_row_not_as_announced_goes_the_general_way(
         "reason": (rid, iid, event, actor, None, at),
         "instance": (rid, b, event, actor, reason, at),  # another waiting instance
         "id": (rid + 1000, iid, event, actor, reason, at),
+        "available_at": (rid, iid, event, actor, reason, at - 1),
     }[differs]  # fmt: skip
     # the general path steps a (its row is due) whichever instance was announced
     assert stepped(store, forged[1], [forged]) == 1
@@ -446,3 +450,38 @@ def test_announced_deliveries_and_the_general_path_write_identical_histories(
     finally:
         notes.conn.close()
     agree(*got)
+
+
+def test_a_carried_delivery_takes_its_instance_before_its_inbox_row(
+    pg_url: str, make_store: Callable[..., Store], notes: Notes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every path locks an instance's row before its inbox rows: a carried delivery whose
+    instance another transaction holds waits for it without having taken the row, so a
+    general worker there can consume the row (no deadlock, no retry)."""
+    spy = Spy(monkeypatch)
+    (a,) = unique("a")
+    store = make_store(pg_url)
+    waiting(store, a)
+    assert Client(make_store(pg_url)).signal(a, "go", {"n": 5})
+    row = notes.next(a)
+    assert row is not None
+    done: list[int] = []
+    with psycopg.connect(pg_url) as holder:
+        holder.execute("SELECT 1 FROM wf_instance WHERE id = %s FOR UPDATE", (a,))
+        thread = threading.Thread(target=lambda: done.append(stepped(store, a, [row])))
+        thread.start()
+        with psycopg.connect(pg_url, autocommit=True) as watch:
+            pid, end = holder.info.backend_pid, time.monotonic() + BOUND_S
+            blocked = "SELECT count(*) FROM pg_stat_activity WHERE %s = ANY(pg_blocking_pids(pid))"
+            while watch.execute(blocked, (pid,)).fetchone() != (1,):  # the step waits
+                assert time.monotonic() < end, "the carried step never waited"
+        # what a general worker holding the instance does next: its inbox row is free
+        locked = holder.execute(
+            "SELECT id FROM wf_inbox WHERE id = %s FOR UPDATE NOWAIT", (row[0],)
+        ).fetchall()
+        assert locked == [(row[0],)]
+        holder.rollback()
+        thread.join(BOUND_S)
+    assert done == [1]
+    assert (spy.deliveries, spy.moved) == (1, 0)
+    assert context(store, a) == {"n": 5}

@@ -391,7 +391,7 @@ class Worker:
                         log.info("notifications restored", extra={"worker": self.id})
                         pause = 0.0
                     for note in conn.notifies(timeout=0.5):
-                        if note.payload:  # the instance a delivery was for
+                        if note.payload:  # an instance, with its inbox row if announced
                             self._hinted.append(inbox.announced(note.payload))
                         self.wake.set()
                 except Exception:  # the connection is gone: open another one

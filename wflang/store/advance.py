@@ -476,10 +476,13 @@ class Advance(Careful):
         if fuse:
             values = ", ".join([HISTORY_ROW] * len(self.history))
             ((changed, params),) = self.updates
+            # Each update reads the guard too: none may lock its row before the guard has
+            # locked the instance's (every path locks an instance before its inbox rows).
+            tail = carried_step.GUARDED if guard else ""
             carried += [
-                (update_instance(changed) + (carried_step.GUARDED if guard else ""), params),
+                (update_instance(changed) + tail, params),
                 (f"{HISTORY_INSERT}{values}", [x for row in self.history for x in row]),
-                *parts,
+                *[(sql + tail if sql == CONSUME else sql, ps) for sql, ps in parts],
             ]
         elif guard:  # nothing was written: the guard alone
             self.tx.write(*carried_step.alone(guard))

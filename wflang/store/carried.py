@@ -17,18 +17,18 @@ PostgreSQL the guard rides as ``WITH`` queries of the statement that writes the 
 back whole (``Moved``) and the general ``advance`` runs instead, reads first: one of the
 two commits, never both, and what commits is what the general path would have written.
 
-Only one result of an instance this process stepped last qualifies (``carry``), not an
-asynchronous call's handing-off, and not when deliveries were announced (``hinted``):
-the general path reads those inboxes. So does the start of the one instance this process
-created and nobody has stepped yet (``InstanceCache.created``), when no result comes:
-an application that starts a workflow and runs it (the embedded worker) starts it
-without reading back the row it has just written; its guard has no call to fence. And
-so does a lone inbox row announced with its content (``inbox.announcing``: PostgreSQL's
-notification carries it) for an instance this process stepped last: an idle worker
-woken by a signal steps it without reading it (one round trip, not two), its guard
-checking that the row is there as announced, unconsumed and the only one due. The
-general path also finds other instances' due work, which a carried step does not look
-for: ``Carrying`` lets a worker carry steps for a short while at a time only
+Three kinds of step qualify (``carry``). One result of an instance this process
+stepped last (not an asynchronous call's handing-off, and not with instances announced
+by their ids alone, ``hinted``: the general path reads those inboxes). The start of the
+one instance this process created and nobody has stepped yet (``InstanceCache.created``),
+when no result comes: an application that starts a workflow and runs it (the embedded
+worker) starts it without reading back the row it has just written; its guard has no
+call to fence. And a lone inbox row announced with its content (``inbox.announcing``:
+PostgreSQL's notification carries it) for an instance this process stepped last: an
+idle worker woken by a signal steps it without reading it (one round trip, not two),
+its guard checking that the row is there as announced, unconsumed and the only one due.
+The general path also finds other instances' due work, which a carried step does not
+look for: ``Carrying`` lets a worker carry steps for a short while at a time only
 (``CARRY_MS``), so none waits long for it.
 """
 
@@ -251,17 +251,19 @@ def send_guard(tx: Tx, d: Dialect, c: Carry, now: int, clock_sql: str) -> list[N
     params: tuple[Param, ...] = (row.seq, row.status, now)
     if fenced:
         holds += " AND EXISTS (SELECT 1 FROM wf_fenced)"
-    due = f"{inbox_due.replace('available_at <= ?', f'available_at <= {due_at}')}"
-    params = (*params, row.id, *at)
+    unconsumed = f"instance_id = ? AND consumed_seq IS NULL AND available_at <= {due_at}"
+    others: tuple[Param, ...] = ()
     if c.delivery is not None:  # the row announced is there, as announced, and alone due
-        rid, _, event, actor, reason, _ = c.delivery
-        due = due[:-1] + " AND id <> ?)"
+        rid, _, event, actor, reason, available_at = c.delivery
         holds += (
-            " AND EXISTS (SELECT 1 FROM wf_inbox WHERE id = ? AND instance_id = ? AND "
-            f"consumed_seq IS NULL AND available_at <= {due_at} AND event = ? AND "
-            "actor IS NOT DISTINCT FROM ? AND reason IS NOT DISTINCT FROM ?)"
+            f" AND EXISTS (SELECT 1 FROM wf_inbox WHERE id = ? AND {unconsumed} AND "
+            "event = ? AND actor IS NOT DISTINCT FROM ? AND reason IS NOT DISTINCT FROM ? "
+            "AND available_at = ?)"
         )
-        params = (*params[:3], rid, row.id, *at, event, actor, reason, *params[3:], rid)
+        params = (*params, rid, row.id, *at, event, actor, reason, available_at)
+        unconsumed, others = f"{unconsumed} AND id <> ?", (rid,)
+    due = f"EXISTS (SELECT 1 FROM wf_inbox WHERE {unconsumed})"
+    params = (*params, row.id, *at, *others)
     return [
         (
             "wf_held",

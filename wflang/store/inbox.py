@@ -76,12 +76,16 @@ def announcing(notify: str) -> str:
 
 def announced(payload: str) -> tuple[str, Announced | None]:
     """A notification's payload read: the instance announced and the inbox row it
-    carries (``announcing``), if it carries one; anything else is an instance's id."""
+    carries (``announcing``), if it carries one; anything else is an instance's id. A
+    payload not as ``announcing`` writes it (anyone may notify the channel) is read as
+    an id: neither a parse error nor a row no statement could take (a NUL in its text)
+    may stop the worker's listener or fail its step."""
     if payload.startswith(ROW_MARK):
         try:
             row = json.loads(payload[1:])
-        except ValueError:
+        except (ValueError, RecursionError):  # (deep nesting: "[[[[...")
             return payload, None
+        texts = (1, 2, 3, 4)
         if (
             isinstance(row, list)
             and len(row) == 6
@@ -90,6 +94,7 @@ def announced(payload: str) -> tuple[str, Announced | None]:
             and isinstance(row[2], str)
             and all(x is None or isinstance(x, str) for x in row[3:5])
             and type(row[5]) is int
+            and not any(row[i] is not None and "\x00" in row[i] for i in texts)
         ):
             rid, iid, event, actor, reason, at = row
             return iid, (rid, iid, event, actor, reason, at)

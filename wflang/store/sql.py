@@ -502,11 +502,17 @@ class Store(Histories):
         if c is None:
             return None
         own = self.clock is not None or self.dialect.local_clock
-        at = self.carrying.time_for(c, self.now() if own else None)
-        if at is None:
+        if self.carrying.time_for(c, self.now() if own else None) is None:
             return None
+
+        def attempt(tx: Tx) -> Advanced:  # its time taken again if the write is retried
+            at = self.carrying.time_for(c, self.now() if own else None)
+            if at is None:
+                raise carried.Moved("no longer to be carried")
+            return run(False, c, at)(tx)
+
         try:
-            advanced = self._write(run(False, c, at))
+            advanced = self._write(attempt)
         except Exception as err:
             if carried.moved(err) or not self.backend.unavailable(err):
                 # Moved, or it cannot be stepped: the general path decides (and reads the

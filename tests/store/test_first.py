@@ -142,3 +142,49 @@ def test_the_store_ends_where_the_engine_ends(
     assert [t.purpose for t in got.timers] == [t.purpose for t in want.timers]
     assert not seq_problems(store, "a-1")
     replays_exactly(store, "a-1")
+
+
+DEADLINE = compile_text(
+    (Path(__file__).resolve().parents[1] / "data" / "first" / "deadline.wf").read_text()
+)
+
+
+@pytest.mark.parametrize(
+    ("expires_in", "script"),
+    [
+        (3 * HOUR, [("advance", 3 * HOUR, {})]),  # the deadline wins
+        (2 * DAY, [("advance", DAY, {})]),  # the delay wins
+        (-HOUR, [("advance", 0, {})]),  # a deadline already past fires at once
+        (HOUR, [("signal", "pay", {}), ("advance", DAY, {})]),  # the signal wins
+    ],
+    ids=["deadline", "delay", "past", "signal"],
+)
+def test_an_until_arm_ends_where_the_engine_ends(
+    store: Store, clock: VirtualClock, expires_in: int, script: list[Action]
+) -> None:
+    """A delay and a deadline race in one ``first``: the earlier timer row fires, and
+    the step that takes it deletes the other arm's row in its transaction."""
+    d = Durable(store, clock, {}, DEADLINE)
+    env = WorkflowEnv([DEADLINE], now=T0)
+    given: dict[str, Value] = {"order_id": "o-1", "expires_at": T0 + expires_in}
+    d.start("deadline", given, "d-1")
+    kid = env.start("deadline", given)
+    if expires_in > 0:  # (a deadline past is due at once: the worker fires it already)
+        assert rows(store, "wf_timer", "d-1") == 2
+        assert sorted((t.purpose, t.due) for t in d.instance("d-1").timers) == sorted(
+            (t.purpose, t.due) for t in env.instance(kid).timers
+        )
+    for action, what, payload in script:
+        if action == "signal":
+            assert isinstance(what, str)
+            d.signal("d-1", what, payload)
+            env.signal(kid, what, payload)
+        else:
+            assert isinstance(what, int)
+            d.advance(what)
+            env.advance(ms=what)
+    got, want = d.instance("d-1"), env.instance(kid)
+    assert (got.status, got.output) == (want.status, want.output)
+    assert got.status.finished and rows(store, "wf_timer", "d-1") == 0
+    assert not seq_problems(store, "d-1")
+    replays_exactly(store, "d-1")

@@ -367,6 +367,8 @@ def _type_node(
             t, arm_roots = event_arm.trigger, dict(here.roots)
             if isinstance(t, sp.AfterTrigger):
                 here.expect(t.after, DURATION, "'after'")
+            elif isinstance(t, sp.UntilTrigger):
+                here.expect(t.at, TIMESTAMP, "'until'")
             else:
                 if isinstance(t, sp.MessageTrigger):
                     _type_correlation(here, t.correlation)

@@ -212,6 +212,8 @@ class _Lowering:
             return tb.Arm("signal", t.signal.text)
         if isinstance(t, sp.MessageTrigger):
             return tb.Arm("message", t.message.text, self.expression(t.correlation))
+        if isinstance(t, sp.UntilTrigger):
+            return tb.Arm("until", None, self.expression(t.at))
         return tb.Arm("after", None, self.expression(t.after))
 
     def read_only(self, work: sp.TaskWork) -> bool:

@@ -56,11 +56,13 @@ def parsed_form(v: object) -> object:
 def arm_event(arm: sp.EventArm) -> object:
     """What an arm of a ``first`` waits for, hashable, equal for two arms that wait for the
     same event: a signal by its name, a message by its name and its correlation's parsed
-    form, and any ``after`` (the earlier timer always fires first, whatever the other's
-    duration). ``model.arm_key`` says the same in words, for messages and fingerprints."""
+    form, any ``after`` (the earlier timer always fires first, whatever the other's
+    duration), and any ``until`` likewise (an ``after`` and an ``until`` may race: a
+    delay against a deadline). ``model.arm_key`` says the same in words, for messages and
+    fingerprints."""
     t = arm.trigger
     if isinstance(t, sp.SignalTrigger):
         return ("signal", t.signal.text)
     if isinstance(t, sp.MessageTrigger):
         return ("message", t.message.text, parsed_form(t.correlation))
-    return ("after",)
+    return ("until",) if isinstance(t, sp.UntilTrigger) else ("after",)

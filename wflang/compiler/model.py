@@ -99,26 +99,29 @@ def event_label(e: sp.OnEvent) -> str:
 
 
 def arm_label(arm: sp.EventArm) -> str:
-    """What an arm of a ``first`` waits for: ``signal S``, ``message M``, ``after EXPR``."""
+    """What an arm of a ``first`` waits for: ``signal S``, ``message M``, ``after EXPR``,
+    ``until EXPR``."""
     t = arm.trigger
     if isinstance(t, sp.SignalTrigger):
         return f"signal {t.signal.text}"
     if isinstance(t, sp.MessageTrigger):
         return f"message {t.message.text}"
+    if isinstance(t, sp.UntilTrigger):
+        return f"until {_text(t.at)}"
     return f"after {_text(t.after)}"
 
 
 def arm_key(arm: sp.EventArm) -> str:
     """What an arm of a ``first`` waits for, in words (``wf diff``'s messages and
     fingerprints): a signal's name, a message's name with its correlation as written,
-    any ``after``. Whether two arms wait for the same event is ``meaning.arm_event``'s
-    to say (the correlation by its parsed form)."""
+    any ``after``, any ``until``. Whether two arms wait for the same event is
+    ``meaning.arm_event``'s to say (the correlation by its parsed form)."""
     t = arm.trigger
     if isinstance(t, sp.SignalTrigger):
         return f"signal {t.signal.text}"
     if isinstance(t, sp.MessageTrigger):
         return f"message {t.message.text} correlate {_text(t.correlation)}"
-    return "after"
+    return "until" if isinstance(t, sp.UntilTrigger) else "after"
 
 
 def _guard_label(arm: sp.ChoiceArm) -> str:

@@ -410,9 +410,12 @@ def _first(n: sp.FirstNode, w: Writer) -> None:
 def _arm_part(w: Writer, arm: sp.EventArm) -> _Part:
     """An arm on one line, or with its ``output`` (or a comment) in a block."""
     t = arm.trigger
-    when = (
-        f"after {format_expr(t.after)}" if isinstance(t, sp.AfterTrigger) else f"on {_trigger(t)}"
-    )
+    if isinstance(t, sp.AfterTrigger):
+        when = f"after {format_expr(t.after)}"
+    elif isinstance(t, sp.UntilTrigger):
+        when = f"until {format_expr(t.at)}"
+    else:
+        when = f"on {_trigger(t)}"
     head = f"{when} -> {arm.target.text}"
     if not arm.output and not w.has_comment_inside(arm.span):
         return _line_part(arm.span, head)

@@ -304,14 +304,17 @@ class AfterTrigger:
     span: Span = span_field()
 
 
+#: The timer arms of a ``first``: ``after`` a duration, ``until`` an instant.
+TimerTrigger = AfterTrigger | UntilTrigger
 #: What an arm of a ``first`` waits for.
-ArmTrigger = SignalTrigger | MessageTrigger | AfterTrigger
+ArmTrigger = SignalTrigger | MessageTrigger | AfterTrigger | UntilTrigger
 
 
 @frozen
 class EventArm:
     """``on signal S -> NODE``, ``on message M correlate EXPR -> NODE`` (each with an
-    optional ``{ output { ... } }`` that reads the payload) or ``after EXPR -> NODE``."""
+    optional ``{ output { ... } }`` that reads the payload), ``after EXPR -> NODE`` or
+    ``until EXPR -> NODE`` (a timer: a duration from the node's start, or an instant)."""
 
     trigger: ArmTrigger
     target: Ident

@@ -114,6 +114,8 @@ def node_expressions(node: sp.Node) -> Iterator[ex.Expr]:
                 yield arm.trigger.correlation
             elif isinstance(arm.trigger, sp.AfterTrigger):
                 yield arm.trigger.after
+            elif isinstance(arm.trigger, sp.UntilTrigger):
+                yield arm.trigger.at
 
 
 def triggers(node: sp.Node) -> Iterator[sp.SignalTrigger | sp.MessageTrigger]:
@@ -125,7 +127,7 @@ def triggers(node: sp.Node) -> Iterator[sp.SignalTrigger | sp.MessageTrigger]:
         yield event.trigger
     if isinstance(node, sp.FirstNode):
         for arm in node.arms:
-            if not isinstance(arm.trigger, sp.AfterTrigger):
+            if not isinstance(arm.trigger, sp.TimerTrigger):
                 yield arm.trigger
 
 

@@ -26,7 +26,7 @@ TOP_WORDS = ("workflow", "import", "type", "enum", "input", "context", "output",
              "sleep", "parallel", "map", "call", "end")  # fmt: skip
 NODE_WORDS = ("args", "output", "retry", "timeout", "on", "compensate", "next", "when",
               "else", "branch", "join", "form", "raises", "local", "collect",
-              "renamed", "after")  # fmt: skip
+              "renamed", "after", "until")  # fmt: skip
 _MEMBER = re.compile(r"([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\.(\w*)$")
 _NODE_REF = re.compile(r"(?:\bnext|->|\bcompensate|\bstart)\s+(\w*)$")
 _SERVICE = re.compile(r"\bservice\s+([\w.]*)$")

@@ -65,12 +65,12 @@ def edge_label(edge: Edge) -> str:
 
 #: The marks of the waits, on the edges of what waits for the same: a boundary event, an
 #: arm of a ``first``.
-_MARKERS = {"signal": "△", "message": "✉", "after": "◷"}
+_MARKERS = {"signal": "△", "message": "✉", "after": "◷", "until": "◷"}
 
 
 def _event_label(label: str) -> str:
     """``signal cancel`` -> ``△ cancel``, ``message paid`` -> ``✉ paid``, an arm's
-    ``after 2d`` -> ``◷ 2d``: the marks of the waits for them."""
+    ``after 2d`` -> ``◷ 2d`` (``until`` likewise): the marks of the waits for them."""
     kind, _, name = label.partition(" ")
     return f"{_MARKERS.get(kind, kind)} {name}"
 

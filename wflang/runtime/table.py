@@ -143,9 +143,11 @@ class WaitEntry:
 class Arm:
     """An arm of a ``first``: what it waits for (its route is the row ``arm:K``)."""
 
-    trigger: str  # signal | message | after
+    trigger: str  # signal | message | after | until
     name: str | None = None  # the signal or message
-    expression: int | None = None  # the correlation, or the delay of an ``after``
+    expression: int | None = (
+        None  # the correlation, the delay of an ``after``, the instant of an ``until``
+    )
 
 
 @frozen

@@ -94,8 +94,9 @@ def edges_of(node: sp.Node) -> dict[str, EdgeRec]:
         elif edge.kind.startswith("timeout"):
             timeouts += 1
             label, span = f"timeout #{timeouts}", edge.target.span
-        elif edge.kind == "arm":  # a first's arm, by its event (an ``after`` by its order)
-            label = "after" if edge.label.startswith("after") else f"on {edge.label}"
+        elif edge.kind == "arm":  # a first's arm, by its event (a timer by its order)
+            timer = edge.label.partition(" ")[0]
+            label = timer if timer in ("after", "until") else f"on {edge.label}"
             span = edge.target.span
         elif edge.kind in ("error", "event", "event-side"):  # on E, on signal S
             label, span = f"on {edge.label}", edge.target.span

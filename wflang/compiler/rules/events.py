@@ -247,7 +247,7 @@ def duplicate_arm(m: Model) -> Iterator[Finding]:
         for arm in node.arms:
             first = seen.setdefault(arm_event(arm), arm)
             if first is not arm:
-                timer = isinstance(arm.trigger, sp.AfterTrigger)
+                timer = isinstance(arm.trigger, sp.TimerTrigger)
                 what = "a timer" if timer else arm_label(first)
                 yield Finding(
                     f"first '{node.name.text}' waits for {what} twice: "

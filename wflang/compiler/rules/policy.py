@@ -360,7 +360,7 @@ def wait_without_timeout(m: Model) -> Iterator[Finding]:
         wait approval: signal approved { timeout 48h -> escalate next ship }
 
     A ``first`` whose arms are all signals and messages is such a wait too: give it an
-    ``after`` arm.
+    ``after`` (or an ``until``) arm.
     """
     for node in m.all_nodes():
         if (
@@ -370,7 +370,7 @@ def wait_without_timeout(m: Model) -> Iterator[Finding]:
         ):
             yield Finding(f"wait '{node.name.text}' has no timeout", node.name.span)
         if isinstance(node, sp.FirstNode) and not any(
-            isinstance(arm.trigger, sp.AfterTrigger) for arm in node.arms
+            isinstance(arm.trigger, sp.TimerTrigger) for arm in node.arms
         ):
             yield Finding(
                 f"first '{node.name.text}' has no 'after' arm", node.name.span,

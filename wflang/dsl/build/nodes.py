@@ -266,6 +266,10 @@ class NodeRules(BuilderBase):
         return self._arm(kw, trigger, target, None)
 
     @v_args(inline=True)
+    def until_arm(self, kw: Token, at: ex.Expr, target: Token) -> sp.EventArm:
+        return self._arm(kw, self.until_wait(kw, at), target, None)
+
+    @v_args(inline=True)
     def sleep_node(
         self, kw: Token, name: Token, duration: ex.Expr, rest: Block | Clause
     ) -> sp.SleepNode:

@@ -181,13 +181,17 @@ def _enter_first(run: Run, token: AnyToken, entry: tb.FirstEntry) -> None:
     once; else a token per arm waits for its event, under the node's token."""
     env = run.env(token)
     waits: list[tuple[Wait, str, str | None, int | None]] = []
+    purposes: dict[int, str] = {}  # each timer arm's, by its index (``keys.AFTER``, ``UNTIL``)
     for arm in entry.arms:
-        if arm.trigger == _AFTER:
+        if arm.trigger in (_AFTER, _UNTIL):  # a delay from now, or an instant
             assert arm.expression is not None
-            after = run.eval(arm.expression, env)
-            if not isinstance(after, int) or isinstance(after, bool):
-                raise WorkflowError(f"'after' of '{run.name(token.state)}' is not a duration")
-            waits.append((Wait.TIMER, "", None, run.now + max(after, 0)))
+            value = run.eval(arm.expression, env)
+            if not isinstance(value, int) or isinstance(value, bool):
+                what = "a duration" if arm.trigger == _AFTER else "a timestamp"
+                raise WorkflowError(f"'{arm.trigger}' of '{run.name(token.state)}' is not {what}")
+            at = run.now + max(value, 0) if arm.trigger == _AFTER else max(value, run.now)
+            purposes[len(waits)] = keys.AFTER if arm.trigger == _AFTER else keys.UNTIL
+            waits.append((Wait.TIMER, "", None, at))
             continue
         kind, text = Wait(arm.trigger), None
         if kind is Wait.MESSAGE:
@@ -206,10 +210,10 @@ def _enter_first(run: Run, token: AnyToken, entry: tb.FirstEntry) -> None:
         arm_token = run.wait(run.new_token(owner.state, owner.id, k), kind, name, correlation)
         arm_token.visit = owner.visit
         if due is not None:
-            run.start_timer(arm_token, keys.AFTER, due)
+            run.start_timer(arm_token, purposes[k], due)
 
 
-_AFTER = "after"
+_AFTER, _UNTIL = "after", "until"
 
 
 def _takes_buffered(sig: rt.Signal, kind: Wait, name: str, correlation: str | None) -> bool:

@@ -19,11 +19,11 @@ def csrf_of(html: str) -> str:
     return found[1]
 
 
-def sign_in(web: TestClient, name: str = "ann") -> None:
+def sign_in(web: TestClient, name: str = "ann", token: str = TOKEN) -> None:
     page = web.get("/signin")
     answer = web.post(
         "/signin",
-        data={"csrf": csrf_of(page.text), "name": name, "token": TOKEN},
+        data={"csrf": csrf_of(page.text), "name": name, "token": token},
         follow_redirects=False,
     )
     assert answer.status_code == 303, answer.text

@@ -5,20 +5,26 @@ text, and 127.0.0.1 unless told otherwise; on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
+import io
+from collections.abc import Iterator
 from pathlib import Path
 
 import attrs
 import pytest
+from starlette.requests import Request
 from starlette.testclient import TestClient
 
 from wflang.cli import main
 from wflang.console import serve
-from wflang.console.security import Guard
+from wflang.console.app import create_app
+from wflang.console.security import Guard, hash_token
 from wflang.durable.client import Client
+from wflang.runtime import instance as rt
 from wflang.store import Store
 
-from ..store.kit import opsflow
-from .kit import HOSTILE, TOKEN, Elements, csrf_of, row_ids, sign_in
+from ..store.kit import VirtualClock, opsflow
+from ..store.test_ops import dead_at_b
+from .kit import HOSTILE, TOKEN, Elements, csrf_of, post, row_ids, sign_in
 
 
 def test_without_a_configured_token_nobody_can_act_and_the_page_says_why(
@@ -116,3 +122,105 @@ def test_wf_console_binds_to_this_machine_unless_told_and_says_so(
     assert "is empty: no empty credentials" in capsys.readouterr().err
     assert len(served) == 2  # nothing served with an unusable configuration
     assert serve.loopback("::1") and serve.loopback("localhost") and not serve.loopback("10.0.0.1")
+
+
+#: Two operators, each with a token of their own (an operators file's content, hashed).
+TOKENS = {"ada": "ada-token-7f3c", "bob lee": "bob-token-91ad"}
+
+
+def operators_guard() -> Guard:
+    return Guard.new(None, {name: hash_token(token) for name, token in TOKENS.items()})
+
+
+@pytest.fixture
+def operators_web(store: Store) -> Iterator[TestClient]:
+    """The console with an operator per token (``wf console --operators``)."""
+    with TestClient(create_app(store, operators_guard()), base_url="http://127.0.0.1") as client:
+        yield client
+
+
+def test_with_operators_each_signs_in_with_their_own_token_and_acts_as_themself(
+    operators_web: TestClient, store: Store, clock: VirtualClock
+) -> None:
+    """Nobody acts under another's name: the name signed in with must be the one whose
+    token is given, and it is the actor of what they do."""
+    csrf = csrf_of(operators_web.get("/signin").text)
+    for name, token in (("ada", TOKENS["bob lee"]), ("eve", TOKENS["ada"]), ("ada", "")):
+        answer = operators_web.post("/signin", data={"csrf": csrf, "name": name, "token": token})
+        assert answer.status_code == 403
+        assert "That name and token are not a configured operator" in answer.text
+    assert "wf_session" not in operators_web.cookies
+    d, iid = dead_at_b(store, clock)
+    sign_in(operators_web, "bob lee", TOKENS["bob lee"])
+    page = operators_web.get("/instances").text
+    assert ">bob lee<" in page
+    done = post(operators_web, "/instance/retry", {"id": iid, "reason": "back"},
+                page=f"/instance?id={iid}")  # fmt: skip
+    assert done.status_code == 303
+    d.run()
+    retried = [
+        (r.actor, r.reason) for r in store.history(iid) if r.entry.event.__class__ is rt.RetryFrom
+    ]
+    assert retried == [("bob lee", "back")]
+
+
+def test_a_session_ends_when_the_operators_change(store: Store) -> None:
+    """A session is signed with the operators' credentials: an operator removed (or a new
+    token for one: a restart with another file) signs nobody in with an old cookie."""
+    guard = operators_guard()
+    with TestClient(create_app(store, guard), base_url="http://127.0.0.1") as web:
+        sign_in(web, "ada", TOKENS["ada"])
+        cookie = web.cookies["wf_session"]
+    kept = attrs.evolve(guard, operators={"ada": guard.operators["ada"]})
+    removed = attrs.evolve(guard, operators={"bob lee": guard.operators["bob lee"]})
+    request = Request({"type": "http", "headers": [(b"cookie", f"wf_session={cookie}".encode())]})
+    assert guard.operator(request) == "ada"
+    assert kept.operator(request) is None  # another set of credentials: another key
+    assert removed.operator(request) is None
+
+
+def test_an_operators_file_is_read_strictly(tmp_path: Path) -> None:
+    good = tmp_path / "operators"
+    ada = hash_token("t1")
+    good.write_text(f"# the on-call rota\n\nada {ada}\nBob Lee {hash_token('t2')}\n")
+    assert sorted(serve.operators(str(good))) == ["Bob Lee", "ada"]
+    cases = {
+        "ada t1\n": "ada's credential is not a hashed token",  # a token, not its hash
+        f"ada {ada}\nada {ada}\n": "the operator 'ada' is given twice",
+        f"{ada}\n": "write an operator as NAME HASH",
+        "# nobody\n": "names no operator",
+    }
+    for text, message in cases.items():
+        bad = tmp_path / "bad"
+        bad.write_text(text)
+        with pytest.raises(serve.ConfigError, match=message):
+            serve.operators(str(bad))
+    with pytest.raises(serve.ConfigError, match="cannot read the operators file"):
+        serve.operators(str(tmp_path / "missing"))
+
+
+def test_wf_console_hashes_a_token_and_refuses_two_kinds_of_credential(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO("a-token\n"))
+    assert main(["console", "--hash-token"]) == 0
+    line = capsys.readouterr().out.strip()
+    assert line.startswith("scrypt$") and "a-token" not in line
+    operators = tmp_path / "operators"
+    operators.write_text(f"ada {line}\n")
+    guard = Guard.new(None, serve.operators(str(operators)))
+    guard.sign_in("ada", "a-token")  # the hash printed is the token's
+    token_file = tmp_path / "token"
+    token_file.write_text("shared\n")
+    served: list[object] = []
+    monkeypatch.setattr(serve, "serve", lambda *a: served.append(a))
+    code = main(["console", "--operators", str(operators), "--token-file", str(token_file),
+                 "--store", f"sqlite:///{tmp_path / 's.db'}"])  # fmt: skip
+    assert code == 2 and "give no shared one beside it" in capsys.readouterr().err
+    monkeypatch.setenv("WFLANG_CONSOLE_TOKEN", "shared")
+    code = main(["console", "--operators", str(operators),
+                 "--store", f"sqlite:///{tmp_path / 's.db'}"])  # fmt: skip
+    assert code == 2 and served == []
+    monkeypatch.setattr("sys.stdin", io.StringIO("\n"))
+    assert main(["console", "--hash-token"]) == 2
+    assert "an empty token is no credential" in capsys.readouterr().err

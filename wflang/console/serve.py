@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 from wflang.console.app import create_app
-from wflang.console.security import Guard
+from wflang.console.security import MAX_NAME, Guard, hashed_form
 from wflang.store import Store
 
 #: The environment variable holding the operator token (or use ``--token-file``).
@@ -38,12 +38,16 @@ def announce(bind: str, port: int, store_url: str, guard: Guard) -> list[str]:
             f"warning: bound to {bind}, beyond this machine: anyone who reaches it can read "
             "every instance, payload and history (put it behind TLS and a firewall)"
         )
-    lines.append(
-        "read-only: no operator token configured (set "
-        f"{TOKEN_ENV} or --token-file to allow actions)"
-        if guard.token is None
-        else "actions: sign in with the configured operator token"
-    )
+    if guard.operators:
+        n = len(guard.operators)
+        lines.append(f"actions: {n} operators, each signs in with their own token")
+    elif guard.token is not None:
+        lines.append("actions: sign in with the configured operator token")
+    else:
+        lines.append(
+            f"read-only: no operator token configured (set {TOKEN_ENV}, --token-file or "
+            "--operators to allow actions)"
+        )
     return lines
 
 
@@ -59,6 +63,40 @@ def token(token_file: str | None) -> str | None:
         return text
     given = os.environ.get(TOKEN_ENV, "").strip()
     return given or None
+
+
+def operators(path: str) -> dict[str, str]:
+    """The operators of an operators file: a line each, ``NAME HASH`` (the name may hold
+    spaces; the hash is ``wf console --hash-token``'s), blank lines and ``#`` comments
+    skipped. Anything else is refused, by its line, and nothing is served."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise ConfigError(f"cannot read the operators file {path}: {err}") from None
+    found: dict[str, str] = {}
+    for n, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        name, _, hashed = line.rpartition(" ")
+        name = name.strip()
+        where = f"{path}:{n}"
+        if not name or len(name) > MAX_NAME or not name.isprintable():
+            raise ConfigError(
+                f"{where}: write an operator as NAME HASH, the name 1 to {MAX_NAME} "
+                "printable characters"
+            )
+        if not hashed_form(hashed):
+            raise ConfigError(
+                f"{where}: {name}'s credential is not a hashed token: make one with "
+                "`wf console --hash-token` (a token itself never goes in this file)"
+            )
+        if name in found:
+            raise ConfigError(f"{where}: the operator {name!r} is given twice")
+        found[name] = hashed
+    if not found:
+        raise ConfigError(f"the operators file {path} names no operator: no empty credentials")
+    return found
 
 
 def serve(store: Store, guard: Guard, bind: str, port: int) -> None:

@@ -162,3 +162,24 @@ def test_a_signal_before_the_deadline_wins() -> None:
     assert e.instance(iid).output == {"route": "paid"}
     e.advance(ms=DAY)
     assert e.status(iid) == "completed"
+
+
+def test_a_comment_inside_a_timer_arm_stays_on_its_line() -> None:
+    """A timer arm takes no block: a comment inside one is kept after the arm's line
+    (it used to be written as a block, ``after 2d -> x {}``, which does not parse)."""
+    source = HEAD + (
+        "first f {\n"
+        "    on signal go -> e\n"
+        "    until input.by // the deadline\n"
+        "        -> x\n"
+        "    after /* grace */ 2d -> x\n"
+        "}\nend e: completed\nend x: failed\n"
+    )
+    result = parse(source, "f.wf")
+    assert result.spec is not None, result.diagnostics
+    formatted = format_spec(result.spec, source)
+    assert "    until input.by -> x  // the deadline\n" in formatted
+    assert "    after 2d -> x  /* grace */\n" in formatted
+    again = parse(formatted, "f.wf")
+    assert again.diagnostics == () and again.spec is not None
+    assert format_spec(again.spec, formatted) == formatted

@@ -417,7 +417,9 @@ def _arm_part(w: Writer, arm: sp.EventArm) -> _Part:
     else:
         when = f"on {_trigger(t)}"
     head = f"{when} -> {arm.target.text}"
-    if not arm.output and not w.has_comment_inside(arm.span):
+    # A timer arm takes no block (the grammar): a comment inside it goes with its line.
+    timer = isinstance(t, sp.TimerTrigger)
+    if timer or (not arm.output and not w.has_comment_inside(arm.span)):
         return _line_part(arm.span, head)
     return (arm.span, lambda w: _body(w, head, arm.span, _clause_parts(w, arm)))
 

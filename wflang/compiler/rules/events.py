@@ -218,9 +218,10 @@ def first_too_few_arms(m: Model) -> Iterator[Finding]:
     summary="Checks that no two arms of a first wait for the same event.",
 )
 def duplicate_arm(m: Model) -> Iterator[Finding]:
-    """Two arms for the same signal, for the same message with the same correlation, or
-    two ``after`` arms: only the first of them could ever win (a signal is taken by one
-    arm; the earlier timer fires first), so the other's route is dead. Correlations are
+    """Two arms for the same signal, for the same message with the same correlation, two
+    ``after`` arms or two ``until`` arms: only the first of them could ever win (a signal
+    is taken by one arm; the earlier timer fires first), so the other's route is dead.
+    An ``after`` and an ``until`` may race: a delay against a deadline. Correlations are
     compared as parsed, as ``wf diff`` compares them: ``(input.id)`` is ``input.id``,
     ``1d`` is ``24h``.
 

@@ -296,9 +296,10 @@ def first_arms_changed(p: Pairing) -> Iterator[Finding]:
     subscriptions and timers its version made when it entered. Moved to the new
     version, it would never wait for an arm added there, and the token of an arm removed
     would wait for an event with no route. An arm is its event: a signal, a message with
-    its correlation (by its parsed form: ``1d`` is ``24h``), an ``after`` (another route
-    is WF643's business, and another duration leaves a waiting instance's timer as it was
-    set: the tokens still fit). Raise the version, so that waiting instances keep theirs.
+    its correlation (by its parsed form: ``1d`` is ``24h``), an ``after`` or an ``until``
+    (another route is WF643's business, and another duration or instant leaves a waiting
+    instance's timer as it was set: the tokens still fit). Raise the version, so that
+    waiting instances keep theirs.
 
     Old:
 

@@ -81,7 +81,7 @@ class Notes:
 
     def __init__(self, url: str) -> None:
         self.conn = psycopg.connect(url, autocommit=True)
-        self.conn.execute("LISTEN wflang")
+        postgres.listen_on(self.conn)  # the channel of the URL's schema
         self.seen: dict[str, list[inbox.Announced | None]] = {}
 
     def row(self, iid: str) -> inbox.Announced:
@@ -423,14 +423,14 @@ def test_announced_deliveries_and_the_general_path_write_identical_histories(
     table = table_of(text)
     clock = VirtualClock()
     got = []
-    notes = Notes(PG_DSN)
-    try:
-        with two_stores("postgresql", tmp_path, name, clock) as stores:
-            start = clock.ms
-            # The same id on both (the same seed: retries' jitter), of this example only
-            # (other tests' notifications are let be); the stores run one after the other.
-            iid = f"{name}-{uuid.uuid4().hex[:8]}"
-            for store in stores:
+    with two_stores("postgresql", tmp_path, name, clock) as stores:
+        start = clock.ms
+        # The same id on both (the same seed: retries' jitter), of this example only
+        # (other tests' notifications are let be); the stores run one after the other.
+        iid = f"{name}-{uuid.uuid4().hex[:8]}"
+        for store in stores:
+            notes = Notes(store.url)  # the channel of the store's schema
+            try:
                 handler = Handler(script, iid)
                 durable = Durable(store, clock, {"s.work": handler}, table)
                 clock.ms = start
@@ -447,8 +447,8 @@ def test_announced_deliveries_and_the_general_path_write_identical_histories(
                                           hinted=[iid], delivered=delivered)  # fmt: skip
                         durable.run()
                 got.append(outcome(durable, iid, handler))
-    finally:
-        notes.conn.close()
+            finally:
+                notes.conn.close()
     agree(*got)
 
 
@@ -485,3 +485,28 @@ def test_a_carried_delivery_takes_its_instance_before_its_inbox_row(
     assert done == [1]
     assert (spy.deliveries, spy.moved) == (1, 0)
     assert context(store, a) == {"n": 5}
+
+
+def test_a_store_s_workers_hear_only_their_own_schema(tmp_path: Path) -> None:
+    """Each schema has a channel of its own (``postgres.CHANNEL``): a signal in one store
+    wakes nobody listening to another in the same database. Deterministic: a signal to
+    the first store, then one to the second; the second's listener hears the second's
+    first (it would hear the first's first if it heard it at all: commit order)."""
+    if not PG_DSN:
+        pytest.skip("WFLANG_TEST_PG_DSN is not set")
+    with two_stores("postgresql", tmp_path, "ping", VirtualClock()) as (a, b):
+        hears = [Notes(store.url) for store in (a, b)]
+        try:
+            for store in (a, b):
+                waiting(store, "x")
+            assert Client(a).signal("x", "go", {"n": 1})
+            assert Client(b).signal("x", "go", {"n": 2})
+            rows = [notes.row("x") for notes in hears]
+            assert [codec.load_event(r[2]) for r in rows] == [
+                rt.SignalReceived("go", {"n": 1}),
+                rt.SignalReceived("go", {"n": 2}),
+            ]
+            assert all(not n.seen.get("x") for n in hears)  # one notification each
+        finally:
+            for notes in hears:
+                notes.conn.close()

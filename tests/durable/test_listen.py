@@ -40,8 +40,8 @@ def test_a_worker_listens_again_after_its_backend_is_terminated(
     assert isinstance(store.backend, PostgresBackend)
     real = store.backend.listen
 
-    def listen(channel: str, name: str) -> psycopg.Connection[tuple[object, ...]]:
-        conn = real(channel, name)  # listening once it returns
+    def listen(name: str) -> psycopg.Connection[tuple[object, ...]]:
+        conn = real(name)  # listening once it returns
         opened.release()
         return conn
 

@@ -378,7 +378,7 @@ class Worker:
             yield
             return
         name = f"wflang listen {self.id}"  # what pg_stat_activity shows for it
-        first = listen("wflang", name)
+        first = listen(name)
         stopped = threading.Event()
 
         def loop() -> None:
@@ -386,7 +386,7 @@ class Worker:
             while not stopped.is_set():
                 try:
                     if conn is None:
-                        conn = listen("wflang", name)
+                        conn = listen(name)
                         self.counters.listen_reconnects += 1
                         log.info("notifications restored", extra={"worker": self.id})
                         pause = 0.0

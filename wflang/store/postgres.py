@@ -17,12 +17,17 @@ from contextlib import contextmanager
 from typing import ClassVar
 
 import psycopg
-from psycopg import Pipeline, errors, pq
+from psycopg import Pipeline, errors, pq, sql
 from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool
 
 from wflang.store.backend import Dialect, Param, Pending, Row, redact, redact_url, url_secrets
 from wflang.store.records import StoreError
+
+#: A store's notification channel, as SQL: one per schema, so that the workers of one
+#: store are not woken by another's in the same database (a channel is database-wide; its
+#: name is at most 63 bytes, a schema's may be as long: its digest names it).
+CHANNEL = "'wflang_' || left(md5(current_schema()), 16)"
 
 DIALECT = Dialect(
     name="postgresql",
@@ -33,7 +38,7 @@ DIALECT = Dialect(
     local_clock=False,
     single_writer=False,
     without_rowid="",
-    notify="SELECT pg_notify('wflang', ?)",
+    notify=f"SELECT pg_notify({CHANNEL}, ?)",
     skip_locked=" FOR UPDATE SKIP LOCKED",
     key_lock="SELECT pg_advisory_xact_lock(hashtext(?))",
     tx_now="CAST(EXTRACT(EPOCH FROM transaction_timestamp()) * 1000 AS bigint)",
@@ -258,14 +263,22 @@ class PostgresBackend:
         # classes of a server or connection in trouble, not of a refused row.
         return err.sqlstate is None or err.sqlstate[:2] in _UNAVAILABLE
 
-    def listen(
-        self, channel: str, name: str = "wflang listen"
-    ) -> psycopg.Connection[tuple[object, ...]]:
-        """A dedicated autocommit connection, outside the pool, listening on ``channel``;
-        ``name`` is its ``application_name`` (what ``pg_stat_activity`` shows)."""
+    def listen(self, name: str = "wflang listen") -> psycopg.Connection[tuple[object, ...]]:
+        """A dedicated autocommit connection, outside the pool, listening on the store's
+        channel (``listen_on``); ``name`` is its ``application_name`` (what
+        ``pg_stat_activity`` shows)."""
         conn = psycopg.connect(self.url, autocommit=True, application_name=name[:63])
-        conn.execute(f"LISTEN {channel}")
+        listen_on(conn)
         return conn
 
     def close(self) -> None:
         self.pool.close()
+
+
+def listen_on(conn: psycopg.Connection[tuple[object, ...]]) -> str:
+    """``LISTEN`` on the channel of ``conn``'s schema (``CHANNEL``), and its name."""
+    row = conn.execute(f"SELECT {CHANNEL}").fetchone()
+    assert row is not None
+    channel = str(row[0])
+    conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(channel)))
+    return channel

@@ -145,9 +145,8 @@ class Arm:
 
     trigger: str  # signal | message | after | until
     name: str | None = None  # the signal or message
-    expression: int | None = (
-        None  # the correlation, the delay of an ``after``, the instant of an ``until``
-    )
+    #: the correlation, the delay of an ``after``, or the instant of an ``until``
+    expression: int | None = None
 
 
 @frozen

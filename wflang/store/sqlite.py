@@ -5,10 +5,16 @@ committed transition survive a power loss, not only a crash of the process;
 every write transaction starts with ``BEGIN IMMEDIATE`` so that it takes the
 write lock up front and waits for it (``busy_timeout``) instead of failing
 half-way. Each thread has its own connection.
+
+A process that keeps writing gives the WAL file its working size at once
+(``presize_wal``): while the file grows, each commit's ``fdatasync``
+also commits the file's new size to the filesystem's journal, which made the first
+~100 steps of a freshly opened store cost 1.5x a step once the file had grown.
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 import time
@@ -51,6 +57,48 @@ def switch_to_wal(conn: sqlite3.Connection) -> None:
             if "locked" not in str(err) or attempt == 49:
                 raise
             time.sleep(0.002 * (attempt + 1))  # contention backoff while opening, not a test
+
+
+#: The write transactions of a backend after which it gives the WAL its working size:
+#: a process that writes a few times (``wf signal``, a test) is not worth 4 MB written.
+PRESIZE_AFTER = 16
+#: Frames of room beyond the auto-checkpoint's threshold: the WAL passes it by the
+#: frames of the commit that reaches it, before the checkpoint lets it start over.
+PRESIZE_SLACK = 64
+#: Written and synced a part at a time: written at once, the file's second half made
+#: every later commit to it ~100 µs slower (measured on ext4 in a VM, bench/RESULTS.md).
+PRESIZE_CHUNK = 1 << 20
+WAL_HEADER, FRAME_HEADER = 32, 24
+
+
+def presize_wal(conn: sqlite3.Connection, wal: Path) -> bool:
+    """Extend the WAL file to the size it reaches in steady use (the auto-checkpoint's
+    threshold and some slack), with zeros written, not a hole or an ``fallocate``d
+    range (both leave the filesystem blocks to convert at a commit's ``fdatasync``).
+    ``conn`` must hold the write lock (``BEGIN IMMEDIATE``): no other connection
+    writes frames meanwhile. Zeros are never a valid frame (a frame's salt must match
+    the header's, whose magic number is not zero): SQLite's recovery stops at the
+    first, as at the stale frames it leaves past the end after each checkpoint. Only
+    bytes past the current end are written. Whether it wrote anything."""
+    pages = conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
+    size = conn.execute("PRAGMA page_size").fetchone()[0]
+    if pages <= 0:  # no auto-checkpoint: the WAL grows without bound anyway
+        return False
+    want = WAL_HEADER + (pages + PRESIZE_SLACK) * (size + FRAME_HEADER)
+    try:
+        with open(wal, "r+b") as f:
+            have = f.seek(0, 2)
+            if have >= want:
+                return False
+            while have < want:
+                n = min(PRESIZE_CHUNK, want - have)
+                f.write(bytes(n))
+                f.flush()
+                os.fdatasync(f.fileno())
+                have += n
+    except OSError:  # gone (another process closed the last connection), or a full disk:
+        return False  # it grows as it did; zeros written before a failure are harmless
+    return True
 
 
 #: The wake-up events of this process's workers, by store file (``SqliteBackend.woken``).
@@ -108,6 +156,7 @@ class SqliteBackend:
         self._local = threading.local()
         self._all: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
+        self._writes = 0  # write transactions begun, until the WAL is presized
 
     def _conn(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
@@ -130,6 +179,10 @@ class SqliteBackend:
         conn.execute("BEGIN IMMEDIATE")
         tx = _Tx(conn)
         try:
+            if self._writes <= PRESIZE_AFTER:  # a race of threads here is harmless
+                self._writes += 1
+                if self._writes > PRESIZE_AFTER:
+                    presize_wal(conn, Path(f"{self.path}-wal"))
             yield tx
         except BaseException:
             conn.execute("ROLLBACK")

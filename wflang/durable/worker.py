@@ -43,12 +43,13 @@ from wflang.runtime import instance as rt
 from wflang.runtime.failures import WORKER_ERROR
 from wflang.runtime.history import DEFAULT as DEFAULT_HISTORY
 from wflang.runtime.history import HistoryPolicy
+from wflang.runtime.ir import Value
 from wflang.runtime.lifecycle import StatusHook, notify
 from wflang.runtime.limits import DEFAULT as DEFAULT_LIMITS
 from wflang.runtime.limits import Limits
 from wflang.runtime.outcome import Handler, TaskCall, call_handler, pending, returned
 from wflang.store import inbox
-from wflang.store.records import Advanced, ClaimedTask, TaskResult
+from wflang.store.records import Advanced, ClaimedTask, Creation, Deployed, TaskResult
 from wflang.store.sql import Store
 from wflang.store.status import StatusRows
 
@@ -212,6 +213,7 @@ class Worker:
         instances: int,
         hinted: Sequence[str] = (),
         delivered: Sequence[inbox.Announced] = (),
+        create: Creation | None = None,
     ) -> Advanced:
         adv = self.store.advance(
             self.id,
@@ -226,6 +228,7 @@ class Worker:
             history=self.history,
             hinted=hinted,
             delivered=delivered,
+            create=create,
         )
         if adv.transitions:
             faults.hit("transition.after-commit")
@@ -275,6 +278,28 @@ class Worker:
         process (``heartbeats``) renews the lease of the call running inline, so a
         call longer than its lease keeps it.
         """
+        return self._inline(max_rounds, None)
+
+    def run_new(
+        self,
+        deployed: Deployed,
+        input: Mapping[str, Value],
+        instance_id: str,
+        *,
+        actor: str | None = None,
+        reason: str | None = None,
+        max_rounds: int = 1_000_000,
+    ) -> int:
+        """Create an instance and ``run_until_idle``: the embedded way to start a
+        workflow and run it here. The same as ``Store.create`` then ``run_until_idle``
+        (an id that exists with this workflow and input is not created again, and with
+        another is refused: ``IllegalAction``), with a commit fewer: where its start can
+        be carried (``wflang.store.carried``) the instance is created in the
+        transaction that starts it."""
+        creation = Creation(deployed, input, instance_id, actor, reason)
+        return self._inline(max_rounds, creation)
+
+    def _inline(self, max_rounds: int, create: Creation | None) -> int:
         total = 0
         pending: list[TaskResult] = []
         current: list[tuple[str, int]] = []  # the lease of the call running, if any
@@ -285,7 +310,8 @@ class Worker:
                     batch, pending = pending, []
                 else:
                     batch, pending = pending[:1], pending[1:]
-                adv = self._advance(batch, self.concurrency, self.batch)
+                adv = self._advance(batch, self.concurrency, self.batch, create=create)
+                create = None
                 total += adv.transitions
                 for task in adv.claimed:
                     current[:] = [(task.key, task.epoch)]

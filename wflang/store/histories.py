@@ -13,9 +13,9 @@ from wflang.store.records import HistoryRow, PendingEvent
 T = TypeVar("T")
 
 
-class Histories:
-    """The history requests of a ``Store``, each one transaction (its plumbing is the
-    store's: ``_read``, ``_write``, ``now``)."""
+class Requests:
+    """The plumbing of a ``Store`` as the bases that hold its requests see it (the
+    store's own: ``_read``, ``_write``, ``now``)."""
 
     dialect: Dialect
 
@@ -27,6 +27,10 @@ class Histories:
 
     def now(self, tx: Tx | None = None) -> int:
         raise NotImplementedError
+
+
+class Histories(Requests):
+    """The history requests of a ``Store``, each one transaction."""
 
     def history(self, instance_id: str) -> list[HistoryRow]:
         """The steps kept (all of them, or those after a checkpoint: ``kept_history``)."""

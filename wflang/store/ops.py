@@ -60,13 +60,14 @@ def create(
     now: int | str,
     actor: str | None,
     reason: str | None,
+    announce: bool = True,
 ) -> Pending:
     """Insert an instance for a worker to start, unless its id is taken; the answer
     (``Tx.send``), which may come with the commit, is a row if it was written, its last
     column the time it was created at. One statement, which announces the instance where
     the database notifies (``Dialect.notify``): on PostgreSQL one round trip in all.
     ``now``: the time, or the database's clock as SQL. An id that was taken is
-    ``existing``'s to judge, after."""
+    ``existing``'s to judge, after. Not ``announce``d: started in the same transaction."""
     clock, at = (now, ()) if isinstance(now, str) else ("?", (now,))
     sql = (
         "INSERT INTO wf_instance (id, workflow, version, table_hash, status, input, "
@@ -78,7 +79,7 @@ def create(
         instance_id, workflow, version, table_hash, PENDING, input_text,
         instance_seed(instance_id), *at, *at, *at, actor, reason,
     )  # fmt: skip
-    if dialect.notify:  # a worker is woken only if the row was written
+    if dialect.notify and announce:  # a worker is woken only if the row was written
         sql = f"WITH wf_new AS ({sql}) {dialect.notify}, wf_new.created_at FROM wf_new"
         params = (*params, "")
     return tx.send(sql, params)

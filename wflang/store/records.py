@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from attrs import frozen
 
 from wflang.runtime import instance as rt
@@ -44,6 +46,18 @@ class Deployed:
     hash: str
     table: Table
     deployed_at: int
+
+
+@frozen
+class Creation:
+    """An instance to create in the transaction that starts it (``Store.advance``'s
+    ``create``, ``Worker.run_new``): ``Store.create``'s arguments."""
+
+    deployed: Deployed
+    input: Mapping[str, Value]
+    instance_id: str
+    actor: str | None = None
+    reason: str | None = None
 
 
 @frozen

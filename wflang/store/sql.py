@@ -43,7 +43,6 @@ from wflang.runtime.limits import DEFAULT as DEFAULT_LIMITS
 from wflang.runtime.limits import Limits
 from wflang.runtime.table import Table
 from wflang.store import (
-    activity,
     browse,
     carried,
     catalog,
@@ -51,7 +50,6 @@ from wflang.store import (
     messages,
     ops,
     queries,
-    retention,
     rows,
 )
 from wflang.store.advance import Advance
@@ -63,10 +61,9 @@ from wflang.store.histories import Histories
 from wflang.store.instance_cache import InstanceCache
 from wflang.store.records import (
     Advanced,
+    Creation,
     Deployed,
     InstanceInfo,
-    OutboxEvent,
-    Stats,
     StoreError,
     TaskInfo,
     TaskResult,
@@ -75,13 +72,24 @@ from wflang.store.records import (
 from wflang.store.rows import UNREADABLE
 from wflang.store.schema import MIGRATIONS, schema_problem
 from wflang.store.status import PENDING, StatusRows
+from wflang.store.upkeep import Upkeep
 
 Clock = Callable[[], int]
 __all__ = ["UNREADABLE", "Clock", "Store"]  # UNREADABLE: see wflang.store.rows
 T = TypeVar("T")
 
 
-class Store(Histories):
+def created_row(
+    deployed: Deployed, text: str, instance_id: str, actor: str | None, reason: str | None, at: int
+) -> rows.Locked:
+    """The row of an instance as ``ops.create`` writes it at ``at``, its input ``text``."""
+    return rows.Locked(
+        instance_id, deployed.hash, -1, None, text,
+        instance_seed(instance_id), None, None, actor, reason, PENDING, at, None, at,
+    )  # fmt: skip
+
+
+class Store(Histories, Upkeep):
     """A durable store on a backend; thread-safe (each thread has its connection).
 
     A thin facade: each request is one transaction that calls the module that
@@ -240,10 +248,7 @@ class Store(Histories):
         written = self._write(run)()
         if written:  # as written, for a worker here to start without reading it back
             at = rows.integer(written[0][-1])
-            self.cache.created(rows.Locked(
-                instance_id, deployed.hash, -1, None, text,
-                instance_seed(instance_id), None, None, actor, reason, PENDING, at, None, at,
-            ))  # fmt: skip
+            self.cache.created(created_row(deployed, text, instance_id, actor, reason, at))
             return True
         # Taken (rare: a client's retry): read after, as nothing was written.
         self._read(lambda tx: ops.existing(tx, instance_id, deployed.name, input))
@@ -424,6 +429,7 @@ class Store(Histories):
         history: HistoryPolicy | None = DEFAULT_HISTORY,
         hinted: Sequence[str] = (),
         delivered: Sequence[inbox.Announced] = (),
+        create: Creation | None = None,
     ) -> Advanced:
         """One transaction: commit handler results (fenced), step every ready instance
         (up to ``instances`` besides those the results wake; under ``limits``), and claim
@@ -435,8 +441,12 @@ class Store(Histories):
         announced to have work (``Tx.announce``): their inboxes are read with the first
         reads, in case this transaction locks them; ``delivered``: inbox rows announced
         with their content (``inbox.announced``), a lone one of which may be stepped
-        without reading it first (``wflang.store.carried``).
+        without reading it first (``wflang.store.carried``). ``create``: an instance to
+        create first (with no ``results``), in the transaction that starts it where its
+        start can be carried, else by ``create`` before this transaction (one commit more).
         """
+        if create is not None and results:
+            raise ValueError("an advance that creates an instance commits no results")
         once = frozenset(at_most_once)
         wanted = None if services is None else sorted(set(services))
         done: list[Advance] = []
@@ -465,7 +475,12 @@ class Store(Histories):
             return body
 
         # (a worker that is stopping starts nothing and takes no delivery)
-        advanced = self._carried(results, hinted, delivered, run, starts=instances > 0)
+        starts = instances > 0
+        advanced = self._carried(results, hinted, delivered, run, starts=starts, create=create)
+        if advanced is None and create is not None:
+            d = create
+            self.create(d.deployed, d.input, d.instance_id, actor=d.actor, reason=d.reason)
+            advanced = self._carried(results, hinted, delivered, run, starts=starts)
         if advanced is None:
             try:
                 advanced = self._write(run(careful=False))
@@ -494,11 +509,20 @@ class Store(Histories):
         run: Callable[[bool, carried.Carry | None, int], Callable[[Tx], Advanced]],
         *,
         starts: bool,
+        create: Creation | None = None,
     ) -> Advanced | None:
         """Commit ``results`` (or, if ``starts``, a start) as a carried step, if it can be
-        and nothing moved (``wflang.store.carried``); None: the general path must run."""
+        and nothing moved (``wflang.store.carried``); None: the general path must run.
+        With ``create``, the start of that instance, inserted first in the transaction
+        (None, nothing written: it cannot be carried now, or its id is taken)."""
         may = self.carries and (starts or bool(results))
-        c = carried.carry(self.cache, self.catalog, results, hinted, delivered) if may else None
+        if create is None:
+            c = carried.carry(self.cache, self.catalog, results, hinted, delivered) if may else None
+        else:
+            text = codec.dumps(dict(create.input))
+            d = create.deployed
+            row = created_row(d, text, create.instance_id, create.actor, create.reason, 0)
+            c = carried.Carry(None, row, None, "") if may and self.catalog.cached(d.hash) else None
         if c is None:
             return None
         own = self.clock is not None or self.dialect.local_clock
@@ -509,7 +533,16 @@ class Store(Histories):
             at = self.carrying.time_for(c, self.now() if own else None)
             if at is None:
                 raise carried.Moved("no longer to be carried")
-            return run(False, c, at)(tx)
+            if create is None:
+                return run(False, c, at)(tx)
+            inserted = ops.create(
+                tx, self.dialect, workflow=d.name, version=d.version, table_hash=d.hash,
+                input_text=text, instance_id=create.instance_id, now=at, actor=create.actor,
+                reason=create.reason, announce=False,
+            )  # fmt: skip
+            if not inserted():
+                raise carried.Moved(f"instance {create.instance_id} exists")
+            return run(False, evolve(c, row=c.row._replace(updated_at=at)), at)(tx)
 
         try:
             advanced = self._write(attempt)
@@ -522,57 +555,3 @@ class Store(Histories):
             raise
         self.carrying.carried()
         return advanced
-
-    # -------------------------------------------------------------------- outbox
-
-    def outbox(
-        self, *, limit: int = 100, after: int = 0, kinds: Sequence[str] = ()
-    ) -> list[OutboxEvent]:
-        """Events not published yet, oldest first (ids above ``after``; of these
-        ``kinds`` only, ``status.OutboxKind``, if any are given): what a consumer reads,
-        handles, then acknowledges with ``mark_published``."""
-        return self._read(lambda tx: queries.outbox(tx, limit=limit, after=after, kinds=kinds))
-
-    def mark_published(self, ids: Sequence[int]) -> int:
-        """Acknowledge outbox events; how many were still unpublished (a second
-        acknowledgement of the same event changes nothing)."""
-        return self._write(lambda tx: ops.mark_published(tx, ids, self.now(tx)))
-
-    # ----------------------------------------------------------------- retention
-
-    def purge(
-        self,
-        *,
-        ended_before: int,
-        statuses: Sequence[str] = retention.ENDED,
-        workflow: str | None = None,
-        limit: int = 500,
-        dry_run: bool = False,
-    ) -> retention.Purged:
-        """Delete up to ``limit`` instances that ended before ``ended_before`` (epoch ms)
-        with their history, tasks, inbox rows and timers, in one transaction (see
-        ``wflang.store.retention``); ``dry_run`` counts and changes nothing."""
-        purged = self._write(
-            lambda tx: retention.purge_batch(
-                tx, self.dialect, ended_before=ended_before, statuses=statuses,
-                workflow=workflow, limit=limit, dry_run=dry_run,
-            )
-        )  # fmt: skip
-        self.cache.forget(purged.instances)
-        return purged
-
-    # --------------------------------------------------------------------- stats
-
-    def stats(self) -> Stats:
-        return self._read(lambda tx: queries.stats(tx, self.now(tx)))
-
-    def activity(
-        self, *, window_ms: int = 3_600_000, interval_ms: int = 300_000
-    ) -> tuple[activity.Interval, ...]:
-        """Instances started and finished, their run times and the queue's depth, by
-        interval over the last ``window_ms`` (see ``wflang.store.activity``)."""
-        return self._read(
-            lambda tx: activity.activity(
-                tx, now=self.now(tx), window_ms=window_ms, interval_ms=interval_ms
-            )
-        )

@@ -38,6 +38,7 @@ from wflang.runtime.validate import (
 from wflang.runtime.waiting import Wait
 from wflang.store.messages import Published
 from wflang.store.records import (
+    Deployed,
     IllegalAction,
     InstanceInfo,
     TaskInfo,
@@ -72,7 +73,7 @@ def default_actor() -> str:
 MAX_ID_CHARS = 200
 
 
-def _check_id(instance_id: object) -> None:
+def check_id(instance_id: object) -> None:
     """Refuse an instance id that is not 1 to ``MAX_ID_CHARS`` characters of text."""
     if not isinstance(instance_id, str):
         problem = f"must be a string, not {type(instance_id).__name__}"
@@ -83,6 +84,15 @@ def _check_id(instance_id: object) -> None:
     else:
         return
     raise InvalidValue("the instance id", [problem])
+
+
+def start_input(deployed: Deployed, input: Mapping[str, Value]) -> dict[str, Value]:
+    """A start's input as it is stored (``fit_input``: ISO-8601 text of times as ms);
+    ``InvalidValue`` if it does not fit the version's declared input."""
+    fitted, problems = fit_input(deployed.table, input)
+    if problems:
+        raise InvalidValue(f"the input of {deployed.name} v{deployed.version}", problems)
+    return fitted
 
 
 class Client(Operations):
@@ -151,11 +161,9 @@ class Client(Operations):
         reason: str | None = None,
     ) -> InstanceInfo:
         if instance_id is not None:
-            _check_id(instance_id)
+            check_id(instance_id)
         deployed = self.store.deployed(workflow, version)
-        input, problems = fit_input(deployed.table, input)  # ISO-8601 text of times as ms
-        if problems:
-            raise InvalidValue(f"the input of {workflow} v{deployed.version}", problems)
+        input = start_input(deployed, input)
         iid = instance_id or f"{workflow}-{uuid.uuid4().hex[:12]}"
         self.store.create(deployed, input, iid, actor=self.actor, reason=reason)
         return self.store.instance(iid)

@@ -35,6 +35,7 @@ from types import ModuleType
 from attrs import define, field
 
 from wflang import faults
+from wflang.durable.client import check_id, start_input
 from wflang.durable.heartbeats import HEARTBEATS
 from wflang.handlers.load import load
 from wflang.handlers.registry import Registry
@@ -290,13 +291,17 @@ class Worker:
         reason: str | None = None,
         max_rounds: int = 1_000_000,
     ) -> int:
-        """Create an instance and ``run_until_idle``: the embedded way to start a
-        workflow and run it here. The same as ``Store.create`` then ``run_until_idle``
-        (an id that exists with this workflow and input is not created again, and with
-        another is refused: ``IllegalAction``), with a commit fewer: where its start can
-        be carried (``wflang.store.carried``) the instance is created in the
-        transaction that starts it."""
-        creation = Creation(deployed, input, instance_id, actor, reason)
+        """Start an instance and ``run_until_idle``: the embedded way to start a
+        workflow and run it here. The same as ``Client.start`` (its id and input checked
+        and fitted first, ``InvalidValue``; an id that exists with this workflow and
+        input is not created again, with another it is refused: ``IllegalAction``) then
+        ``run_until_idle``, with a commit fewer: where its start can be carried
+        (``wflang.store.carried``) the instance is created in the transaction that
+        starts it, at that step's time (on PostgreSQL the database's clock as this
+        worker last read it, as a carried step's time is)."""
+        check_id(instance_id)
+        fitted = start_input(deployed, input)
+        creation = Creation(deployed, fitted, instance_id, actor, reason)
         return self._inline(max_rounds, creation)
 
     def _inline(self, max_rounds: int, create: Creation | None) -> int:

@@ -3,30 +3,9 @@ checkpoints, and compacting (``Histories``, a base of ``sql.Store``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TypeVar
-
 from wflang.store import compaction, queries
-from wflang.store.backend import Dialect, Tx
 from wflang.store.records import HistoryRow, PendingEvent
-
-T = TypeVar("T")
-
-
-class Requests:
-    """The plumbing of a ``Store`` as the bases that hold its requests see it (the
-    store's own: ``_read``, ``_write``, ``now``)."""
-
-    dialect: Dialect
-
-    def _read(self, fn: Callable[[Tx], T]) -> T:
-        raise NotImplementedError
-
-    def _write(self, fn: Callable[[Tx], T], *, pipelined: bool = True) -> T:
-        raise NotImplementedError
-
-    def now(self, tx: Tx | None = None) -> int:
-        raise NotImplementedError
+from wflang.store.requests import Requests
 
 
 class Histories(Requests):

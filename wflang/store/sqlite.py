@@ -14,6 +14,7 @@ also commits the file's new size to the filesystem's journal, which made the fir
 
 from __future__ import annotations
 
+import logging
 import os
 import sqlite3
 import threading
@@ -59,6 +60,8 @@ def switch_to_wal(conn: sqlite3.Connection) -> None:
             time.sleep(0.002 * (attempt + 1))  # contention backoff while opening, not a test
 
 
+log = logging.getLogger("wflang.store")
+
 #: The write transactions of a backend after which it gives the WAL its working size:
 #: a process that writes a few times (``wf signal``, a test) is not worth 4 MB written.
 PRESIZE_AFTER = 16
@@ -69,6 +72,12 @@ PRESIZE_SLACK = 64
 #: every later commit to it ~100 µs slower (measured on ext4 in a VM, bench/RESULTS.md).
 PRESIZE_CHUNK = 1 << 20
 WAL_HEADER, FRAME_HEADER = 32, 24
+#: The ``synchronous`` settings under which each commit syncs the WAL.
+SYNCED = ("FULL", "EXTRA")
+
+
+#: ``fdatasync`` where the platform has it (not macOS, not Windows), else ``fsync``.
+_datasync = getattr(os, "fdatasync", os.fsync)
 
 
 def presize_wal(conn: sqlite3.Connection, wal: Path) -> bool:
@@ -76,10 +85,12 @@ def presize_wal(conn: sqlite3.Connection, wal: Path) -> bool:
     threshold and some slack), with zeros written, not a hole or an ``fallocate``d
     range (both leave the filesystem blocks to convert at a commit's ``fdatasync``).
     ``conn`` must hold the write lock (``BEGIN IMMEDIATE``): no other connection
-    writes frames meanwhile. Zeros are never a valid frame (a frame's salt must match
-    the header's, whose magic number is not zero): SQLite's recovery stops at the
-    first, as at the stale frames it leaves past the end after each checkpoint. Only
-    bytes past the current end are written. Whether it wrote anything."""
+    writes frames, restarts or truncates the WAL meanwhile. Zeros are never read as
+    frames: a header of zeros has no magic number (SQLite reads the WAL as empty and
+    writes its header with the first commit), and a frame of zeros has page number 0
+    and a salt and checksum that do not match the header's: recovery stops at the
+    first, as at the stale frames SQLite leaves past the end after each checkpoint.
+    Only bytes past the current end are written. Whether it wrote anything."""
     pages = conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
     size = conn.execute("PRAGMA page_size").fetchone()[0]
     if pages <= 0:  # no auto-checkpoint: the WAL grows without bound anyway
@@ -94,7 +105,7 @@ def presize_wal(conn: sqlite3.Connection, wal: Path) -> bool:
                 n = min(PRESIZE_CHUNK, want - have)
                 f.write(bytes(n))
                 f.flush()
-                os.fdatasync(f.fileno())
+                _datasync(f.fileno())
                 have += n
     except OSError:  # gone (another process closed the last connection), or a full disk:
         return False  # it grows as it did; zeros written before a failure are harmless
@@ -179,10 +190,12 @@ class SqliteBackend:
         conn.execute("BEGIN IMMEDIATE")
         tx = _Tx(conn)
         try:
-            if self._writes <= PRESIZE_AFTER:  # a race of threads here is harmless
+            # (``_writes`` is only read and changed under the write lock)
+            # only where each commit syncs the WAL (what growing it made cost more)
+            if self._writes <= PRESIZE_AFTER and self.synchronous.upper() in SYNCED:
                 self._writes += 1
                 if self._writes > PRESIZE_AFTER:
-                    presize_wal(conn, Path(f"{self.path}-wal"))
+                    self._presize(conn)
             yield tx
         except BaseException:
             conn.execute("ROLLBACK")
@@ -193,6 +206,15 @@ class SqliteBackend:
                 wakers = list(_WAKERS.get(self._key, ()))
             for event in wakers:
                 event.set()
+
+    def _presize(self, conn: sqlite3.Connection) -> None:
+        """``presize_wal`` on this store's WAL (beside the file a link points to, as
+        SQLite puts it); it is only a saving: whatever fails in it is logged, and the
+        transaction it rides in goes on."""
+        try:
+            presize_wal(conn, Path(f"{self._key}-wal"))
+        except Exception:
+            log.warning("could not presize the WAL of %s", self.url, exc_info=True)
 
     @contextmanager
     def woken(self, event: threading.Event) -> Iterator[None]:

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from wflang.store import activity, ops, queries, retention
-from wflang.store.histories import Requests
 from wflang.store.instance_cache import InstanceCache
 from wflang.store.records import OutboxEvent, Stats
+from wflang.store.requests import Requests
 
 
 class Upkeep(Requests):

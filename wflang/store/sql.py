@@ -542,7 +542,8 @@ class Store(Histories, Upkeep):
             )  # fmt: skip
             if not inserted():
                 raise carried.Moved(f"instance {create.instance_id} exists")
-            return run(False, evolve(c, row=c.row._replace(updated_at=at)), at)(tx)
+            row = created_row(d, text, create.instance_id, create.actor, create.reason, at)
+            return run(False, evolve(c, row=row), at)(tx)  # the row as just inserted
 
         try:
             advanced = self._write(attempt)

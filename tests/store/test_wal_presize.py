@@ -26,15 +26,29 @@ def working_size(conn: sqlite3.Connection) -> int:
     return int(sq.WAL_HEADER + (pages + sq.PRESIZE_SLACK) * (page + sq.FRAME_HEADER))
 
 
-def backend_with_rows(folder: Path, writes: int) -> tuple[SqliteBackend, Path]:
-    db = folder / "state.db"
-    backend = SqliteBackend(db, create=True)
+def backend_with_rows(
+    folder: Path, writes: int, *, db: Path | None = None, synchronous: str = "FULL"
+) -> tuple[SqliteBackend, Path]:
+    """A backend on ``db`` (``folder``/state.db) that has committed ``writes`` write
+    transactions: a table, then a row each."""
+    db = db or folder / "state.db"
+    backend = SqliteBackend(db, synchronous=synchronous, create=True)
     with backend.transaction() as tx:
         tx.write("CREATE TABLE t (n integer PRIMARY KEY, body text NOT NULL)")
     for n in range(writes - 1):
         with backend.transaction() as tx:
             tx.write("INSERT INTO t VALUES (?, ?)", (n, f"row {n}"))
     return backend, db
+
+
+def wal_connection(db: Path, *pragmas: str) -> sqlite3.Connection:
+    """A plain connection in WAL mode with a table ``t`` (and ``pragmas`` first)."""
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute("PRAGMA journal_mode=WAL")
+    for pragma in pragmas:
+        conn.execute(pragma)
+    conn.execute("CREATE TABLE t (n integer PRIMARY KEY)")
+    return conn
 
 
 def crash_copy(db: Path, folder: Path) -> sqlite3.Connection:
@@ -90,10 +104,8 @@ def test_an_empty_wal_extended_with_zeros_is_read_as_empty(tmp_path: Path) -> No
     """A WAL presized before its first frame: its header is zeros, which SQLite reads
     as no WAL at all, and it writes its own header with the first commit."""
     db = tmp_path / "state.db"
-    conn = sqlite3.connect(db, isolation_level=None)
+    conn = wal_connection(db)
     try:
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("CREATE TABLE t (n integer PRIMARY KEY)")
         conn.execute("INSERT INTO t VALUES (1)")
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         assert wal_of(db).stat().st_size == 0
@@ -117,11 +129,8 @@ def test_an_empty_wal_extended_with_zeros_is_read_as_empty(tmp_path: Path) -> No
 
 def test_no_auto_checkpoint_no_presizing(tmp_path: Path) -> None:
     db = tmp_path / "state.db"
-    conn = sqlite3.connect(db, isolation_level=None)
+    conn = wal_connection(db, "PRAGMA wal_autocheckpoint=0")
     try:
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA wal_autocheckpoint=0")
-        conn.execute("CREATE TABLE t (n integer)")
         conn.execute("BEGIN IMMEDIATE")
         assert not presize_wal(conn, wal_of(db))
         conn.execute("ROLLBACK")
@@ -163,13 +172,8 @@ def test_a_failed_presizing_loses_no_write(
 
 
 def test_a_store_that_does_not_sync_its_commits_is_not_presized(tmp_path: Path) -> None:
-    db = tmp_path / "state.db"
-    backend = SqliteBackend(db, synchronous="OFF")
+    backend, db = backend_with_rows(tmp_path, PRESIZE_AFTER + 3, synchronous="OFF")
     try:
-        for n in range(PRESIZE_AFTER + 3):
-            with backend.transaction() as tx:
-                tx.write("CREATE TABLE IF NOT EXISTS t (n integer)")
-                tx.write("INSERT INTO t VALUES (?)", (n,))
         assert wal_of(db).stat().st_size < working_size(backend._conn()) // 4
     finally:
         backend.close()
@@ -179,12 +183,8 @@ def test_the_wal_of_a_linked_store_is_presized_where_sqlite_keeps_it(tmp_path: P
     (tmp_path / "real").mkdir()
     link = tmp_path / "link.db"
     link.symlink_to(tmp_path / "real" / "state.db")
-    backend = SqliteBackend(link)
+    backend, _ = backend_with_rows(tmp_path, PRESIZE_AFTER + 3, db=link)
     try:
-        for n in range(PRESIZE_AFTER + 3):
-            with backend.transaction() as tx:
-                tx.write("CREATE TABLE IF NOT EXISTS t (n integer)")
-                tx.write("INSERT INTO t VALUES (?)", (n,))
         real_wal = wal_of(tmp_path / "real" / "state.db")
         assert real_wal.stat().st_size >= working_size(backend._conn())
         assert not wal_of(link).exists()

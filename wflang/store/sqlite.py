@@ -107,8 +107,8 @@ def presize_wal(conn: sqlite3.Connection, wal: Path) -> bool:
                 f.flush()
                 _datasync(f.fileno())
                 have += n
-    except OSError:  # gone (another process closed the last connection), or a full disk:
-        return False  # it grows as it did; zeros written before a failure are harmless
+    except OSError:  # not there (nothing opened it in WAL mode), a full disk, a failed
+        return False  # sync: it grows as it did; zeros written before a failure are harmless
     return True
 
 
@@ -190,8 +190,8 @@ class SqliteBackend:
         conn.execute("BEGIN IMMEDIATE")
         tx = _Tx(conn)
         try:
-            # (``_writes`` is only read and changed under the write lock)
-            # only where each commit syncs the WAL (what growing it made cost more)
+            # Only where each commit syncs the WAL (what growing it made cost more);
+            # ``_writes`` is only read and changed under the write lock.
             if self._writes <= PRESIZE_AFTER and self.synchronous.upper() in SYNCED:
                 self._writes += 1
                 if self._writes > PRESIZE_AFTER:

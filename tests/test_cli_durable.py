@@ -100,13 +100,13 @@ def _history(wf: Wf, iid: str) -> dict[str, Any]:
 
 def test_happy_path(wf: Wf) -> None:
     out = wf.ok("store", "migrate")
-    assert f"migrated {wf.url} to schema version 8 (applied [1, 2, 3, 4, 5, 6, 7, 8])" in out
-    assert "schema version 8: nothing to do" in wf.ok("store", "migrate")
+    assert f"migrated {wf.url} to schema version 9 (applied [1, 2, 3, 4, 5, 6, 7, 8, 9])" in out
+    assert "schema version 9: nothing to do" in wf.ok("store", "migrate")
     out = wf.ok("deploy", FLOW)
     assert out.startswith("opsflow v1 deployed: sha256:")
     assert "opsflow v1 already deployed (the same table)" in wf.ok("deploy", FLOW)
     _start(wf, "c-1")
-    assert "schema version: 8" in wf.ok("store", "info")
+    assert "schema version: 9" in wf.ok("store", "info")
     assert "instances: pending 1" in wf.out
 
     out = wf.work()

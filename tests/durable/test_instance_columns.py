@@ -74,9 +74,10 @@ def _dbstat(conn: sqlite3.Connection) -> dict[int, str]:
 def test_a_chain_step_rewrites_no_index_of_what_it_did_not_change(
     tmp_path: Path, make_store: Callable[..., Store]
 ) -> None:
-    """The pages of wf_instance's b-trees that each chain step's commit writes (read off
-    the WAL, which nothing checkpoints here): the table and the two indexes of the time
-    it last moved, never those of its status, wake-up time or waits."""
+    """The pages of wf_instance's and wf_task's b-trees that each chain step's commit
+    writes (read off the WAL, which nothing checkpoints here): the instance table and
+    the index of the time it last moved, never those of its status, wake-up time or
+    waits; the task table and its index of leases, no index by instance."""
     path = tmp_path / "state.db"
     store = make_store(f"sqlite:///{path}")
     store.deploy(fixture_table("chain"))
@@ -103,7 +104,13 @@ def test_a_chain_step_rewrites_no_index_of_what_it_did_not_change(
     written = []
     for start, end in marks[:-1]:  # the last step ends the instance: its status changes
         pages = (struct.unpack(">I", data[at : at + 4])[0] for at in range(start, end, FRAME))
-        written.append(sorted({names[p] for p in pages if names.get(p, "").startswith("wf_inst")}))
+        written.append(
+            {names[p] for p in pages if names.get(p, "").startswith(("wf_inst", "wf_task"))}
+        )
     assert len(written) == 3
     for found in written:
-        assert set(found) <= {"wf_instance", "wf_instance_moved", "wf_instance_still"}, found
+        # the instance and the index of the time it last moved (no index by status and
+        # time: the finished ones' is written once, as one ends); the call it closed and
+        # the one it leased, and the index of leases (none by instance: a key's range)
+        assert {"wf_instance", "wf_task"} <= found, found
+        assert found <= {"wf_instance", "wf_instance_still", "wf_task", "wf_task_leased"}, found

@@ -119,8 +119,8 @@ def test_the_list_orders_use_an_index(store: Store) -> None:
 def test_the_stuck_ones_walk_their_index_without_statistics(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """SQLite's planner, with no statistics (a store nobody ran ANALYZE on), would read
-    each active status's range of ``wf_instance_moved`` and sort them: the stuck list
+    """SQLite's planner, with no statistics (a store nobody ran ANALYZE on), may read
+    each active status's range of an index led by the status and sort them: the stuck list
     names ``wf_instance_still`` (``Dialect.indexed_by``), walked in order. Filtered by
     something an index of its own holds, the planner chooses."""
     if store.dialect.name != "sqlite":

@@ -636,6 +636,20 @@ def test_example_runs_durably_like_in_memory(name: str, store: Store, clock: Vir
         "the same service calls, as many times"
     )
     assert store.stats().due_timers == 0
+    # An instance's tasks are a range of the key (``status.TASKS_OF``): every key starts
+    # with its instance's id and a colon, and the range finds what the column does.
+    with store.backend.read() as tx:
+        strays = tx.query(
+            "SELECT key, instance_id FROM wf_task "
+            "WHERE substr(key, 1, length(instance_id) + 1) <> instance_id || ':'"
+        )
+        ids = [str(i) for (i,) in tx.query("SELECT DISTINCT instance_id FROM wf_task")]
+        by_column = {i: sorted(str(k) for (k,) in tx.query(
+            "SELECT key FROM wf_task WHERE instance_id = ?", (i,))) for i in ids}  # fmt: skip
+    assert strays == []
+    assert {i: sorted(t.key for t in store.tasks(instance_id=i, limit=10_000)) for i in ids} == (
+        by_column
+    )
 
 
 def _memory_calls(memory: InMemory) -> list[tuple[str, dict[str, Value], TaskCall]]:

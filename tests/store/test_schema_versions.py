@@ -35,8 +35,8 @@ def test_migrate_twice_applies_nothing_the_second_time(opener: Factory) -> None:
     assert store.schema_version() == 0
     assert store.migrate() == list(range(1, LATEST + 1))
     assert store.migrate() == []
-    assert store.schema_version() == LATEST == 8
-    assert [int(str(v)) for v, _ in _schema_rows(store)] == [1, 2, 3, 4, 5, 6, 7, 8]
+    assert store.schema_version() == LATEST == 9
+    assert [int(str(v)) for v, _ in _schema_rows(store)] == [1, 2, 3, 4, 5, 6, 7, 8, 9]
     store.check_schema()  # no error once migrated
 
 
@@ -57,7 +57,8 @@ def test_a_store_at_an_older_version_is_refused_then_upgraded_in_place(
         tx.execute("ALTER TABLE wf_instance DROP COLUMN created_reason")
         tx.execute("ALTER TABLE wf_history DROP COLUMN changes")
         tx.execute("DROP INDEX wf_instance_waiting_on")
-        tx.execute("DROP INDEX wf_instance_moved")
+        tx.execute("DROP INDEX wf_instance_ended")
+        tx.execute("CREATE INDEX wf_task_instance ON wf_task (instance_id)")
         tx.execute("ALTER TABLE wf_instance DROP COLUMN waiting_on")
         for index in ("wf_instance_created", "wf_instance_flow_created",
                       "wf_instance_status_created", "wf_instance_parent", "wf_instance_still"):  # fmt: skip
@@ -66,9 +67,9 @@ def test_a_store_at_an_older_version_is_refused_then_upgraded_in_place(
         if store.dialect.moved:
             tx.execute("DROP FUNCTION wf_moved()")
         tx.execute("DELETE FROM wf_schema WHERE version >= 2")
-    with pytest.raises(StoreError, match=r"schema version 1.*needs 8"):
+    with pytest.raises(StoreError, match=r"schema version 1.*needs 9"):
         store.check_schema()
-    assert store.migrate() == [2, 3, 4, 5, 6, 7, 8]
+    assert store.migrate() == [2, 3, 4, 5, 6, 7, 8, 9]
     store.check_schema()
     before = len(store.history(iid))
     d.complete("approve", {"ok": True}, iid)
@@ -111,9 +112,9 @@ def test_migrate_from_two_threads_at_once(opener: Factory, url: str, tmp_path: P
             applied, errors = _migrate_together(stores)
             assert errors == [], f"round {n}: {errors!r}"
             # Each version applied once, by one or the other (they may share the work).
-            assert sorted(v for a in applied for v in a) == [1, 2, 3, 4, 5, 6, 7, 8]
-            assert [int(str(v)) for v, _ in _schema_rows(stores[0])] == [1, 2, 3, 4, 5, 6, 7, 8]
-            assert stores[1].schema_version() == 8
+            assert sorted(v for a in applied for v in a) == [1, 2, 3, 4, 5, 6, 7, 8, 9]
+            assert [int(str(v)) for v, _ in _schema_rows(stores[0])] == [1, 2, 3, 4, 5, 6, 7, 8, 9]
+            assert stores[1].schema_version() == 9
         finally:
             for s in stores:
                 s.close()
@@ -124,7 +125,7 @@ def test_check_schema_on_an_unmigrated_store_says_what_to_run(opener: Factory) -
     with pytest.raises(StoreError) as err:
         store.check_schema()
     message = str(err.value)
-    assert "schema version 0" in message and "needs 8" in message
+    assert "schema version 0" in message and "needs 9" in message
     assert f"wf store migrate --store {store.url}" in message
 
 

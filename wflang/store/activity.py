@@ -5,7 +5,7 @@ of each interval. The console's metrics page reads it; it is computed from the r
 instance or task is not counted.
 
 Started instances are read off ``wf_instance_created``, finished ones off
-``wf_instance_moved`` (by status, then the time they last moved: when they ended);
+``wf_instance_ended`` (by the time they last moved: when they ended);
 the queue from the service calls still open or closed within the window.
 """
 
@@ -14,8 +14,8 @@ from __future__ import annotations
 from attrs import frozen
 
 from wflang.store import rows
-from wflang.store.backend import Tx, placeholders
-from wflang.store.status import FINISHED, LIVE, LIVE_SQL, TaskKind
+from wflang.store.backend import Tx
+from wflang.store.status import FINISHED_SQL, LIVE, LIVE_SQL, TaskKind
 
 
 @frozen
@@ -57,9 +57,8 @@ def activity(tx: Tx, *, now: int, window_ms: int, interval_ms: int) -> tuple[Int
     bad = ("failed", "dead_lettered")
     for status, created, updated in tx.query(
         "SELECT status, created_at, updated_at FROM wf_instance "
-        f"WHERE status IN ({placeholders(len(FINISHED))}) AND updated_at >= ? "
-        "AND updated_at <= ?",
-        (*FINISHED, since, now),
+        f"WHERE status IN ({FINISHED_SQL}) AND updated_at >= ? AND updated_at <= ?",
+        (since, now),
     ):
         i = at(rows.integer(updated))
         finished[i].append(rows.integer(updated) - rows.integer(created))

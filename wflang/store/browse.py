@@ -3,9 +3,9 @@
 One query serves both. A page is ordered by a time and the id (``created_at``, or
 ``updated_at`` for the stuck ones) and the next page starts after the last row's key
 (keyset paging): page 1,000 costs what page 1 costs, and rows started meanwhile neither
-shift nor repeat the pages. Migrations 4 and 5 give the orders their indexes
+shift nor repeat the pages. Migrations 4 to 6 give the orders their indexes
 (``wf_instance_created``, ``wf_instance_flow_created``, ``wf_instance_status_created``,
-``wf_instance_moved``, ``wf_instance_waiting_on``); a search in the ids or in an input
+``wf_instance_still``, ``wf_instance_waiting_on``); a search in the ids or in an input
 field filters the rows met on such an index walk (no index holds them).
 """
 
@@ -150,8 +150,8 @@ def instance_page(tx: Tx, dialect: Dialect, q: InstanceQuery) -> InstancePage:
         given(f"({time}, id) {'<' if descending else '>'} (?, ?)", at, iid)
     way = " DESC" if descending else ""
     # The stuck ones, filtered by nothing an index of its own holds: one walk of
-    # ``wf_instance_still`` in order (SQLite without statistics would read each active
-    # status's range of ``wf_instance_moved`` and sort them all).
+    # ``wf_instance_still`` in order (SQLite without statistics may read each active
+    # status's range of an index led by the status and sort them all).
     narrow = q.status or q.workflow or q.parent_id is not None or q.waiting_on is not None
     still = q.moved_before is not None and not narrow and bool(dialect.indexed_by)
     sql = (

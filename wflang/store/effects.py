@@ -18,7 +18,15 @@ from wflang.store import inbox, rows, sends
 from wflang.store.backend import Dialect, Tx, chunks, placeholders
 from wflang.store.catalog import Catalog
 from wflang.store.claims import Claims
-from wflang.store.status import LIVE_SQL, PENDING, OutboxKind, TaskKind, TaskStatus
+from wflang.store.status import (
+    LIVE_SQL,
+    PENDING,
+    TASKS_OF,
+    OutboxKind,
+    TaskKind,
+    TaskStatus,
+    tasks_of,
+)
 
 #: The statements, built once (a status written into the text: see ``store.status``).
 _SCHEDULE = (
@@ -38,7 +46,7 @@ _CANCEL = (
     "lease_expires_at = NULL, updated_at = ? "
 )
 _CANCEL_TASK = _CANCEL + f"WHERE key = ? AND status IN ({LIVE_SQL})"
-_CANCEL_ALL = _CANCEL + f"WHERE instance_id = ? AND status IN ({LIVE_SQL})"
+_CANCEL_ALL = _CANCEL + f"WHERE {TASKS_OF} AND status IN ({LIVE_SQL})"
 _FINISHED = (OutboxKind.FINISHED.value, OutboxKind.DEAD_LETTERED.value)
 
 
@@ -165,7 +173,7 @@ def cancel_calls(tx: Tx, keys: Sequence[str], now: int) -> None:
 def stop_work(tx: Tx, claims: Claims, instance_id: str, now: int) -> None:
     """Cancel an instance's calls and human tasks and forget its timers' rows."""
     claims.unclaim(lambda t: t.instance_id == instance_id)
-    tx.write(_CANCEL_ALL, (now, instance_id))
+    tx.write(_CANCEL_ALL, (now, *tasks_of(instance_id)))
     tx.write("DELETE FROM wf_timer WHERE instance_id = ?", (instance_id,))
 
 

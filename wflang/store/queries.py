@@ -19,7 +19,7 @@ from wflang.store.records import (
     UnknownInstance,
     UnknownTask,
 )
-from wflang.store.status import LIVE_SQL, TaskKind, TaskStatus
+from wflang.store.status import LIVE_SQL, TASKS_OF, TaskKind, TaskStatus, tasks_of
 
 INT64_MAX = 2**63 - 1
 
@@ -95,7 +95,10 @@ def pending(tx: Tx, instance_id: str) -> list[PendingEvent]:
 def tasks(
     tx: Tx, *, kind: str | None, status: str | None, instance_id: str | None, limit: int
 ) -> list[TaskInfo]:
-    where, params = _where((("kind", kind), ("status", status), ("instance_id", instance_id)))
+    where, params = _where((("kind", kind), ("status", status)))
+    if instance_id:  # a range of the key (``status.TASKS_OF``)
+        where += f"{' AND' if where else ' WHERE'} {TASKS_OF}"
+        params += tasks_of(instance_id)
     found = tx.query(_TASK_SELECT + where + " ORDER BY created_at, key LIMIT ?", (*params, limit))
     return [rows.task_info(r) for r in found]
 

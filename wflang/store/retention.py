@@ -26,6 +26,7 @@ from wflang.runtime.instance import Status
 from wflang.store import status
 from wflang.store.backend import Dialect, Tx, placeholders
 from wflang.store.rows import scalar
+from wflang.store.status import FINISHED_SQL, TASKS_OF, tasks_of
 
 #: Statuses purged unless the caller names others: the instance has nothing left to do.
 ENDED = status.ENDED
@@ -37,6 +38,8 @@ _OWNED = ("wf_history", "wf_task", "wf_inbox", "wf_timer", "wf_subscription", "w
           "wf_checkpoint", "wf_history_archive")  # fmt: skip
 #: Rows of those tables that stay: outbox rows nobody has published yet.
 _KEEP = {"wf_outbox": " AND published_at IS NOT NULL"}
+#: The task rows of the instances ``i`` (``status.TASKS_OF``: a range of the key each).
+_TASKS = "JOIN wf_task t ON t.key >= i.id || ':' AND t.key < i.id || ';' AND t.instance_id = i.id"
 
 
 @frozen
@@ -75,8 +78,11 @@ def purge_batch(
         counts = {
             table: _scalar(tx, f"SELECT count(*) FROM {table} WHERE instance_id IN ({chosen})"
                            + _KEEP.get(table, ""), params)
-            for table in _OWNED
+            for table in _OWNED if table != "wf_task"
         }  # fmt: skip
+        counts["wf_task"] = _scalar(
+            tx, f"SELECT count(*) FROM wf_instance i {_TASKS} WHERE {where}", params
+        )
         counts["wf_instance"] = _scalar(tx, f"SELECT count(*) FROM ({chosen}) AS c", params)
         counts["wf_message"] = _scalar(
             tx, "SELECT count(*) FROM wf_message WHERE expires_at < ?", (ended_before,)
@@ -89,6 +95,10 @@ def purge_batch(
     if ids:
         marks = placeholders(len(ids))
         for table in _OWNED:
+            if table == "wf_task":  # a range of its key each (``status.TASKS_OF``)
+                delete = f"DELETE FROM wf_task WHERE {TASKS_OF}"
+                counts[table] = sum(tx.execute(delete, tasks_of(iid)) for iid in ids)
+                continue
             counts[table] = tx.execute(
                 f"DELETE FROM {table} WHERE instance_id IN ({marks})" + _KEEP.get(table, ""), ids
             )
@@ -107,6 +117,9 @@ def _candidates(
         )
     ended = placeholders(len(ENDED))
     where = [
+        # the finished statuses as written in the index ``wf_instance_ended``'s condition:
+        # only then may the database use it (the chosen ones are among them)
+        f"i.status IN ({FINISHED_SQL})",
         f"i.status IN ({placeholders(len(statuses))})",
         "i.updated_at < ?",
         # Nobody may still need it: no relative that has not ended (a dead-lettered one

@@ -19,7 +19,7 @@ from __future__ import annotations
 from attrs import frozen
 
 from wflang.store.backend import MOVED_SQLSTATE
-from wflang.store.status import ACTIVE_SQL
+from wflang.store.status import ACTIVE_SQL, FINISHED_SQL
 
 
 @frozen
@@ -27,7 +27,7 @@ class Migration:
     version: int
     name: str
     statements: tuple[str, ...]
-    #: Statements only PostgreSQL runs (after ``statements``): functions.
+    #: Statements only PostgreSQL runs (after ``statements``): functions, collations.
     postgresql: tuple[str, ...] = ()
 
 
@@ -269,6 +269,29 @@ MIGRATIONS: tuple[Migration, ...] = (
                     RAISE EXCEPTION 'the instance or its call moved since its step was carried'
                         USING ERRCODE = '{MOVED_SQLSTATE}';
                 END $$""",
+        ),
+    ),
+    Migration(
+        9,
+        "fewer index entries written at each step",
+        (
+            # The finished instances by when they ended (``activity``, ``purge``), in place
+            # of ``wf_instance_moved`` (status, updated_at): that one took a new entry at
+            # every step of an active instance, as ``wf_instance_still`` does, one page
+            # more for each step to write. A finished instance's entry is written once.
+            """DROP INDEX wf_instance_moved""",
+            f"""CREATE INDEX wf_instance_ended ON wf_instance (updated_at, id)
+                WHERE status IN ({FINISHED_SQL})""",
+            # An instance's tasks are a range of the primary key (every key starts with its
+            # instance's id and a colon, ``keys.task_key``; ``status.TASKS_OF``): an index
+            # by instance was one more entry, and page, for each task a step inserts.
+            """DROP INDEX wf_task_instance""",
+        ),
+        (
+            # That range is a prefix in byte order: the "C" collation (SQLite compares
+            # text by its bytes already); under a language's collation a colon sorts
+            # apart from where its bytes put it.
+            'ALTER TABLE wf_task ALTER COLUMN key TYPE text COLLATE "C"',
         ),
     ),
 )

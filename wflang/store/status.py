@@ -2,7 +2,8 @@
 
 An instance's status is the runtime's (``wflang.runtime.instance.Status``),
 or ``PENDING`` until a worker runs its start transition. A task row is a
-service call or a human task (``TaskKind``) in one of the ``TaskStatus`` states.
+service call or a human task (``TaskKind``) in one of the ``TaskStatus`` states;
+an instance's task rows are those ``TASKS_OF`` finds.
 The values are written into SQL as literals (``f"status = '{TaskStatus.READY}'"``):
 the partial indexes of the schema name them, and only a literal lets the
 database use them.
@@ -21,12 +22,13 @@ PENDING = "pending"
 INSTANCE_STATUSES = (PENDING, *(s.value for s in Status))
 
 #: Statuses of an instance that has not finished: what may be stuck (``wf list --stuck``,
-#: a range of the index ``wf_instance_moved`` for each).
+#: the index ``wf_instance_still``).
 ACTIVE = (PENDING, *(s.value for s in Status if not s.finished))
 ACTIVE_SQL = ", ".join(f"'{s}'" for s in ACTIVE)
 
 #: Statuses of an instance that has finished (a dead-lettered one included).
 FINISHED = tuple(s.value for s in Status if s.finished)
+FINISHED_SQL = ", ".join(f"'{s}'" for s in FINISHED)
 
 #: Statuses of an instance that has ended for good: nothing left to do.
 ENDED = tuple(s.value for s in Status if s.finished and s is not Status.DEAD_LETTERED)
@@ -60,6 +62,18 @@ class TaskStatus(enum.StrEnum):
 LIVE = (TaskStatus.READY, TaskStatus.RUNNING, TaskStatus.OPEN, TaskStatus.WAITING)
 #: ``status IN (...)`` of the live tasks, as SQL.
 LIVE_SQL = ", ".join(f"'{s}'" for s in LIVE)
+
+#: An instance's task rows: a range of ``wf_task``'s primary key, every key being its
+#: instance's id, a colon and more (``keys.task_key``), in byte order (the schema's
+#: migration 9); ``instance_id`` leaves out the tasks of an id that has this one and a
+#: colon in front. Its parameters: ``tasks_of``.
+TASKS_OF = "key >= ? AND key < ? AND instance_id = ?"
+
+
+def tasks_of(instance_id: str) -> tuple[str, str, str]:
+    """``TASKS_OF``'s parameters: the keys from ``id:`` up to ``id;`` (the character
+    after the colon), and the id."""
+    return (f"{instance_id}:", f"{instance_id};", instance_id)
 
 
 class OutboxKind(enum.StrEnum):

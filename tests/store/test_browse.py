@@ -16,7 +16,7 @@ from wflang.durable.client import Client
 from wflang.store import Store, sqlite
 from wflang.store.browse import InstanceQuery
 from wflang.store.records import StoreError
-from wflang.store.status import ACTIVE_SQL
+from wflang.store.status import IS_ACTIVE
 
 from .kit import MINUTE, OPS_HANDLERS, Durable, VirtualClock, opsflow
 
@@ -99,7 +99,7 @@ def test_the_list_orders_use_an_index(store: Store) -> None:
         f"{newest}": ("", ()),
         f"WHERE workflow = ? {newest}": ("", ("w",)),
         f"WHERE status = ? {newest}": ("", ("running",)),
-        f"WHERE status IN ({ACTIVE_SQL}) AND updated_at <= ? ORDER BY updated_at, id": ("", (5,)),
+        f"WHERE {IS_ACTIVE} AND updated_at <= ? ORDER BY updated_at, id": ("", (5,)),
     }
     for tail, (_, params) in queries.items():
         sql = f"SELECT id FROM wf_instance {tail} LIMIT 51"

@@ -16,7 +16,7 @@ from wflang.cli import main
 from wflang.runtime.instance import Status
 from wflang.runtime.ir import Value
 from wflang.store import Store, open_store
-from wflang.store.status import ACTIVE, ACTIVE_SQL
+from wflang.store.status import ACTIVE, IS_ACTIVE
 from wflang.testing import HOUR, MINUTE, WorkflowEnv
 
 from .kit import Durable, VirtualClock, compile_text, example
@@ -143,7 +143,7 @@ def test_sqlite_finds_stuck_and_waiting_instances_through_their_indexes(tmp_path
     with store.backend.read() as tx:
         stuck = tx.query(
             "EXPLAIN QUERY PLAN SELECT id FROM wf_instance "
-            f"WHERE status IN ({ACTIVE_SQL}) AND updated_at <= ? ORDER BY updated_at",
+            f"WHERE {IS_ACTIVE} AND updated_at <= ? ORDER BY updated_at",
             (0,),
         )
         waiting = tx.query(

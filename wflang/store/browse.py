@@ -21,7 +21,7 @@ from wflang.runtime import codec
 from wflang.store import rows
 from wflang.store.backend import Dialect, Param, Tx
 from wflang.store.records import InstanceInfo, StoreError
-from wflang.store.status import ACTIVE_SQL
+from wflang.store.status import IS_ACTIVE
 
 #: A field of the input, or a path into it: ``customer.email``.
 _PATH = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
@@ -120,7 +120,7 @@ def instance_page(tx: Tx, dialect: Dialect, q: InstanceQuery) -> InstancePage:
             f"% {_like(q.waiting_on)} %",
         )
     if q.moved_before is not None:  # the index wf_instance_still (the term its own)
-        given(f"status IN ({ACTIVE_SQL}) AND updated_at <= ?", q.moved_before)
+        given(f"{IS_ACTIVE} AND updated_at <= ?", q.moved_before)
     if q.created_from is not None:
         given("created_at >= ?", q.created_from)
     if q.created_before is not None:

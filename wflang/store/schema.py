@@ -19,7 +19,7 @@ from __future__ import annotations
 from attrs import frozen
 
 from wflang.store.backend import MOVED_SQLSTATE
-from wflang.store.status import ACTIVE_SQL, FINISHED_SQL
+from wflang.store.status import ACTIVE_SQL, IS_ACTIVE, IS_FINISHED
 
 
 @frozen
@@ -281,7 +281,13 @@ MIGRATIONS: tuple[Migration, ...] = (
             # more for each step to write. A finished instance's entry is written once.
             """DROP INDEX wf_instance_moved""",
             f"""CREATE INDEX wf_instance_ended ON wf_instance (updated_at, id)
-                WHERE status IN ({FINISHED_SQL})""",
+                WHERE {IS_FINISHED}""",
+            # Its condition as comparisons, not an IN list: SQLite builds a temporary
+            # table for an IN list of constants each time it evaluates one, here at every
+            # write of an instance row (``status.one_of``).
+            """DROP INDEX wf_instance_still""",
+            f"""CREATE INDEX wf_instance_still ON wf_instance (updated_at, id)
+                WHERE {IS_ACTIVE}""",
             # An instance's tasks are a range of the primary key (every key starts with its
             # instance's id and a colon, ``keys.task_key``; ``status.TASKS_OF``): an index
             # by instance was one more entry, and page, for each task a step inserts.

@@ -67,6 +67,6 @@ class Upkeep(Requests):
         interval over the last ``window_ms`` (see ``wflang.store.activity``)."""
         return self._read(
             lambda tx: activity.activity(
-                tx, now=self.now(tx), window_ms=window_ms, interval_ms=interval_ms
+                tx, self.dialect, now=self.now(tx), window_ms=window_ms, interval_ms=interval_ms
             )
         )

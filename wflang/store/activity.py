@@ -15,7 +15,7 @@ from attrs import frozen
 
 from wflang.store import rows
 from wflang.store.backend import Dialect, Tx
-from wflang.store.status import IS_FINISHED, LIVE, LIVE_SQL, TaskKind
+from wflang.store.status import IS_FINISHED, IS_LIVE, LIVE, TaskKind
 
 
 @frozen
@@ -72,7 +72,7 @@ def activity(
         (rows.integer(created), rows.text(status), rows.integer(updated))
         for created, status, updated in tx.query(
             "SELECT created_at, status, updated_at FROM wf_task WHERE kind = ? "
-            f"AND created_at <= ? AND (status IN ({LIVE_SQL}) OR updated_at >= ?)",
+            f"AND created_at <= ? AND ({IS_LIVE} OR updated_at >= ?)",
             (TaskKind.SERVICE.value, now, since),
         )
     ]

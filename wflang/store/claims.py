@@ -18,7 +18,7 @@ from wflang.runtime import instance as rt
 from wflang.runtime.keys import task_delivery
 from wflang.runtime.outcome import interrupted
 from wflang.store import inbox, rows
-from wflang.store.backend import Dialect, Named, Param, Pending, Tx, fused, placeholders
+from wflang.store.backend import Dialect, Named, Param, Pending, Row, Tx, fused, placeholders
 from wflang.store.reads import At
 from wflang.store.records import ClaimedTask
 from wflang.store.status import TaskKind, TaskStatus
@@ -43,6 +43,14 @@ _INTERRUPT = (
     "lease_expires_at = NULL WHERE key = ?"
 )
 _EXPIRED = f"kind = '{TaskKind.SERVICE}' AND status = '{TaskStatus.RUNNING}'"
+#: Calls leased at once (``claim_new``): the statement before its rows (``_LEASED_ROW``)...
+_INSERT_LEASED = (
+    "INSERT INTO wf_task (key, instance_id, node, kind, service, args, attempt, status, run_at, "
+    "at_most_once, claims, lease_owner, lease_epoch, lease_expires_at, created_at, updated_at) "
+    "VALUES "
+)
+#: ... and after them: a key that is there already is not inserted again.
+_IF_NEW = " ON CONFLICT (key) DO NOTHING"
 
 
 class Claims:
@@ -111,15 +119,22 @@ class Claims:
         and the queries ``head`` before them, which are sent alone if there is no call
         to insert."""
         rows_ = [self.eager_rows[t.key] for t in self.eager if t.key in self.eager_rows]
+        if len(rows_) == 1 and self.d.single_writer and not carried and not head:
+            # One call (a sequential step's), in process: whether it was inserted is the
+            # count of rows the statement inserted. RETURNING would cost SQLite a
+            # temporary table for the rows it returns, built at each execution.
+            (row,) = rows_
+            inserted = self.tx.execute(f"{_INSERT_LEASED}{_LEASED_ROW}{_IF_NEW}", row)
+            found: list[Row] = [(row[0],)] if inserted else []
+            self.inserting.append(lambda: found)
+            self.sent.add(rows.text(row[0]))
+            rows_ = []
         for i in range(0, len(rows_), 200):
             part = rows_[i : i + 200]
             values = ", ".join([_LEASED_ROW] * len(part))
             sql, params = fused(
                 carried if i == 0 else (),
-                "INSERT INTO wf_task (key, instance_id, node, kind, service, args, attempt, "
-                "status, run_at, at_most_once, claims, lease_owner, lease_epoch, "
-                f"lease_expires_at, created_at, updated_at) VALUES {values} "
-                "ON CONFLICT (key) DO NOTHING RETURNING key",
+                f"{_INSERT_LEASED}{values}{_IF_NEW} RETURNING key",
                 tuple(x for row in part for x in row),
                 head if i == 0 else (),
             )

@@ -19,7 +19,7 @@ from wflang.store.backend import Dialect, Tx, chunks, placeholders
 from wflang.store.catalog import Catalog
 from wflang.store.claims import Claims
 from wflang.store.status import (
-    LIVE_SQL,
+    IS_LIVE,
     PENDING,
     TASKS_OF,
     OutboxKind,
@@ -45,8 +45,8 @@ _CANCEL = (
     f"UPDATE wf_task SET status = '{TaskStatus.CANCELLED}', lease_owner = NULL, "
     "lease_expires_at = NULL, updated_at = ? "
 )
-_CANCEL_TASK = _CANCEL + f"WHERE key = ? AND status IN ({LIVE_SQL})"
-_CANCEL_ALL = _CANCEL + f"WHERE {TASKS_OF} AND status IN ({LIVE_SQL})"
+_CANCEL_TASK = _CANCEL + f"WHERE key = ? AND {IS_LIVE}"
+_CANCEL_ALL = _CANCEL + f"WHERE {TASKS_OF} AND {IS_LIVE}"
 _FINISHED = (OutboxKind.FINISHED.value, OutboxKind.DEAD_LETTERED.value)
 
 

@@ -19,7 +19,7 @@ from wflang.store.records import (
     UnknownInstance,
     UnknownTask,
 )
-from wflang.store.status import LIVE_SQL, TASKS_OF, TaskKind, TaskStatus, tasks_of
+from wflang.store.status import IS_LIVE, TASKS_OF, TaskKind, TaskStatus, tasks_of
 
 INT64_MAX = 2**63 - 1
 
@@ -132,7 +132,7 @@ def stats(tx: Tx, now: int) -> Stats:
         (rows.text(k), rows.text(s)): (rows.integer(n), oldest)
         for k, s, n, oldest in tx.query(
             "SELECT kind, status, count(*), min(run_at) FROM wf_task "
-            f"WHERE status IN ({LIVE_SQL}) GROUP BY kind, status"
+            f"WHERE {IS_LIVE} GROUP BY kind, status"
         )
     }
     due = tx.query("SELECT count(*) FROM wf_timer WHERE due_at <= ?", (now,))

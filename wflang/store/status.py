@@ -72,8 +72,8 @@ class TaskStatus(enum.StrEnum):
 
 #: A task still wanted: a step cancelling it, or the instance ending, closes it.
 LIVE = (TaskStatus.READY, TaskStatus.RUNNING, TaskStatus.OPEN, TaskStatus.WAITING)
-#: ``status IN (...)`` of the live tasks, as SQL.
-LIVE_SQL = ", ".join(f"'{s}'" for s in LIVE)
+#: A live task, as SQL (``one_of``).
+IS_LIVE = one_of("status", LIVE)
 
 #: An instance's task rows: a range of ``wf_task``'s primary key, every key being its
 #: instance's id, a colon and more (``keys.task_key``), in byte order (the schema's

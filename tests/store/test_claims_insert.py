@@ -15,17 +15,19 @@ def _call(key: str) -> rt.ScheduleTask:
     return rt.ScheduleTask(key, 0, "a", "svc.a", {"n": 1}, 1)
 
 
-@pytest.mark.parametrize("calls", [1, 3])
-def test_a_call_whose_key_is_there_already_is_not_leased(store: Store, calls: int) -> None:
+@pytest.mark.parametrize(("calls", "taken"), [(1, False), (1, True), (3, True)])
+def test_a_call_whose_key_is_there_already_is_not_leased(
+    store: Store, calls: int, taken: bool
+) -> None:
     keys = [f"i:a:{n}:0:1" for n in range(calls)]
-    taken = keys[0]
     with store.backend.transaction() as tx:  # a row with the first key, someone else's
-        tx.execute(
-            "INSERT INTO wf_task (key, instance_id, node, kind, service, args, attempt, status, "
-            "run_at, lease_owner, lease_epoch, created_at, updated_at) VALUES "
-            "(?, 'i', 'a', 'service', 'svc.a', '{}', 1, 'running', 0, 'other', 7, 0, 0)",
-            (taken,),
-        )
+        if taken:
+            tx.execute(
+                "INSERT INTO wf_task (key, instance_id, node, kind, service, args, attempt, "
+                "status, run_at, lease_owner, lease_epoch, created_at, updated_at) VALUES "
+                "(?, 'i', 'a', 'service', 'svc.a', '{}', 1, 'running', 0, 'other', 7, 0, 0)",
+                (keys[0],),
+            )
     with store.backend.transaction(pipelined=False) as tx:
         claims = Claims(tx, store.dialect, worker="w", now=10, lease_ms=1_000, slots=calls,
                         services=None, once=frozenset())  # fmt: skip
@@ -33,7 +35,9 @@ def test_a_call_whose_key_is_there_already_is_not_leased(store: Store, calls: in
             claims.claim_new("i", _call(key))
         claims.flush()
     settled = claims.settle(tuple(claims.eager))
-    assert [t.key for t in settled] == keys[1:]
+    mine = keys[1:] if taken else keys
+    assert [t.key for t in settled] == mine
     found = {t.key: (t.lease_owner, t.status) for t in store.tasks(instance_id="i")}
-    assert found[taken] == ("other", "running")  # untouched
-    assert all(found[k] == ("w", "running") for k in keys[1:])
+    if taken:
+        assert found[keys[0]] == ("other", "running")  # untouched
+    assert all(found[k] == ("w", "running") for k in mine)

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from wflang.store import open_store, sqlite
+from wflang.store.status import IS_ACTIVE, IS_FINISHED
 from wflang.store.step_rows import HISTORY_INSERT, HISTORY_ROW, MOVING, update_instance
 
 
@@ -81,3 +82,19 @@ def test_the_finished_instances_are_read_off_their_index(
             assert "USING INDEX wf_instance_ended (updated_at" in plan, plan
             assert "TEMP B-TREE" not in plan, plan
     store.close()
+
+
+def test_the_queries_name_the_statuses_the_indexes_hold(tmp_path: Path) -> None:
+    """The conditions of ``wf_instance_still`` and ``wf_instance_ended`` are written out
+    in migration 9; the queries that use them repeat ``status.IS_ACTIVE`` and
+    ``IS_FINISHED``. A status added to the runtime changes the latter: then a migration
+    must rebuild the indexes, or the queries would no longer match them."""
+    conn = _migrated(tmp_path)
+    found = {
+        str(name): " ".join(str(sql).split()).split(" WHERE ", 1)[1]
+        for name, sql in conn.execute(
+            "SELECT name, sql FROM sqlite_master WHERE name IN (?, ?)",
+            ("wf_instance_still", "wf_instance_ended"),
+        )
+    }
+    assert found == {"wf_instance_still": IS_ACTIVE, "wf_instance_ended": IS_FINISHED}

@@ -64,11 +64,16 @@ class TaskKey:
     attempt: int
 
 
+#: What follows the instance's id in a task key: a store finds an instance's tasks as
+#: the keys from its id and this up to its id and the next character (``store.status``).
+INSTANCE_END = ":"
+
+
 def task_key(instance: str, node: str, visit: int, token: int, attempt: int) -> str:
     """The idempotency key of the task or call a token starts at a node: it names the
     instance, the node, the step its visit began, the token and the attempt, so an
     answer for an earlier attempt or visit, or for a cancelled task, is recognised."""
-    return f"{instance}:{node}:{visit}:{token}:{attempt}"
+    return f"{instance}{INSTANCE_END}{node}:{visit}:{token}:{attempt}"
 
 
 def key_token(key: str) -> int | None:

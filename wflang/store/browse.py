@@ -151,8 +151,9 @@ def instance_page(tx: Tx, dialect: Dialect, q: InstanceQuery) -> InstancePage:
     way = " DESC" if descending else ""
     # The stuck ones, filtered by nothing an index of its own holds: one walk of
     # ``wf_instance_still`` in order (SQLite without statistics may read each active
-    # status's range of an index led by the status and sort them all).
-    narrow = q.status or q.workflow or q.parent_id is not None or q.waiting_on is not None
+    # status's range of an index led by the status and sort them all). A status filters
+    # that walk: no index holds the stuck ones of one status by time.
+    narrow = q.workflow or q.parent_id is not None or q.waiting_on is not None
     still = q.moved_before is not None and not narrow and bool(dialect.indexed_by)
     sql = (
         f"SELECT {rows.INSTANCE_COLUMNS} FROM wf_instance"

@@ -35,7 +35,7 @@ from wflang.runtime.history import HistoryPolicy
 from wflang.store import rows
 from wflang.store.backend import Dialect, Tx
 from wflang.store.records import HistoryRow, IllegalAction, UnknownInstance
-from wflang.store.status import TASKS_OF, TaskStatus, tasks_of
+from wflang.store.status import OF_INSTANCE, TaskStatus
 
 _COLUMNS = (
     "instance_id, seq, at, event, input, decisions, commands, idempotency_key, actor, "
@@ -56,8 +56,8 @@ _DELETE: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("wf_outbox", "instance_id = ? AND seq <= ? AND published_at IS NOT NULL", ("id", "seq")),
     (
         "wf_task",
-        f"{TASKS_OF} AND status IN ({_DONE_TASKS}) AND updated_at < ?",
-        ("first", "past", "id", "at"),
+        f"{OF_INSTANCE} AND status IN ({_DONE_TASKS}) AND updated_at < ?",
+        ("id", "id", "id", "at"),
     ),
 )
 
@@ -131,10 +131,7 @@ def compact_to(
     counts: dict[str, int] = {}
     if archive:
         counts["wf_history_archive"] = tx.execute(_ARCHIVE, (now, instance_id, seq))
-    first, past, _ = tasks_of(instance_id)
-    values: dict[str, str | int] = {
-        "id": instance_id, "seq": seq, "at": at, "first": first, "past": past
-    }  # fmt: skip
+    values: dict[str, str | int] = {"id": instance_id, "seq": seq, "at": at}
     for table, where, params in _DELETE:
         counts[table] = tx.execute(
             f"DELETE FROM {table} WHERE {where}", tuple(values[p] for p in params)

@@ -20,12 +20,11 @@ from wflang.store.catalog import Catalog
 from wflang.store.claims import Claims
 from wflang.store.status import (
     IS_LIVE,
+    OF_INSTANCE,
     PENDING,
-    TASKS_OF,
     OutboxKind,
     TaskKind,
     TaskStatus,
-    tasks_of,
 )
 
 #: The statements, built once (a status written into the text: see ``store.status``).
@@ -46,7 +45,7 @@ _CANCEL = (
     "lease_expires_at = NULL, updated_at = ? "
 )
 _CANCEL_TASK = _CANCEL + f"WHERE key = ? AND {IS_LIVE}"
-_CANCEL_ALL = _CANCEL + f"WHERE {TASKS_OF} AND {IS_LIVE}"
+_CANCEL_ALL = _CANCEL + f"WHERE {OF_INSTANCE} AND {IS_LIVE}"
 _FINISHED = (OutboxKind.FINISHED.value, OutboxKind.DEAD_LETTERED.value)
 
 
@@ -173,7 +172,7 @@ def cancel_calls(tx: Tx, keys: Sequence[str], now: int) -> None:
 def stop_work(tx: Tx, claims: Claims, instance_id: str, now: int) -> None:
     """Cancel an instance's calls and human tasks and forget its timers' rows."""
     claims.unclaim(lambda t: t.instance_id == instance_id)
-    tx.write(_CANCEL_ALL, (now, *tasks_of(instance_id)))
+    tx.write(_CANCEL_ALL, (now, *(instance_id,) * 3))
     tx.write("DELETE FROM wf_timer WHERE instance_id = ?", (instance_id,))
 
 

@@ -19,7 +19,7 @@ from wflang.store.records import (
     UnknownInstance,
     UnknownTask,
 )
-from wflang.store.status import IS_LIVE, TASKS_OF, TaskKind, TaskStatus, tasks_of
+from wflang.store.status import IS_LIVE, OF_INSTANCE, TaskKind, TaskStatus
 
 INT64_MAX = 2**63 - 1
 
@@ -96,9 +96,9 @@ def tasks(
     tx: Tx, *, kind: str | None, status: str | None, instance_id: str | None, limit: int
 ) -> list[TaskInfo]:
     where, params = _where((("kind", kind), ("status", status)))
-    if instance_id:  # a range of the key (``status.TASKS_OF``)
-        where += f"{' AND' if where else ' WHERE'} {TASKS_OF}"
-        params += tasks_of(instance_id)
+    if instance_id:  # a range of the key (``status.tasks_of``)
+        where += f"{' AND' if where else ' WHERE'} {OF_INSTANCE}"
+        params += (instance_id,) * 3
     found = tx.query(_TASK_SELECT + where + " ORDER BY created_at, key LIMIT ?", (*params, limit))
     return [rows.task_info(r) for r in found]
 

@@ -24,9 +24,9 @@ from attrs import frozen
 
 from wflang.runtime.instance import Status
 from wflang.store import status
-from wflang.store.backend import Dialect, Tx, placeholders
+from wflang.store.backend import Dialect, Tx, chunks, placeholders
 from wflang.store.rows import scalar
-from wflang.store.status import FINISHED, TASKS_OF, one_of, tasks_of
+from wflang.store.status import FINISHED, OF_INSTANCE, one_of, tasks_of
 
 #: Statuses purged unless the caller names others: the instance has nothing left to do.
 ENDED = status.ENDED
@@ -38,8 +38,9 @@ _OWNED = ("wf_history", "wf_task", "wf_inbox", "wf_timer", "wf_subscription", "w
           "wf_checkpoint", "wf_history_archive")  # fmt: skip
 #: Rows of those tables that stay: outbox rows nobody has published yet.
 _KEEP = {"wf_outbox": " AND published_at IS NOT NULL"}
-#: The task rows of the instances ``i`` (``status.TASKS_OF``: a range of the key each).
-_TASKS = "JOIN wf_task t ON t.key >= i.id || ':' AND t.key < i.id || ';' AND t.instance_id = i.id"
+#: Instances whose task rows one statement deletes: a range of the key each, joined by OR
+#: (``status.tasks_of``), a few at a time (SQLite limits an expression's depth).
+_TASKS_AT_ONCE = 100
 
 
 @frozen
@@ -83,8 +84,12 @@ def purge_batch(
                            + _KEEP.get(table, ""), params)
             for table in _OWNED if table != "wf_task"
         }  # fmt: skip
+        # each instance's range of the key (a join would leave the planner no estimate)
+        of_each = f"(SELECT count(*) FROM wf_task WHERE {tasks_of('i.id')})"
         counts["wf_task"] = _scalar(
-            tx, f"SELECT count(*) FROM wf_instance i{ended} {_TASKS} WHERE {where}", params
+            tx,
+            f"SELECT coalesce(sum({of_each}), 0) FROM wf_instance i{ended} WHERE {where}",
+            params,
         )
         counts["wf_instance"] = _scalar(tx, f"SELECT count(*) FROM ({chosen}) AS c", params)
         counts["wf_message"] = _scalar(
@@ -98,9 +103,15 @@ def purge_batch(
     if ids:
         marks = placeholders(len(ids))
         for table in _OWNED:
-            if table == "wf_task":  # a range of its key each (``status.TASKS_OF``)
-                delete = f"DELETE FROM wf_task WHERE {TASKS_OF}"
-                counts[table] = sum(tx.execute(delete, tasks_of(iid)) for iid in ids)
+            if table == "wf_task":  # a range of its key each (``status.tasks_of``)
+                counts[table] = sum(
+                    tx.execute(
+                        "DELETE FROM wf_task WHERE "
+                        + " OR ".join([f"({OF_INSTANCE})"] * len(part)),
+                        [iid for iid in part for _ in range(3)],
+                    )
+                    for part in chunks(ids, _TASKS_AT_ONCE)
+                )
                 continue
             counts[table] = tx.execute(
                 f"DELETE FROM {table} WHERE instance_id IN ({marks})" + _KEEP.get(table, ""), ids

@@ -3,7 +3,7 @@
 An instance's status is the runtime's (``wflang.runtime.instance.Status``),
 or ``PENDING`` until a worker runs its start transition. A task row is a
 service call or a human task (``TaskKind``) in one of the ``TaskStatus`` states;
-an instance's task rows are those ``TASKS_OF`` finds.
+an instance's task rows are those ``tasks_of`` finds.
 The values are written into SQL as literals (``f"status = '{TaskStatus.READY}'"``):
 the partial indexes of the schema name them, and only a literal lets the
 database use them.
@@ -14,6 +14,7 @@ from __future__ import annotations
 import enum
 
 from wflang.runtime.instance import Status
+from wflang.runtime.keys import INSTANCE_END
 
 #: An instance whose start transition has not run yet.
 PENDING = "pending"
@@ -34,8 +35,6 @@ def one_of(column: str, values: tuple[str, ...]) -> str:
 #: Statuses of an instance that has not finished: what may be stuck (``wf list --stuck``,
 #: the index ``wf_instance_still``).
 ACTIVE = (PENDING, *(s.value for s in Status if not s.finished))
-#: ``status IN (...)`` of them, as migration 6 wrote it (``one_of`` since migration 9).
-ACTIVE_SQL = ", ".join(f"'{s}'" for s in ACTIVE)
 IS_ACTIVE = one_of("status", ACTIVE)
 
 #: Statuses of an instance that has finished (a dead-lettered one included).
@@ -75,17 +74,22 @@ LIVE = (TaskStatus.READY, TaskStatus.RUNNING, TaskStatus.OPEN, TaskStatus.WAITIN
 #: A live task, as SQL (``one_of``).
 IS_LIVE = one_of("status", LIVE)
 
-#: An instance's task rows: a range of ``wf_task``'s primary key, every key being its
-#: instance's id, a colon and more (``keys.task_key``), in byte order (the schema's
-#: migration 9); ``instance_id`` leaves out the tasks of an id that has this one and a
-#: colon in front. Its parameters: ``tasks_of``.
-TASKS_OF = "key >= ? AND key < ? AND instance_id = ?"
+
+def tasks_of(instance: str) -> str:
+    """The task rows of an instance, as SQL: a range of ``wf_task``'s primary key, every
+    key being its instance's id and ``INSTANCE_END`` and more (``keys.task_key``), the
+    keys compared by their bytes (migration 9); ``instance_id`` leaves out the tasks
+    of an id that begins with this one and a colon. ``instance``: the id as an SQL
+    expression, a column of another table or ``?``; ``OF_INSTANCE`` with a parameter."""
+    past = chr(ord(INSTANCE_END) + 1)
+    return (
+        f"key >= {instance} || '{INSTANCE_END}' AND key < {instance} || '{past}' "
+        f"AND instance_id = {instance}"
+    )
 
 
-def tasks_of(instance_id: str) -> tuple[str, str, str]:
-    """``TASKS_OF``'s parameters: the keys from ``id:`` up to ``id;`` (the character
-    after the colon), and the id."""
-    return (f"{instance_id}:", f"{instance_id};", instance_id)
+#: ``tasks_of`` an instance whose id is a parameter: given three times, ``(id,) * 3``.
+OF_INSTANCE = tasks_of("?")
 
 
 class OutboxKind(enum.StrEnum):

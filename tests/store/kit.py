@@ -5,7 +5,7 @@ the way the in-memory engine does (timer by timer, never by sleeping)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -22,7 +22,7 @@ from wflang.runtime.limits import DEFAULT as DEFAULT_LIMITS
 from wflang.runtime.limits import Limits
 from wflang.runtime.replay import replay
 from wflang.runtime.table import Table
-from wflang.store import Store
+from wflang.store import Store, sqlite
 from wflang.store.status import StatusRows
 
 REPO = Path(__file__).resolve().parents[2]
@@ -301,3 +301,17 @@ def a_times(n: int) -> Handler:
 
 
 OPS_HANDLERS: dict[str, Handler] = {"svc.a": a_times(10), "svc.b": lambda a, **_: {"b": a + 1}}
+
+
+def record_queries(monkeypatch: Any) -> list[tuple[str, tuple[Any, ...]]]:
+    """The queries SQLite stores read from now on (``Tx.query``): SQL and parameters, in
+    order, for a test to look at their plans."""
+    seen: list[tuple[str, tuple[Any, ...]]] = []
+    query = sqlite._Tx.query
+
+    def recorded(tx: sqlite._Tx, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        seen.append((sql, tuple(params)))
+        return query(tx, sql, params)
+
+    monkeypatch.setattr(sqlite._Tx, "query", recorded)
+    return seen

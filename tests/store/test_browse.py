@@ -5,20 +5,18 @@ on both stores; the query plans use the indexes of migration 5."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
-from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from wflang.durable.client import Client
-from wflang.store import Store, sqlite
+from wflang.store import Store
 from wflang.store.browse import InstanceQuery
 from wflang.store.records import StoreError
 from wflang.store.status import IS_ACTIVE
 
-from .kit import MINUTE, OPS_HANDLERS, Durable, VirtualClock, opsflow
+from .kit import MINUTE, OPS_HANDLERS, Durable, VirtualClock, opsflow, record_queries
 
 
 def ids(store: Store, **query: object) -> list[str]:
@@ -126,14 +124,7 @@ def test_the_stuck_ones_walk_their_index_without_statistics(
     holds, the planner chooses."""
     if store.dialect.name != "sqlite":
         pytest.skip("PostgreSQL's planner chooses by its statistics, which it keeps")
-    seen: list[tuple[str, tuple[object, ...]]] = []
-    query = sqlite._Tx.query
-
-    def recorded(tx: sqlite._Tx, sql: str, params: Sequence[Any] = ()) -> list[Any]:
-        seen.append((sql, tuple(params)))
-        return query(tx, sql, params)
-
-    monkeypatch.setattr(sqlite._Tx, "query", recorded)
+    seen = record_queries(monkeypatch)
     store.browse(InstanceQuery(moved_before=5))
     store.browse(InstanceQuery(moved_before=5, status="waiting"))  # a filter of that walk
     store.browse(InstanceQuery(moved_before=5, workflow="w"))
@@ -143,7 +134,7 @@ def test_the_stuck_ones_walk_their_index_without_statistics(
     assert "INDEXED BY" not in by_workflow
     with store.backend.read() as tx:
         for sql, params in seen[:2]:
-            plan = " ".join(str(r) for r in tx.query("EXPLAIN QUERY PLAN " + sql, params))  # type: ignore[arg-type]
+            plan = " ".join(str(r) for r in tx.query("EXPLAIN QUERY PLAN " + sql, params))
             assert "wf_instance_still" in plan and "TEMP B-TREE" not in plan, plan
 
 

@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import itertools
 import sqlite3
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from wflang.store import open_store, sqlite
+from wflang.store import open_store
 from wflang.store.status import IS_ACTIVE, IS_FINISHED
 from wflang.store.step_rows import HISTORY_INSERT, HISTORY_ROW, MOVING, update_instance
+
+from .kit import record_queries
 
 
 def _migrated(tmp_path: Path) -> sqlite3.Connection:
@@ -64,14 +64,7 @@ def test_the_finished_instances_are_read_off_their_index(
     and sort them)."""
     store = open_store(f"sqlite:///{tmp_path / 'state.db'}", create=True)
     store.migrate()
-    seen: list[tuple[str, tuple[Any, ...]]] = []
-    query = sqlite._Tx.query
-
-    def recorded(tx: sqlite._Tx, sql: str, params: Sequence[Any] = ()) -> list[Any]:
-        seen.append((sql, tuple(params)))
-        return query(tx, sql, params)
-
-    monkeypatch.setattr(sqlite._Tx, "query", recorded)
+    seen = record_queries(monkeypatch)
     store.purge(ended_before=5)
     store.activity()
     named = [(sql, params) for sql, params in seen if "wf_instance_ended" in sql]
